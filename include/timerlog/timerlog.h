@@ -1,0 +1,571 @@
+/*
+ * libtimerlog: frame-by-frame scope timing for host threads and devices.
+ *
+ * Scopes placed with TIMERLOG_SCOPE("name") build one tree per thread. A scope
+ * that opens with nothing else open on its thread is a *frame*: when it ends,
+ * the frame becomes an immutable tree in a bounded queue, ready to be printed
+ * (tlog_dump) or walked (tlog_frame_latest, tlog_node_*).
+ *
+ * Conventions
+ *  - Functions that can fail return 0 or a negative TLOG_E* code;
+ *    tlog_strerror() turns a code into a message. The library never exits or
+ *    aborts the process.
+ *  - A `tlog_log *` argument may be NULL, meaning the process-wide default log
+ *    (created on first use).
+ *  - Structs that the library fills (`*_info`, tlog_stats) start with a `size`
+ *    member: set it to sizeof the struct you pass; the library fills only that
+ *    many bytes, so code built against an older header keeps working.
+ *  - Times in results are nanoseconds. Raw clock readings are tlog_ticks, only
+ *    meaningful through tlog_ticks_to_ns().
+ */
+#ifndef TIMERLOG_TIMERLOG_H
+#define TIMERLOG_TIMERLOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define TIMERLOG_VERSION_MAJOR 0
+#define TIMERLOG_VERSION_MINOR 1
+#define TIMERLOG_VERSION_PATCH 0
+
+#if defined(TIMERLOG_BUILDING) && (defined(__GNUC__) || defined(__clang__))
+#define TLOG_API __attribute__((visibility("default")))
+#else
+#define TLOG_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                   */
+/* ------------------------------------------------------------------------ */
+
+enum tlog_status {
+    TLOG_OK = 0,
+    TLOG_EINVAL = -1,     /* an argument is invalid */
+    TLOG_ENOMEM = -2,     /* an allocation failed */
+    TLOG_ENOFRAME = -3,   /* no completed frame is available */
+    TLOG_ENOTOPEN = -4,   /* no scope is open on this thread */
+    TLOG_EMISMATCH = -5,  /* an end does not match the innermost open scope */
+    TLOG_EBUSY = -6,      /* the thread is already working for a hand-off */
+    TLOG_EIO = -7,        /* writing the output failed */
+    TLOG_EDEPTH = -8,     /* scopes nested deeper than the configured limit */
+    TLOG_EFULL = -9,      /* the thread's record budget is used up */
+    TLOG_ELATE = -10,     /* work arrived after its frame had ended */
+    TLOG_ETHREADEXIT = -11 /* a thread ended with scopes still open */
+};
+
+/* A static, human-readable message for a tlog_status code. Never NULL. */
+TLOG_API const char *tlog_strerror(int code);
+
+/* ------------------------------------------------------------------------ */
+/* Levels and call sites                                                    */
+/* ------------------------------------------------------------------------ */
+
+enum tlog_level {
+    TLOG_LEVEL_OFF = 0,    /* nothing is recorded */
+    TLOG_LEVEL_COARSE = 1, /* sites of level 1 (the default for the macros) */
+    TLOG_LEVEL_FINE = 2    /* sites of level 1 and 2 */
+};
+
+/*
+ * One call site. Each macro use owns one static tlog_site; functions take a
+ * pointer to it, so the hot path carries a pointer, never a string. Code that
+ * makes names at run time gets stable sites from tlog_site_intern().
+ * The fields after `level` belong to the library: initialise them to zero and
+ * read them through tlog_site_id() and tlog_site_instances().
+ */
+typedef struct tlog_site {
+    const char *name;     /* title printed in the tree */
+    const char *file;     /* source file, as given by __FILE__ */
+    const char *function; /* enclosing function, as given by __func__ */
+    int line;             /* source line */
+    int level;            /* TLOG_LEVEL_COARSE or TLOG_LEVEL_FINE */
+    uint64_t id_;         /* cached tlog_site_id(); 0 until computed */
+    uint64_t instances_;  /* scopes of this site resolved so far */
+} tlog_site;
+
+/*
+ * The 64-bit id of a site, a hash of its file, function and line: the same
+ * for the same site in every run of the same build, never 0.
+ * Thread-safe.
+ */
+TLOG_API uint64_t tlog_site_id(const tlog_site *site);
+
+/*
+ * How many scopes of this site have been resolved into frames so far (frames
+ * are resolved when first read; frames dropped unread are not counted).
+ * Thread-safe.
+ */
+TLOG_API uint64_t tlog_site_instances(const tlog_site *site);
+
+/*
+ * A site for a name known only at run time. The strings are copied; the same
+ * (name, file, function, line, level) always returns the same pointer, which
+ * stays valid until the process ends. Returns NULL if name is NULL or memory
+ * runs out. Thread-safe; takes a lock, so keep it out of inner loops.
+ */
+TLOG_API const tlog_site *tlog_site_intern(const char *name, const char *file,
+                                           const char *function, int line,
+                                           int level);
+
+/* ------------------------------------------------------------------------ */
+/* Logs and configuration                                                   */
+/* ------------------------------------------------------------------------ */
+
+typedef struct tlog_log tlog_log;
+typedef uint64_t tlog_ticks;
+
+/* Reads a custom clock: see tlog_config.clock. Must be monotonic per thread. */
+typedef tlog_ticks (*tlog_clock_fn)(void *user);
+
+typedef struct tlog_error {
+    int code;                 /* a TLOG_E* code */
+    const char *message;      /* one line, no trailing newline */
+    const tlog_site *site;    /* the site concerned, or NULL */
+    uint32_t thread;          /* id of the thread concerned (1-based) */
+} tlog_error;
+
+/* Receives each recording error once. Called on the thread that hit it. */
+typedef void (*tlog_error_fn)(void *user, const tlog_error *error);
+
+/* Flags for tlog_config.flags. */
+enum tlog_config_flags {
+    TLOG_CONFIG_START_OFF = 1u << 0,  /* start at TLOG_LEVEL_OFF */
+    TLOG_CONFIG_IGNORE_ENV = 1u << 1  /* do not read TIMERLOG_* variables */
+};
+
+/*
+ * Settings for a log. A zero-initialised struct means "all defaults"; set
+ * `size` to sizeof(tlog_config) (0 is read as the current size).
+ */
+typedef struct tlog_config {
+    size_t size;
+    /* Active level: TLOG_LEVEL_COARSE or TLOG_LEVEL_FINE; 0 selects
+     * TLOG_LEVEL_FINE. To start switched off use TLOG_CONFIG_START_OFF.
+     * TIMERLOG_LEVEL=0|1|2 in the environment overrides both. */
+    int level;
+    unsigned flags;           /* tlog_config_flags */
+    /* Completed frames kept for reading; when full, the oldest is dropped
+     * and counted. 0 selects 8. */
+    uint32_t max_frames;
+    /* Deepest nesting per thread; deeper scopes are dropped and counted.
+     * 0 selects 128; at most 4096. */
+    uint32_t max_depth;
+    /* Bytes of scope records a thread may hold for its frame in progress;
+     * when used up, new scopes are dropped (with their children) and
+     * counted. 0 selects 8 MiB. */
+    size_t thread_budget;
+    /* Clock to read instead of the CPU's counter (deterministic tests,
+     * simulated time). NULL selects the hardware clock. */
+    tlog_clock_fn clock;
+    void *clock_user;
+    /* Ticks per second of `clock`; 0 means nanoseconds. */
+    uint64_t clock_hz;
+    /* Where recording errors go; NULL prints one line per kind of error on
+     * stderr and counts the rest. */
+    tlog_error_fn on_error;
+    void *error_user;
+} tlog_config;
+
+/*
+ * Creates a log. `config` may be NULL for defaults. Returns TLOG_OK and sets
+ * *out, or a negative code (TLOG_EINVAL for a bad config).
+ */
+TLOG_API int tlog_create(const tlog_config *config, tlog_log **out);
+
+/*
+ * Destroys a log and every frame in it. No thread may be recording into the
+ * log, or holding its frames, while it is destroyed. Passing NULL does
+ * nothing (the default log lives until the process ends).
+ */
+TLOG_API void tlog_destroy(tlog_log *log);
+
+/*
+ * Sets the configuration of the default log. Must come before anything
+ * creates it; returns TLOG_EBUSY if the default log already exists.
+ */
+TLOG_API int tlog_default_config(const tlog_config *config);
+
+/* The default log, created on first use; NULL only if memory ran out. */
+TLOG_API tlog_log *tlog_default(void);
+
+/*
+ * Changes the active level (TLOG_LEVEL_OFF, _COARSE or _FINE). Scopes already
+ * open end normally. Change it between frames: an explicit TIMERLOG_BEGIN /
+ * TIMERLOG_END pair that straddles a change is repaired like any mismatch.
+ */
+TLOG_API int tlog_set_level(tlog_log *log, int level);
+TLOG_API int tlog_get_level(tlog_log *log);
+
+/* Reads the log's clock. Cheap; thread-safe. */
+TLOG_API tlog_ticks tlog_now(tlog_log *log);
+
+/* Converts a difference of two tlog_now() readings to nanoseconds. */
+TLOG_API uint64_t tlog_ticks_to_ns(tlog_log *log, tlog_ticks ticks);
+
+/* Counters of what happened; all only grow. */
+typedef struct tlog_stats {
+    size_t size;
+    uint64_t frames_completed;  /* frames that entered the queue */
+    uint64_t frames_dropped;    /* frames pushed out of a full queue unread */
+    uint64_t scopes_dropped;    /* scopes lost to a full thread budget */
+    uint64_t depth_overflows;   /* scopes lost to max_depth */
+    uint64_t mismatched_ends;   /* ends that closed inner scopes first */
+    uint64_t unmatched_ends;    /* ends with no matching open scope */
+    uint64_t scopes_repaired;   /* scopes closed by a repair rule */
+    uint64_t open_at_thread_exit; /* threads that ended inside scopes */
+    uint64_t late_work;         /* hand-off work after its frame ended */
+    uint64_t alloc_failures;    /* records lost to failed allocations */
+    uint64_t threads;           /* threads that have recorded into the log */
+} tlog_stats;
+
+/* Fills *out (set out->size first). Thread-safe. */
+TLOG_API int tlog_get_stats(tlog_log *log, tlog_stats *out);
+
+/* ------------------------------------------------------------------------ */
+/* Threads                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Names the calling thread ("Worker Thread 1"); the name titles the `==>`
+ * rows of work it does for other threads' scopes. Up to 63 bytes are kept.
+ * Unnamed threads are called "Thread N" (N = the thread's id in the log).
+ */
+TLOG_API int tlog_thread_name(const char *name);
+
+/* ------------------------------------------------------------------------ */
+/* Scopes                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Opens a scope of `site` on the calling thread in the default log. Lock-free,
+ * allocation-free once the thread is warm. Does not check the site's level:
+ * the macros do that before calling.
+ */
+TLOG_API void tlog_begin(const tlog_site *site);
+
+/*
+ * Closes the innermost open scope, which should be `site` (or a site of the
+ * same name). Otherwise the repair rules apply:
+ *  - if a scope of that name is open further out, the scopes inside it are
+ *    closed at this instant (marked repaired), then it is closed;
+ *  - if none is open, the end is ignored.
+ * Each case is reported once through the error callback and counted.
+ */
+TLOG_API void tlog_end(const tlog_site *site);
+
+/* tlog_begin / tlog_end on an explicit log (NULL = default log). */
+TLOG_API void tlog_log_begin(tlog_log *log, const tlog_site *site);
+TLOG_API void tlog_log_end(tlog_log *log, const tlog_site *site);
+
+/* Number of scopes open on the calling thread in `log`. */
+TLOG_API int tlog_depth(tlog_log *log);
+
+/* ------------------------------------------------------------------------ */
+/* Hand-off to worker threads and timings inserted by hand                  */
+/* ------------------------------------------------------------------------ */
+
+/* Names a scope of some thread's frame in progress. Copy it freely. */
+typedef struct tlog_token {
+    tlog_log *log;
+    uint64_t frame;    /* private */
+    uint32_t thread;   /* private; 0 for an empty token */
+    uint32_t scope;    /* private */
+} tlog_token;
+
+/*
+ * A token for the calling thread's innermost open scope, for worker threads
+ * to adopt. Inside adopted work it returns the adopted token, so nested
+ * workers report beside their parent worker. Returns an empty token (thread
+ * 0) when no scope is open; adopting it fails with TLOG_EINVAL.
+ */
+TLOG_API tlog_token tlog_handoff(tlog_log *log);
+
+/*
+ * The calling thread starts working for the token's scope. Until
+ * tlog_adopt_end(), its time shows as one `==>` row, titled with the
+ * thread's name, under that scope, with the scopes it records nested
+ * beneath. One adoption at a time per thread (TLOG_EBUSY otherwise).
+ */
+TLOG_API int tlog_adopt_begin(const tlog_token *token);
+
+/*
+ * Ends the calling thread's adoption and hands its timings to the owner of
+ * the scope. Scopes still open inside the adoption are closed and reported.
+ * Work handed over after the owner's frame ended is dropped and counted as
+ * late (TLOG_ELATE): join your workers before the frame ends.
+ * Takes one short lock.
+ */
+TLOG_API int tlog_adopt_end(const tlog_token *token);
+
+typedef enum tlog_kind {
+    TLOG_KIND_CONTROL = 0,   /* host time on the thread: `|->` rows, (C) */
+    TLOG_KIND_EXECUTION = 1  /* work elsewhere (worker, device): `==>`, (E) */
+} tlog_kind;
+
+/*
+ * Inserts a finished timing [start, end) (tlog_now() readings) as a child of
+ * the calling thread's innermost open scope. TLOG_ENOTOPEN when none is open.
+ */
+TLOG_API int tlog_insert(tlog_log *log, const tlog_site *site, tlog_kind kind,
+                         tlog_ticks start, tlog_ticks end);
+
+/* Same as tlog_insert, under the scope named by a token, from any thread. */
+TLOG_API int tlog_insert_to(const tlog_token *token, const tlog_site *site,
+                            tlog_kind kind, tlog_ticks start, tlog_ticks end);
+
+/* ------------------------------------------------------------------------ */
+/* Frames and the tree-walk API                                             */
+/* ------------------------------------------------------------------------ */
+
+typedef struct tlog_frame tlog_frame;
+typedef struct tlog_node tlog_node;
+
+/*
+ * The newest completed frame, resolved, with a reference the caller must give
+ * back with tlog_frame_release(). NULL when there is none. The frame stays in
+ * the queue. Safe while other threads record.
+ */
+TLOG_API tlog_frame *tlog_frame_latest(tlog_log *log);
+
+/* Takes the oldest completed frame out of the queue (resolved, referenced). */
+TLOG_API tlog_frame *tlog_frame_pop(tlog_log *log);
+
+/* Completed frames waiting in the queue. */
+TLOG_API size_t tlog_frame_count(tlog_log *log);
+
+/* Gives back a reference from tlog_frame_latest or tlog_frame_pop. */
+TLOG_API void tlog_frame_release(tlog_frame *frame);
+
+typedef struct tlog_frame_info {
+    size_t size;
+    uint64_t serial;         /* 1, 2, ... per log, in order of completion */
+    uint32_t thread;         /* id of the thread that ran the frame */
+    const char *thread_name;
+    int64_t start_ns;        /* frame start, since the log was created */
+    uint64_t duration_ns;
+    size_t nodes;            /* merged rows in the tree */
+    size_t instances;        /* recorded scopes and timings, unmerged */
+    uint64_t scopes_dropped; /* scopes lost to the budget or max_depth */
+    uint64_t scopes_repaired;/* scopes closed by a repair rule */
+} tlog_frame_info;
+
+TLOG_API int tlog_frame_get_info(const tlog_frame *frame, tlog_frame_info *out);
+
+/* The root node, never NULL for a frame returned by this API. */
+TLOG_API const tlog_node *tlog_frame_root(const tlog_frame *frame);
+
+/* Navigation; NULL where there is no such node. Children are in order of
+ * first start. */
+TLOG_API const tlog_node *tlog_node_parent(const tlog_node *node);
+TLOG_API const tlog_node *tlog_node_first_child(const tlog_node *node);
+TLOG_API const tlog_node *tlog_node_next_sibling(const tlog_node *node);
+
+enum tlog_node_flags {
+    TLOG_NODE_REPAIRED = 1u << 0  /* some instance was closed by a repair */
+};
+
+/*
+ * One row of the tree: every instance of the same title and kind under the
+ * same parent in one frame, merged.
+ */
+typedef struct tlog_node_info {
+    size_t size;
+    const char *name;
+    tlog_kind kind;
+    uint32_t thread;          /* id of the thread that recorded it */
+    const char *thread_name;
+    int depth;                /* 0 for the root */
+    int64_t start_ns;         /* first start, from the frame's start */
+    uint64_t total_ns;        /* inclusive: sum over instances */
+    uint64_t self_ns;         /* total minus its control children */
+    double percent_of_parent; /* total / parent's total * 100; 100 at root */
+    uint64_t count;           /* instances merged into this row */
+    uint64_t min_ns;
+    uint64_t max_ns;
+    const tlog_site *site;    /* call site of the first instance */
+    const char *file;         /* site's file, or NULL for thread rows */
+    int line;
+    uint64_t site_id;         /* tlog_site_id(site), or 0 */
+    unsigned flags;           /* tlog_node_flags */
+} tlog_node_info;
+
+TLOG_API int tlog_node_get_info(const tlog_node *node, tlog_node_info *out);
+
+/*
+ * Calls `visit` for every node in depth-first order, parents first. A
+ * non-zero return from `visit` stops the walk and is returned.
+ */
+typedef int (*tlog_visit_fn)(void *user, const tlog_node *node,
+                             const tlog_node_info *info);
+TLOG_API int tlog_frame_walk(const tlog_frame *frame, tlog_visit_fn visit,
+                             void *user);
+
+/* One recorded instance, in the order scopes began per thread. */
+typedef struct tlog_instance {
+    size_t size;
+    const tlog_node *node;    /* the merged row it belongs to */
+    uint32_t thread;
+    int64_t start_ns;         /* from the frame's start */
+    uint64_t duration_ns;
+} tlog_instance;
+
+TLOG_API int tlog_frame_get_instance(const tlog_frame *frame, size_t index,
+                                     tlog_instance *out);
+
+/* ------------------------------------------------------------------------ */
+/* Text dump                                                                */
+/* ------------------------------------------------------------------------ */
+
+typedef struct tlog_dump_options {
+    size_t size;
+    /* Rows shorter than this (and their subtrees) are hidden. */
+    uint64_t min_ns;
+    /* Rows below this percent of their parent are hidden. */
+    double min_percent;
+} tlog_dump_options;
+
+/*
+ * Prints the newest completed frame of `log` to `out` (NULL = stdout):
+ *
+ *   > 100.00% 1.000000s | (C) Frame
+ *   |-> 50.00% 0.500000s | (C) Simulation
+ *   . ==> 100.00% 0.500000s | (E) Worker Thread 1
+ *
+ * Returns TLOG_ENOFRAME when there is no frame, TLOG_EIO on a write error.
+ */
+TLOG_API int tlog_dump(tlog_log *log, FILE *out);
+
+/* Prints one frame with options (NULL = show every row). */
+TLOG_API int tlog_dump_frame(const tlog_frame *frame, FILE *out,
+                             const tlog_dump_options *options);
+
+/* ------------------------------------------------------------------------ */
+/* Macros                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Private: read by the macros for the one-branch level check. */
+extern TLOG_API int tlog_active_level_;
+
+#define TIMERLOG_CAT2_(a, b) a##b
+#define TIMERLOG_CAT_(a, b) TIMERLOG_CAT2_(a, b)
+#define TIMERLOG_SITE_(var, lvl, nm)                                         \
+    static tlog_site var = {(nm), __FILE__, __func__, __LINE__, (lvl), 0, 0}
+
+#if defined(__GNUC__) || defined(__clang__)
+#define TIMERLOG_ON_(site)                                                   \
+    __builtin_expect((site).level <=                                         \
+                         __atomic_load_n(&tlog_active_level_, __ATOMIC_RELAXED), 1)
+#else
+#define TIMERLOG_ON_(site) ((site).level <= tlog_active_level_)
+#endif
+
+static inline const tlog_site *tlog_scope_enter_(tlog_site *site)
+{
+    if (TIMERLOG_ON_(*site)) {
+        tlog_begin(site);
+        return site;
+    }
+    return NULL;
+}
+
+#if defined(TIMERLOG_DISABLE)
+
+#define TIMERLOG_SCOPE_L(lvl, name) ((void)0)
+#define TIMERLOG_BEGIN_L(lvl, name) ((void)0)
+#define TIMERLOG_END_L(lvl, name) ((void)0)
+#define TIMERLOG_ADOPT(token) ((void)0)
+
+#else
+
+#define TIMERLOG_BEGIN_L(lvl, name)                                          \
+    do {                                                                     \
+        TIMERLOG_SITE_(tlog_site_b_, lvl, name);                             \
+        if (TIMERLOG_ON_(tlog_site_b_)) tlog_begin(&tlog_site_b_);           \
+    } while (0)
+#define TIMERLOG_END_L(lvl, name)                                            \
+    do {                                                                     \
+        TIMERLOG_SITE_(tlog_site_e_, lvl, name);                             \
+        if (TIMERLOG_ON_(tlog_site_e_)) tlog_end(&tlog_site_e_);             \
+    } while (0)
+
+#define TIMERLOG_SCOPE_L(lvl, name)                                          \
+    TIMERLOG_SCOPE_ID_(__COUNTER__, lvl, name)
+#define TIMERLOG_SCOPE_ID_(id, lvl, name)                                    \
+    TIMERLOG_SCOPE_VARS_(TIMERLOG_CAT_(tlog_site_, id),                      \
+                         TIMERLOG_CAT_(tlog_guard_, id), lvl, name)
+#define TIMERLOG_ADOPT(token)                                                \
+    TIMERLOG_ADOPT_ID_(TIMERLOG_CAT_(tlog_adopt_, __COUNTER__), token)
+
+#ifdef __cplusplus
+} /* extern "C" */
+namespace timerlog {
+/* Ends the scope when it goes out of scope; what TIMERLOG_SCOPE uses in C++. */
+class scope_guard {
+public:
+    explicit scope_guard(tlog_site *site) noexcept
+        : site_(tlog_scope_enter_(site)) {}
+    ~scope_guard() { if (site_) tlog_end(site_); }
+    scope_guard(const scope_guard &) = delete;
+    scope_guard &operator=(const scope_guard &) = delete;
+private:
+    const tlog_site *site_;
+};
+/* Works for a hand-off token while in scope; what TIMERLOG_ADOPT uses. */
+class adopt_guard {
+public:
+    explicit adopt_guard(const tlog_token &token) noexcept
+        : token_(token), ok_(tlog_adopt_begin(&token_) == TLOG_OK) {}
+    ~adopt_guard() { if (ok_) tlog_adopt_end(&token_); }
+    adopt_guard(const adopt_guard &) = delete;
+    adopt_guard &operator=(const adopt_guard &) = delete;
+private:
+    tlog_token token_;
+    bool ok_;
+};
+} /* namespace timerlog */
+extern "C" {
+#define TIMERLOG_SCOPE_VARS_(site, guard, lvl, name)                         \
+    TIMERLOG_SITE_(site, lvl, name);                                         \
+    ::timerlog::scope_guard guard(&site)
+#define TIMERLOG_ADOPT_ID_(guard, token) ::timerlog::adopt_guard guard(token)
+#else
+static inline void tlog_scope_exit_(const tlog_site *const *guard)
+{
+    if (*guard) tlog_end(*guard);
+}
+static inline void tlog_adopt_exit_(const tlog_token *token)
+{
+    if (token->thread) tlog_adopt_end(token);
+}
+static inline tlog_token tlog_adopt_enter_(tlog_token token)
+{
+    if (tlog_adopt_begin(&token) != TLOG_OK) token.thread = 0;
+    return token;
+}
+#define TIMERLOG_SCOPE_VARS_(site, guard, lvl, name)                         \
+    TIMERLOG_SITE_(site, lvl, name);                                         \
+    __attribute__((cleanup(tlog_scope_exit_))) const tlog_site *guard =      \
+        tlog_scope_enter_(&site)
+#define TIMERLOG_ADOPT_ID_(guard, token)                                     \
+    __attribute__((cleanup(tlog_adopt_exit_))) tlog_token guard =            \
+        tlog_adopt_enter_(token)
+#endif
+
+#endif /* TIMERLOG_DISABLE */
+
+/* A scope of level 1 (coarse) that ends with the enclosing block. */
+#define TIMERLOG_SCOPE(name) TIMERLOG_SCOPE_L(TLOG_LEVEL_COARSE, name)
+/* Explicit pairs; the end names the same title as the begin. */
+#define TIMERLOG_BEGIN(name) TIMERLOG_BEGIN_L(TLOG_LEVEL_COARSE, name)
+#define TIMERLOG_END(name) TIMERLOG_END_L(TLOG_LEVEL_COARSE, name)
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* TIMERLOG_TIMERLOG_H */

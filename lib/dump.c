@@ -1,0 +1,84 @@
+/* The text dump: one row per node, in the format of the product brief. */
+#include "internal.h"
+
+static void print_row(FILE *out, const tlog_node *n)
+{
+    if (n->depth == 0) {
+        fputs("> ", out);
+    } else {
+        for (int d = 1; d < n->depth; d++)
+            fputs(". ", out);
+        fputs(n->kind == TLOG_KIND_EXECUTION ? "==> " : "|-> ", out);
+    }
+    fprintf(out, "%.2f%% %.6fs | (%c) %s", n->percent, (double)n->total_ns / 1e9,
+            n->kind == TLOG_KIND_EXECUTION ? 'E' : 'C', n->name);
+    if (n->count > 1)
+        fprintf(out, " [x%llu]", (unsigned long long)n->count);
+    fputc('\n', out);
+}
+
+static bool below(const tlog_node *n, const tlog_dump_options *o)
+{
+    if (!o || n->depth == 0)
+        return false;
+    return n->total_ns < o->min_ns || n->percent < o->min_percent;
+}
+
+static size_t subtree_size(const tlog_node *n)
+{
+    size_t count = 1;
+    for (const tlog_node *c = n->first_child; c; c = c->next_sibling)
+        count += subtree_size(c);
+    return count;
+}
+
+/* The next node in pre-order, skipping the children of `n` unless asked. */
+static const tlog_node *next_row(const tlog_node *n, bool into_children)
+{
+    if (into_children && n->first_child)
+        return n->first_child;
+    while (n && !n->next_sibling)
+        n = n->parent;
+    return n ? n->next_sibling : NULL;
+}
+
+int tlog_dump_frame(const tlog_frame *frame, FILE *out, const tlog_dump_options *options)
+{
+    if (!frame || !frame->nnodes)
+        return TLOG_EINVAL;
+    /* Older callers pass a shorter struct: missing fields stay zero. */
+    tlog_dump_options opts = {0};
+    if (options)
+        memcpy(&opts, options, options->size < sizeof opts ? options->size : sizeof opts);
+    if (!out)
+        out = stdout;
+    size_t hidden = 0;
+    for (const tlog_node *n = &frame->nodes[0]; n;) {
+        bool hide = options && below(n, &opts);
+        if (hide)
+            hidden += subtree_size(n);
+        else
+            print_row(out, n);
+        n = next_row(n, !hide);
+    }
+    if (hidden)
+        fprintf(out, "# %zu rows hidden (shorter than %.6fs or below %.2f%% of parent)\n",
+                hidden, (double)opts.min_ns / 1e9, opts.min_percent);
+    if (frame->dropped)
+        fprintf(out, "# %llu scopes dropped (thread budget or max_depth reached)\n",
+                (unsigned long long)frame->dropped);
+    if (frame->repaired)
+        fprintf(out, "# %llu scopes closed by a repair rule\n",
+                (unsigned long long)frame->repaired);
+    return ferror(out) ? TLOG_EIO : TLOG_OK;
+}
+
+int tlog_dump(tlog_log *log, FILE *out)
+{
+    tlog_frame *f = tlog_frame_latest(log);
+    if (!f)
+        return TLOG_ENOFRAME;
+    int rc = tlog_dump_frame(f, out, NULL);
+    tlog_frame_release(f);
+    return rc;
+}

@@ -1,0 +1,214 @@
+/* Completed frames: the bounded queue, references, and the tree-walk API. */
+#include <stdlib.h>
+
+#include "internal.h"
+
+tlog_frame *tlog_queue_push_locked_(tlog_log *log, tlog_frame *frame)
+{
+    size_t cap = log->cfg.max_frames;
+    tlog_frame *evicted = NULL;
+    frame->serial = ++log->next_serial;
+    TLOG_COUNT(log, frames_completed);
+    if (log->queue_len == cap) {
+        evicted = log->queue[log->queue_head];
+        log->queue_head = (log->queue_head + 1) % cap;
+        log->queue_len--;
+        TLOG_COUNT(log, frames_dropped);
+    }
+    log->queue[(log->queue_head + log->queue_len) % cap] = frame;
+    log->queue_len++;
+    return evicted;
+}
+
+static void frame_free(tlog_frame *f)
+{
+    tlog_frame_free_raw_(f);
+    free(f->nodes);
+    free(f->insts);
+    free(f->worker_names);
+    pthread_mutex_destroy(&f->resolve_lock);
+    free(f);
+}
+
+void tlog_frame_release(tlog_frame *frame)
+{
+    if (frame && atomic_fetch_sub(&frame->refs, 1) == 1)
+        frame_free(frame);
+}
+
+void tlog_frames_clear_(tlog_log *log)
+{
+    pthread_mutex_lock(&log->lock);
+    size_t n = log->queue_len, head = log->queue_head, cap = log->cfg.max_frames;
+    log->queue_len = 0;
+    pthread_mutex_unlock(&log->lock);
+    for (size_t i = 0; i < n; i++)
+        tlog_frame_release(log->queue[(head + i) % cap]);
+}
+
+/* Frames are resolved by their first reader; after that they never change,
+ * so readers need no lock. */
+static tlog_frame *resolved_or_null(tlog_frame *f)
+{
+    if (!f)
+        return NULL;
+    if (!atomic_load_explicit(&f->resolved, memory_order_acquire)) {
+        pthread_mutex_lock(&f->resolve_lock);
+        if (!atomic_load_explicit(&f->resolved, memory_order_relaxed)) {
+            f->resolve_error = tlog_frame_resolve_(f);
+            atomic_store_explicit(&f->resolved, true, memory_order_release);
+        }
+        pthread_mutex_unlock(&f->resolve_lock);
+    }
+    if (f->resolve_error) {
+        tlog_frame_release(f);
+        return NULL;
+    }
+    return f;
+}
+
+tlog_frame *tlog_frame_latest(tlog_log *log)
+{
+    log = tlog_resolve_log_(log);
+    if (!log)
+        return NULL;
+    tlog_frame *f = NULL;
+    pthread_mutex_lock(&log->lock);
+    if (log->queue_len) {
+        f = log->queue[(log->queue_head + log->queue_len - 1) % log->cfg.max_frames];
+        atomic_fetch_add(&f->refs, 1);
+    }
+    pthread_mutex_unlock(&log->lock);
+    return resolved_or_null(f);
+}
+
+tlog_frame *tlog_frame_pop(tlog_log *log)
+{
+    log = tlog_resolve_log_(log);
+    if (!log)
+        return NULL;
+    tlog_frame *f = NULL;
+    pthread_mutex_lock(&log->lock);
+    if (log->queue_len) {
+        f = log->queue[log->queue_head];
+        log->queue_head = (log->queue_head + 1) % log->cfg.max_frames;
+        log->queue_len--;
+    }
+    pthread_mutex_unlock(&log->lock);
+    return resolved_or_null(f);
+}
+
+size_t tlog_frame_count(tlog_log *log)
+{
+    log = tlog_resolve_log_(log);
+    if (!log)
+        return 0;
+    pthread_mutex_lock(&log->lock);
+    size_t n = log->queue_len;
+    pthread_mutex_unlock(&log->lock);
+    return n;
+}
+
+int tlog_frame_get_info(const tlog_frame *f, tlog_frame_info *out)
+{
+    if (!f)
+        return TLOG_EINVAL;
+    tlog_frame_info info = {
+        .size = sizeof info,
+        .serial = f->serial,
+        .thread = f->thread,
+        .thread_name = f->thread_name,
+        .start_ns = f->start_ns,
+        .duration_ns = f->duration_ns,
+        .nodes = f->nnodes,
+        .instances = f->ninsts,
+        .scopes_dropped = f->dropped,
+        .scopes_repaired = f->repaired,
+    };
+    return tlog_copy_sized_(out, &info, sizeof info);
+}
+
+const tlog_node *tlog_frame_root(const tlog_frame *f)
+{
+    return f && f->nnodes ? &f->nodes[0] : NULL;
+}
+
+const tlog_node *tlog_node_parent(const tlog_node *n)
+{
+    return n ? n->parent : NULL;
+}
+
+const tlog_node *tlog_node_first_child(const tlog_node *n)
+{
+    return n ? n->first_child : NULL;
+}
+
+const tlog_node *tlog_node_next_sibling(const tlog_node *n)
+{
+    return n ? n->next_sibling : NULL;
+}
+
+int tlog_node_get_info(const tlog_node *n, tlog_node_info *out)
+{
+    if (!n)
+        return TLOG_EINVAL;
+    tlog_node_info info = {
+        .size = sizeof info,
+        .name = n->name,
+        .kind = (tlog_kind)n->kind,
+        .thread = n->thread,
+        .thread_name = n->thread_name,
+        .depth = n->depth,
+        .start_ns = n->start_ns,
+        .total_ns = n->total_ns,
+        .self_ns = n->self_ns,
+        .percent_of_parent = n->percent,
+        .count = n->count,
+        .min_ns = n->min_ns,
+        .max_ns = n->max_ns,
+        .site = n->site,
+        .file = n->site ? n->site->file : NULL,
+        .line = n->site ? n->site->line : 0,
+        .site_id = n->site ? tlog_site_id(n->site) : 0,
+        .flags = n->flags,
+    };
+    return tlog_copy_sized_(out, &info, sizeof info);
+}
+
+/* Depth-first, parents first, without recursion: trees can be deep. */
+int tlog_frame_walk(const tlog_frame *f, tlog_visit_fn visit, void *user)
+{
+    if (!f || !visit)
+        return TLOG_EINVAL;
+    const tlog_node *n = tlog_frame_root(f);
+    tlog_node_info info = {.size = sizeof info};
+    while (n) {
+        tlog_node_get_info(n, &info);
+        int rc = visit(user, n, &info);
+        if (rc)
+            return rc;
+        if (n->first_child) {
+            n = n->first_child;
+            continue;
+        }
+        while (n && !n->next_sibling)
+            n = n->parent;
+        n = n ? n->next_sibling : NULL;
+    }
+    return TLOG_OK;
+}
+
+int tlog_frame_get_instance(const tlog_frame *f, size_t index, tlog_instance *out)
+{
+    if (!f || index >= f->ninsts)
+        return TLOG_EINVAL;
+    const tlog_inst *in = &f->insts[index];
+    tlog_instance inst = {
+        .size = sizeof inst,
+        .node = &f->nodes[in->node],
+        .thread = in->thread,
+        .start_ns = in->start_ns,
+        .duration_ns = in->duration_ns,
+    };
+    return tlog_copy_sized_(out, &inst, sizeof inst);
+}

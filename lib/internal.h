@@ -1,0 +1,296 @@
+/* Internal structures shared by the core's files. Not installed. */
+#ifndef TIMERLOG_INTERNAL_H
+#define TIMERLOG_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "timerlog/timerlog.h"
+#include "clock_now.h"
+
+#define TLOG_LIKELY(x) __builtin_expect(!!(x), 1)
+#define TLOG_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define TLOG_INTERNAL __attribute__((visibility("hidden")))
+
+#define TLOG_NAME_MAX 64
+#define TLOG_CHUNK_RECS 2048u
+#define TLOG_DEFAULT_BUDGET ((size_t)8 << 20)
+#define TLOG_DEFAULT_FRAMES 8u
+#define TLOG_DEFAULT_DEPTH 128u
+#define TLOG_MAX_DEPTH 4096u
+
+/*
+ * One finished scope, written when it ends: records of a frame are therefore
+ * in post-order (children before parents), and `depth` alone rebuilds the
+ * tree. 32 bytes.
+ */
+typedef struct tlog_rec {
+    const tlog_site *site;
+    uint64_t start;
+    uint64_t end;
+    uint16_t depth;
+    uint16_t flags;   /* tlog_rec_flags */
+    uint32_t reserved;
+} tlog_rec;
+
+enum tlog_rec_flags {
+    TLOG_REC_EXEC = 1u << 0,     /* an execution (E) entry */
+    TLOG_REC_INSERT = 1u << 1,   /* inserted by hand: never began, no seq */
+    TLOG_REC_REPAIRED = 1u << 2  /* closed by a repair rule */
+};
+
+typedef struct tlog_chunk {
+    struct tlog_chunk *next;
+    size_t used;          /* records written; exact once the chunk is left */
+    tlog_rec recs[];
+} tlog_chunk;
+
+/*
+ * An open scope on a thread's stack. Special entries are told apart by their
+ * site pointer so the hot end path needs a single comparison:
+ *  - a scope dropped for lack of budget has its site pointer tagged with 1;
+ *  - &tlog_adopt_marker_ marks the start of adopted work;
+ *  - &tlog_overflow_marker_ stands for scopes beyond max_depth, counted in
+ *    `seq`.
+ */
+typedef struct tlog_open {
+    const tlog_site *site;
+    uint64_t start;
+    uint32_t seq;         /* begin order within the frame */
+    uint32_t reserved;
+} tlog_open;
+
+extern TLOG_INTERNAL const tlog_site tlog_adopt_marker_;
+extern TLOG_INTERNAL const tlog_site tlog_overflow_marker_;
+
+static inline bool tlog_open_dropped(const tlog_open *o)
+{
+    return ((uintptr_t)o->site & 1u) != 0;
+}
+
+static inline const tlog_site *tlog_open_site(const tlog_open *o)
+{
+    return (const tlog_site *)((uintptr_t)o->site & ~(uintptr_t)1);
+}
+
+/* Work a thread did for another thread's scope, or a timing inserted there. */
+typedef struct tlog_attachment {
+    struct tlog_attachment *next;
+    uint64_t frame_id;       /* the owner's frame in progress */
+    uint32_t scope_seq;      /* the owner's scope it belongs under */
+    uint32_t worker;         /* id of the worker thread, 0 for inserts */
+    bool has_row;            /* shows as a `==>` row named after the worker */
+    uint64_t start, end;     /* the adoption interval, for the row */
+    uint16_t base_depth;     /* records at base_depth + 1 hang off the row */
+    char worker_name[TLOG_NAME_MAX];
+    size_t nrecs;
+    tlog_rec recs[];
+} tlog_attachment;
+
+typedef struct tlog_thread tlog_thread;
+
+struct tlog_thread {
+    /* Hot: what begin and end touch. */
+    tlog_open *top;          /* next free stack slot */
+    tlog_open *stack_end;    /* stack + max_depth: begins at or past it are slow */
+    tlog_rec *wr;            /* next record slot in the current chunk */
+    tlog_rec *wr_end;
+    size_t room;             /* records the frame may still reserve; 0 outside frames */
+    uint32_t seq;
+    tlog_clock_fn clock;
+    void *clock_user;
+
+    /* Cold. */
+    _Atomic(tlog_log *) log; /* NULL once the log is destroyed */
+    uint32_t id;
+    char name[TLOG_NAME_MAX];
+    tlog_chunk *first;       /* chunks of the frame in progress */
+    tlog_chunk *cur;
+    uint64_t frame_id;       /* frames started on this thread */
+    _Atomic uint64_t inbox_frame; /* frame accepting attachments, 0 = none */
+    tlog_attachment *inbox;  /* guarded by log->lock */
+    uint64_t frame_dropped;
+    uint64_t frame_repaired;
+    struct {
+        bool active;
+        tlog_token token;
+        tlog_chunk *chunk;   /* where its records start */
+        size_t index;
+        uint32_t seq;        /* seq to restore at the end */
+        uint64_t start;
+    } adopt;
+    tlog_thread *next_in_log;    /* guarded by log->lock */
+    tlog_thread *next_in_thread; /* owned by the thread */
+    tlog_open *stack;
+};
+
+/* A resolved row of a frame's tree. */
+struct tlog_node {
+    const tlog_node *parent;
+    const tlog_node *first_child;
+    const tlog_node *next_sibling;
+    const char *name;
+    const tlog_site *site;
+    const char *thread_name;
+    uint32_t thread;
+    uint8_t kind;
+    uint8_t flags;
+    int depth;
+    int64_t start_ns;
+    uint64_t total_ns;
+    uint64_t self_ns;
+    uint64_t min_ns;
+    uint64_t max_ns;
+    uint64_t count;
+    double percent;
+};
+
+/* One instance on the frame's timeline. */
+typedef struct tlog_inst {
+    uint32_t node;
+    uint32_t thread;
+    int64_t start_ns;
+    uint64_t duration_ns;
+} tlog_inst;
+
+struct tlog_frame {
+    tlog_log *log;
+    atomic_int refs;
+    uint64_t serial;
+    uint64_t frame_id;
+    uint32_t thread;
+    char thread_name[TLOG_NAME_MAX];
+    uint64_t dropped;
+    uint64_t repaired;
+
+    /* Raw until resolved, then given back. */
+    tlog_chunk *chunks;
+    tlog_attachment *attachments;
+
+    pthread_mutex_t resolve_lock;
+    atomic_bool resolved;
+    int resolve_error;
+    tlog_node *nodes;
+    size_t nnodes;
+    tlog_inst *insts;
+    size_t ninsts;
+    char (*worker_names)[TLOG_NAME_MAX];
+    int64_t start_ns;
+    uint64_t duration_ns;
+};
+
+struct tlog_log {
+    atomic_int level;
+    bool is_default;
+    tlog_config cfg;          /* with defaults filled in */
+    size_t budget_recs;       /* records per thread per frame */
+    size_t chunk_recs;
+
+    pthread_mutex_t lock;     /* threads, inboxes, frame queue */
+    tlog_thread *threads;
+    uint32_t next_thread_id;
+    tlog_frame **queue;       /* ring of completed frames */
+    size_t queue_head;
+    size_t queue_len;
+    uint64_t next_serial;
+
+    pthread_mutex_t pool_lock;
+    tlog_chunk *pool;
+
+    /* Clock calibration: ticks to ns as a double, stored as its bits. */
+    pthread_mutex_t clock_lock;
+    uint64_t tick0;
+    int64_t mono0;
+    _Atomic uint64_t ns_per_tick_bits;
+    bool calibrated;
+
+    pthread_mutex_t error_lock;
+    struct { int code; const tlog_site *site; } reported[64];
+    unsigned nreported;
+
+    struct {
+        _Atomic uint64_t frames_completed, frames_dropped, scopes_dropped,
+            depth_overflows, mismatched_ends, unmatched_ends, scopes_repaired,
+            open_at_thread_exit, late_work, alloc_failures, threads;
+    } stats;
+};
+
+/* initial-exec: a TLS read is one %fs-relative load, not a call to
+ * __tls_get_addr, even inside a shared library. */
+#define TLOG_TLS __thread __attribute__((tls_model("initial-exec")))
+
+/* The calling thread's state in the default log (thread.c). */
+extern TLOG_TLS TLOG_INTERNAL tlog_thread *tlog_tls_default_;
+#define TLOG_TLS_DEFAULT_DEFINITION TLOG_TLS TLOG_INTERNAL tlog_thread *tlog_tls_default_
+
+/* log.c */
+TLOG_INTERNAL tlog_log *tlog_resolve_log_(tlog_log *log);
+TLOG_INTERNAL void tlog_report_(tlog_log *log, const tlog_thread *t, int code,
+                                const tlog_site *site, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+#define TLOG_COUNT(log, field) \
+    atomic_fetch_add_explicit(&(log)->stats.field, 1, memory_order_relaxed)
+
+/* clock.c */
+TLOG_INTERNAL void tlog_clock_init_(tlog_log *log);
+TLOG_INTERNAL double tlog_clock_calibrate_(tlog_log *log);
+TLOG_INTERNAL double tlog_ns_per_tick_(tlog_log *log);
+TLOG_INTERNAL int64_t tlog_mono_ns_(void);
+
+/* thread.c */
+TLOG_INTERNAL tlog_thread *tlog_thread_get_(tlog_log *log);
+TLOG_INTERNAL tlog_thread *tlog_thread_default_(void);
+TLOG_INTERNAL tlog_thread *tlog_thread_find_(tlog_log *log, uint32_t id);
+TLOG_INTERNAL void tlog_threads_orphan_(tlog_log *log);
+
+/* record.c */
+TLOG_INTERNAL void tlog_thread_close_all_(tlog_thread *t, int code);
+
+/* chunk pool (record.c) */
+TLOG_INTERNAL tlog_chunk *tlog_chunk_get_(tlog_log *log);
+TLOG_INTERNAL void tlog_chunks_put_(tlog_log *log, tlog_chunk *first);
+
+/* frame.c */
+/* Caller holds log->lock; returns the frame pushed out of a full queue, for
+ * the caller to release after unlocking. */
+TLOG_INTERNAL tlog_frame *tlog_queue_push_locked_(tlog_log *log, tlog_frame *frame);
+TLOG_INTERNAL void tlog_frames_clear_(tlog_log *log);
+
+/* resolve.c: builds nodes and instances from the raw records, then gives
+ * the records back. Caller holds frame->resolve_lock. */
+TLOG_INTERNAL int tlog_frame_resolve_(tlog_frame *frame);
+TLOG_INTERNAL void tlog_frame_free_raw_(tlog_frame *frame);
+
+/* site.c */
+TLOG_INTERNAL uint64_t tlog_hash_str_(uint64_t h, const char *s);
+TLOG_INTERNAL bool tlog_same_title_(const tlog_site *a, const tlog_site *b);
+
+/* Copies a filled result struct into the caller's, which may be an older,
+ * shorter version: its leading `size` says how much it holds. */
+static inline int tlog_copy_sized_(void *out, const void *full, size_t full_size)
+{
+    size_t want;
+    if (!out)
+        return TLOG_EINVAL;
+    memcpy(&want, out, sizeof want);
+    if (want < sizeof(size_t))
+        return TLOG_EINVAL;
+    memcpy((char *)out + sizeof want, (const char *)full + sizeof want,
+           (want < full_size ? want : full_size) - sizeof want);
+    return TLOG_OK;
+}
+
+static inline tlog_ticks tlog_read_clock_(const tlog_thread *t)
+{
+    return t->clock ? t->clock(t->clock_user) : tlog_clock_now_();
+}
+
+static inline size_t tlog_thread_depth_(const tlog_thread *t)
+{
+    return (size_t)(t->top - t->stack);
+}
+
+#endif

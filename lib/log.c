@@ -1,0 +1,263 @@
+/* Logs: creation, configuration, the default log, levels, errors, counters. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* The macros' one-branch level check reads this; it mirrors the default
+ * log's level. It starts permissive so the first scope reaches tlog_begin,
+ * which creates the default log and sets the real level. */
+TLOG_API int tlog_active_level_ = TLOG_LEVEL_FINE;
+
+static pthread_mutex_t default_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic(tlog_log *) default_log;
+static tlog_config default_cfg;
+static bool default_cfg_set;
+
+const char *tlog_strerror(int code)
+{
+    switch (code) {
+    case TLOG_OK: return "success";
+    case TLOG_EINVAL: return "invalid argument";
+    case TLOG_ENOMEM: return "out of memory";
+    case TLOG_ENOFRAME: return "no completed frame";
+    case TLOG_ENOTOPEN: return "no scope is open on this thread";
+    case TLOG_EMISMATCH: return "end does not match the innermost open scope";
+    case TLOG_EBUSY: return "busy: already in use";
+    case TLOG_EIO: return "output error";
+    case TLOG_EDEPTH: return "scopes nested deeper than max_depth";
+    case TLOG_EFULL: return "thread record budget used up";
+    case TLOG_ELATE: return "work arrived after its frame ended";
+    case TLOG_ETHREADEXIT: return "thread ended with scopes open";
+    default: return "unknown error";
+    }
+}
+
+static int level_from_env(int fallback, bool *bad)
+{
+    const char *s = getenv("TIMERLOG_LEVEL");
+    *bad = false;
+    if (!s || !*s)
+        return fallback;
+    if ((s[0] == '0' || s[0] == '1' || s[0] == '2') && s[1] == '\0')
+        return s[0] - '0';
+    *bad = true;
+    return fallback;
+}
+
+static int normalize_config(const tlog_config *in, tlog_config *out)
+{
+    memset(out, 0, sizeof *out);
+    if (in) {
+        size_t n = in->size ? in->size : sizeof *in;
+        if (n < offsetof(tlog_config, level) + sizeof in->level)
+            return TLOG_EINVAL;
+        memcpy(out, in, n < sizeof *out ? n : sizeof *out);
+    }
+    out->size = sizeof *out;
+    if (out->level == 0)
+        out->level = TLOG_LEVEL_FINE;
+    if (out->level < TLOG_LEVEL_COARSE || out->level > TLOG_LEVEL_FINE)
+        return TLOG_EINVAL;
+    if (out->flags & TLOG_CONFIG_START_OFF)
+        out->level = TLOG_LEVEL_OFF;
+    if (!out->max_frames)
+        out->max_frames = TLOG_DEFAULT_FRAMES;
+    if (!out->max_depth)
+        out->max_depth = TLOG_DEFAULT_DEPTH;
+    if (out->max_depth > TLOG_MAX_DEPTH)
+        return TLOG_EINVAL;
+    if (!out->thread_budget)
+        out->thread_budget = TLOG_DEFAULT_BUDGET;
+    if (out->thread_budget < 4 * sizeof(tlog_rec))
+        return TLOG_EINVAL;
+    return TLOG_OK;
+}
+
+int tlog_create(const tlog_config *config, tlog_log **out)
+{
+    if (!out)
+        return TLOG_EINVAL;
+    *out = NULL;
+    tlog_log *log = calloc(1, sizeof *log);
+    if (!log)
+        return TLOG_ENOMEM;
+    int rc = normalize_config(config, &log->cfg);
+    if (rc == TLOG_OK) {
+        log->queue = calloc(log->cfg.max_frames, sizeof *log->queue);
+        if (!log->queue)
+            rc = TLOG_ENOMEM;
+    }
+    if (rc != TLOG_OK) {
+        free(log);
+        return rc;
+    }
+    log->budget_recs = log->cfg.thread_budget / sizeof(tlog_rec);
+    log->chunk_recs = log->budget_recs < TLOG_CHUNK_RECS ? log->budget_recs
+                                                         : TLOG_CHUNK_RECS;
+    pthread_mutex_init(&log->lock, NULL);
+    pthread_mutex_init(&log->pool_lock, NULL);
+    pthread_mutex_init(&log->clock_lock, NULL);
+    pthread_mutex_init(&log->error_lock, NULL);
+    tlog_clock_init_(log);
+
+    int level = log->cfg.level;
+    if (!(log->cfg.flags & TLOG_CONFIG_IGNORE_ENV)) {
+        bool bad;
+        level = level_from_env(level, &bad);
+        if (bad)
+            tlog_report_(log, NULL, TLOG_EINVAL, NULL,
+                         "TIMERLOG_LEVEL=%s is not 0, 1 or 2; ignored",
+                         getenv("TIMERLOG_LEVEL"));
+    }
+    atomic_init(&log->level, level);
+    *out = log;
+    return TLOG_OK;
+}
+
+void tlog_destroy(tlog_log *log)
+{
+    if (!log || log->is_default)
+        return;
+    tlog_threads_orphan_(log);
+    tlog_frames_clear_(log);
+    tlog_chunks_put_(log, NULL);
+    pthread_mutex_lock(&log->pool_lock);
+    tlog_chunk *c = log->pool;
+    log->pool = NULL;
+    pthread_mutex_unlock(&log->pool_lock);
+    while (c) {
+        tlog_chunk *next = c->next;
+        free(c);
+        c = next;
+    }
+    pthread_mutex_destroy(&log->lock);
+    pthread_mutex_destroy(&log->pool_lock);
+    pthread_mutex_destroy(&log->clock_lock);
+    pthread_mutex_destroy(&log->error_lock);
+    free(log->queue);
+    free(log);
+}
+
+int tlog_default_config(const tlog_config *config)
+{
+    tlog_config check;
+    int rc = normalize_config(config, &check);
+    if (rc != TLOG_OK)
+        return rc;
+    pthread_mutex_lock(&default_lock);
+    if (atomic_load(&default_log)) {
+        rc = TLOG_EBUSY;
+    } else if (config) {
+        size_t n = config->size ? config->size : sizeof *config;
+        memset(&default_cfg, 0, sizeof default_cfg);
+        memcpy(&default_cfg, config, n < sizeof default_cfg ? n : sizeof default_cfg);
+        default_cfg_set = true;
+    } else {
+        default_cfg_set = false;
+    }
+    pthread_mutex_unlock(&default_lock);
+    return rc;
+}
+
+tlog_log *tlog_default(void)
+{
+    tlog_log *log = atomic_load_explicit(&default_log, memory_order_acquire);
+    if (TLOG_LIKELY(log))
+        return log;
+    pthread_mutex_lock(&default_lock);
+    log = atomic_load_explicit(&default_log, memory_order_relaxed);
+    if (!log && tlog_create(default_cfg_set ? &default_cfg : NULL, &log) == TLOG_OK) {
+        log->is_default = true;
+        __atomic_store_n(&tlog_active_level_, atomic_load(&log->level),
+                         __ATOMIC_RELAXED);
+        atomic_store_explicit(&default_log, log, memory_order_release);
+    }
+    pthread_mutex_unlock(&default_lock);
+    return log;
+}
+
+tlog_log *tlog_resolve_log_(tlog_log *log)
+{
+    return log ? log : tlog_default();
+}
+
+int tlog_set_level(tlog_log *log, int level)
+{
+    if (level < TLOG_LEVEL_OFF || level > TLOG_LEVEL_FINE)
+        return TLOG_EINVAL;
+    log = tlog_resolve_log_(log);
+    if (!log)
+        return TLOG_ENOMEM;
+    atomic_store(&log->level, level);
+    if (log->is_default)
+        __atomic_store_n(&tlog_active_level_, level, __ATOMIC_RELAXED);
+    return TLOG_OK;
+}
+
+int tlog_get_level(tlog_log *log)
+{
+    log = tlog_resolve_log_(log);
+    return log ? atomic_load(&log->level) : TLOG_ENOMEM;
+}
+
+int tlog_get_stats(tlog_log *log, tlog_stats *out)
+{
+    if (!out || out->size < sizeof(size_t))
+        return TLOG_EINVAL;
+    log = tlog_resolve_log_(log);
+    if (!log)
+        return TLOG_ENOMEM;
+    tlog_stats s = {.size = sizeof s};
+#define TLOG_READ(f) s.f = atomic_load_explicit(&log->stats.f, memory_order_relaxed)
+    TLOG_READ(frames_completed);
+    TLOG_READ(frames_dropped);
+    TLOG_READ(scopes_dropped);
+    TLOG_READ(depth_overflows);
+    TLOG_READ(mismatched_ends);
+    TLOG_READ(unmatched_ends);
+    TLOG_READ(scopes_repaired);
+    TLOG_READ(open_at_thread_exit);
+    TLOG_READ(late_work);
+    TLOG_READ(alloc_failures);
+    TLOG_READ(threads);
+#undef TLOG_READ
+    return tlog_copy_sized_(out, &s, sizeof s);
+}
+
+/* The default handler prints the first report of each (code, site) pair and
+ * counts the rest silently: a broken scope in a loop must not flood stderr. */
+static bool first_report(tlog_log *log, int code, const tlog_site *site)
+{
+    bool first = true;
+    pthread_mutex_lock(&log->error_lock);
+    for (unsigned i = 0; i < log->nreported; i++)
+        if (log->reported[i].code == code && log->reported[i].site == site)
+            first = false;
+    if (first && log->nreported < sizeof log->reported / sizeof log->reported[0]) {
+        log->reported[log->nreported].code = code;
+        log->reported[log->nreported].site = site;
+        log->nreported++;
+    }
+    pthread_mutex_unlock(&log->error_lock);
+    return first;
+}
+
+void tlog_report_(tlog_log *log, const tlog_thread *t, int code,
+                  const tlog_site *site, const char *fmt, ...)
+{
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    tlog_error err = {code, msg, site, t ? t->id : 0};
+    if (log->cfg.on_error) {
+        log->cfg.on_error(log->cfg.error_user, &err);
+        return;
+    }
+    if (first_report(log, code, site))
+        fprintf(stderr, "timerlog: %s (further reports like this are only "
+                        "counted: see tlog_get_stats)\n", msg);
+}

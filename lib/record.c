@@ -1,0 +1,621 @@
+/*
+ * Recording: the begin/end hot path and everything it hands off to.
+ *
+ * A begin pushes {site, start} on the thread's stack and reserves one record
+ * slot in the thread's budget; the matching end writes one 32-byte record
+ * into the current chunk. The fast paths take no lock, allocate nothing and
+ * read the clock once each; anything unusual (first scope of a frame, budget
+ * or stack full, mismatched end, chunk boundary) goes to a slow path.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* ------------------------------------------------------------------------ */
+/* Chunks                                                                   */
+/* ------------------------------------------------------------------------ */
+
+tlog_chunk *tlog_chunk_get_(tlog_log *log)
+{
+    pthread_mutex_lock(&log->pool_lock);
+    tlog_chunk *c = log->pool;
+    if (c)
+        log->pool = c->next;
+    pthread_mutex_unlock(&log->pool_lock);
+    if (!c)
+        c = malloc(sizeof *c + log->chunk_recs * sizeof(tlog_rec));
+    if (c) {
+        c->next = NULL;
+        c->used = 0;
+    }
+    return c;
+}
+
+void tlog_chunks_put_(tlog_log *log, tlog_chunk *first)
+{
+    if (!first)
+        return;
+    tlog_chunk *last = first;
+    while (last->next)
+        last = last->next;
+    pthread_mutex_lock(&log->pool_lock);
+    last->next = log->pool;
+    log->pool = first;
+    pthread_mutex_unlock(&log->pool_lock);
+}
+
+static tlog_log *log_of(const tlog_thread *t)
+{
+    return atomic_load_explicit(&((tlog_thread *)t)->log, memory_order_relaxed);
+}
+
+static bool next_chunk(tlog_thread *t, tlog_log *log)
+{
+    tlog_chunk *c = tlog_chunk_get_(log);
+    if (!c)
+        return false;
+    if (t->cur) {
+        t->cur->used = (size_t)(t->wr - t->cur->recs);
+        t->cur->next = c;
+    } else {
+        t->first = c;
+    }
+    t->cur = c;
+    t->wr = c->recs;
+    t->wr_end = c->recs + log->chunk_recs;
+    return true;
+}
+
+static void write_rec(tlog_thread *t, tlog_log *log, const tlog_site *site,
+                      tlog_ticks start, tlog_ticks end, size_t depth,
+                      unsigned flags)
+{
+    if (t->wr == t->wr_end && !next_chunk(t, log)) {
+        if (atomic_fetch_add(&log->stats.alloc_failures, 1) == 0)
+            tlog_report_(log, t, TLOG_ENOMEM, site,
+                         "out of memory: the record of \"%s\" is lost", site->name);
+        return;
+    }
+    tlog_rec *r = t->wr++;
+    r->site = site;
+    r->start = start;
+    r->end = end;
+    r->depth = (uint16_t)depth;
+    r->flags = (uint16_t)flags;
+    r->reserved = 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Frames                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static void start_frame(tlog_thread *t, tlog_log *log)
+{
+    t->frame_id++;
+    atomic_store_explicit(&t->inbox_frame, t->frame_id, memory_order_release);
+    t->room = log->budget_recs;
+    t->seq = 0;
+    t->frame_dropped = 0;
+    t->frame_repaired = 0;
+}
+
+static void free_attachments(tlog_attachment *a)
+{
+    while (a) {
+        tlog_attachment *next = a->next;
+        free(a);
+        a = next;
+    }
+}
+
+static void complete_frame(tlog_thread *t, tlog_log *log)
+{
+    if (t->cur)
+        t->cur->used = (size_t)(t->wr - t->cur->recs);
+    tlog_chunk *chunks = t->first;
+    t->first = t->cur = NULL;
+    t->wr = t->wr_end = NULL;
+    t->room = 0;
+
+    tlog_frame *f = calloc(1, sizeof *f);
+    pthread_mutex_lock(&log->lock);
+    atomic_store_explicit(&t->inbox_frame, 0, memory_order_relaxed);
+    tlog_attachment *inbox = t->inbox;
+    t->inbox = NULL;
+    tlog_frame *evicted = NULL;
+    if (f) {
+        f->log = log;
+        atomic_init(&f->refs, 1);
+        f->frame_id = t->frame_id;
+        f->thread = t->id;
+        memcpy(f->thread_name, t->name, sizeof f->thread_name);
+        f->dropped = t->frame_dropped;
+        f->repaired = t->frame_repaired;
+        f->chunks = chunks;
+        f->attachments = inbox;
+        pthread_mutex_init(&f->resolve_lock, NULL);
+        atomic_init(&f->resolved, false);
+        evicted = tlog_queue_push_locked_(log, f);
+    }
+    pthread_mutex_unlock(&log->lock);
+
+    if (!f) {
+        TLOG_COUNT(log, alloc_failures);
+        tlog_report_(log, t, TLOG_ENOMEM, NULL, "out of memory: a frame is lost");
+        tlog_chunks_put_(log, chunks);
+        free_attachments(inbox);
+    }
+    if (evicted)
+        tlog_frame_release(evicted);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Adopted work                                                             */
+/* ------------------------------------------------------------------------ */
+
+static int deliver(tlog_log *log, const tlog_thread *from, tlog_attachment *a,
+                   const tlog_token *token)
+{
+    pthread_mutex_lock(&log->lock);
+    tlog_thread *owner = tlog_thread_find_(log, token->thread);
+    if (owner && atomic_load_explicit(&owner->inbox_frame, memory_order_relaxed) ==
+                     token->frame) {
+        a->next = owner->inbox;
+        owner->inbox = a;
+        a = NULL;
+    }
+    pthread_mutex_unlock(&log->lock);
+    if (!a)
+        return TLOG_OK;
+    TLOG_COUNT(log, late_work);
+    tlog_report_(log, from, TLOG_ELATE, NULL,
+                 "work for a scope of thread %u arrived after its frame "
+                 "ended; dropped (join workers before the frame ends)",
+                 token->thread);
+    free(a);
+    return TLOG_ELATE;
+}
+
+/* Counts the records written since (chunk, index). */
+static size_t records_since(const tlog_chunk *chunk, size_t index)
+{
+    size_t n = 0;
+    for (const tlog_chunk *c = chunk; c; c = c->next)
+        n += c->used - (c == chunk ? index : 0);
+    return n;
+}
+
+/* Moves the adopted records out of the thread's chunks into `a` (when not
+ * NULL) and rewinds the chunks to where the adoption began. */
+static void extract_adopted(tlog_thread *t, tlog_log *log, tlog_attachment *a)
+{
+    tlog_chunk *start = t->adopt.chunk;
+    size_t index = t->adopt.index, n = 0;
+    for (tlog_chunk *c = start; c; c = c->next) {
+        size_t from = c == start ? index : 0;
+        if (a)
+            memcpy(a->recs + n, c->recs + from, (c->used - from) * sizeof(tlog_rec));
+        n += c->used - from;
+    }
+    tlog_chunks_put_(log, start->next);
+    start->next = NULL;
+    t->cur = start;
+    t->wr = start->recs + index;
+    t->wr_end = start->recs + log->chunk_recs;
+    t->room += n;
+}
+
+static int finish_adoption(tlog_thread *t, tlog_log *log, tlog_ticks now)
+{
+    tlog_open *marker = --t->top;
+    size_t base = tlog_thread_depth_(t);
+    t->cur->used = (size_t)(t->wr - t->cur->recs);
+    size_t n = records_since(t->adopt.chunk, t->adopt.index);
+    tlog_attachment *a = malloc(sizeof *a + n * sizeof(tlog_rec));
+    extract_adopted(t, log, a);
+    t->seq = t->adopt.seq;
+    t->adopt.active = false;
+    if (base == 0)
+        t->room = 0;
+    if (!a) {
+        TLOG_COUNT(log, alloc_failures);
+        tlog_report_(log, t, TLOG_ENOMEM, NULL, "out of memory: adopted work is lost");
+        return TLOG_ENOMEM;
+    }
+    a->next = NULL;
+    a->frame_id = t->adopt.token.frame;
+    a->scope_seq = t->adopt.token.scope;
+    a->worker = t->id;
+    a->has_row = true;
+    a->start = marker->start;
+    a->end = now;
+    a->base_depth = (uint16_t)base;
+    memcpy(a->worker_name, t->name, sizeof a->worker_name);
+    a->nrecs = n;
+    return deliver(log, t, a, &t->adopt.token);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Closing scopes                                                           */
+/* ------------------------------------------------------------------------ */
+
+static void close_top(tlog_thread *t, tlog_log *log, tlog_ticks now, unsigned flags)
+{
+    tlog_open *o = t->top - 1;
+    if (o->site == &tlog_adopt_marker_) {
+        finish_adoption(t, log, now);
+        return;
+    }
+    t->top--;
+    if (o->site == &tlog_overflow_marker_)
+        return;
+    if (!tlog_open_dropped(o)) {
+        if (flags & TLOG_REC_REPAIRED) {
+            TLOG_COUNT(log, scopes_repaired);
+            t->frame_repaired++;
+        }
+        write_rec(t, log, o->site, o->start, now, tlog_thread_depth_(t), flags);
+    }
+    if (t->top == t->stack)
+        complete_frame(t, log);
+}
+
+static void report_unmatched(tlog_thread *t, tlog_log *log, const tlog_site *site)
+{
+    /* A guard whose begin was skipped by the level check ends here too. */
+    if (site->level > atomic_load_explicit(&log->level, memory_order_relaxed))
+        return;
+    TLOG_COUNT(log, unmatched_ends);
+    tlog_report_(log, t, TLOG_ENOTOPEN, site,
+                 "end of \"%s\" (%s:%d) matches no open scope; ignored",
+                 site->name, site->file ? site->file : "?", site->line);
+}
+
+/* Innermost stack index whose scope has the title of `site`, or depth when
+ * none; the search does not cross into the scopes around adopted work. */
+static size_t find_open(const tlog_thread *t, const tlog_site *site)
+{
+    size_t depth = tlog_thread_depth_(t);
+    for (size_t i = depth; i-- > 0;) {
+        const tlog_site *s = tlog_open_site(&t->stack[i]);
+        if (s == &tlog_adopt_marker_)
+            break;
+        if (s != &tlog_overflow_marker_ && tlog_same_title_(s, site))
+            return i;
+    }
+    return depth;
+}
+
+static void end_slow(tlog_thread *t, const tlog_site *site, tlog_ticks now)
+{
+    tlog_log *log = log_of(t);
+    if (!log)
+        return;
+    size_t depth = tlog_thread_depth_(t);
+    if (depth && t->top[-1].site == &tlog_overflow_marker_) {
+        /* Scopes past max_depth were never pushed: nothing to check. */
+        if (--t->top[-1].seq == 0)
+            t->top--;
+        return;
+    }
+    size_t match = find_open(t, site);
+    if (match == depth) {
+        report_unmatched(t, log, site);
+        return;
+    }
+    if (match + 1 < depth) {
+        const tlog_site *inner = tlog_open_site(&t->stack[depth - 1]);
+        TLOG_COUNT(log, mismatched_ends);
+        tlog_report_(log, t, TLOG_EMISMATCH, site,
+                     "end of \"%s\" (%s:%d) while \"%s\" is open: closed %zu "
+                     "inner scope(s) at this instant",
+                     site->name, site->file ? site->file : "?", site->line,
+                     inner->name, depth - match - 1);
+        while (tlog_thread_depth_(t) > match + 1)
+            close_top(t, log, now, TLOG_REC_REPAIRED);
+    }
+    close_top(t, log, now, 0);
+}
+
+void tlog_thread_close_all_(tlog_thread *t, int code)
+{
+    tlog_log *log = log_of(t);
+    size_t depth = tlog_thread_depth_(t);
+    if (!log || !depth)
+        return;
+    TLOG_COUNT(log, open_at_thread_exit);
+    tlog_report_(log, t, code, NULL,
+                 "thread \"%s\" ended with %zu scope(s) open; closed them", t->name,
+                 depth);
+    tlog_ticks now = tlog_read_clock_(t);
+    while (tlog_thread_depth_(t))
+        close_top(t, log, now, TLOG_REC_REPAIRED);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Opening scopes                                                           */
+/* ------------------------------------------------------------------------ */
+
+static void push_overflow(tlog_thread *t, tlog_log *log, const tlog_site *site)
+{
+    if (t->top == t->stack_end) {
+        t->top->site = &tlog_overflow_marker_;
+        t->top->seq = 0;
+        t->top++;
+    }
+    t->top[-1].seq++;
+    TLOG_COUNT(log, depth_overflows);
+    if (t->frame_dropped++ == 0)
+        tlog_report_(log, t, TLOG_EDEPTH, site,
+                     "\"%s\" nests deeper than max_depth (%u): dropping scopes "
+                     "below that depth in this frame",
+                     site->name, log->cfg.max_depth);
+}
+
+static void push_dropped(tlog_thread *t, tlog_log *log, const tlog_site *site)
+{
+    tlog_open *o = t->top++;
+    o->site = (const tlog_site *)((uintptr_t)site | 1u);
+    o->start = 0;
+    o->seq = 0;
+    TLOG_COUNT(log, scopes_dropped);
+    if (t->frame_dropped++ == 0)
+        tlog_report_(log, t, TLOG_EFULL, site,
+                     "thread budget of %zu bytes used up at \"%s\": dropping "
+                     "new scopes in this frame",
+                     log->cfg.thread_budget, site->name);
+}
+
+static void push(tlog_thread *t, const tlog_site *site)
+{
+    tlog_open *o = t->top++;
+    t->room--;
+    o->site = site;
+    o->seq = t->seq++;
+    o->start = tlog_read_clock_(t);
+}
+
+static void begin_slow(tlog_thread *t, const tlog_site *site)
+{
+    tlog_log *log = log_of(t);
+    if (!log)
+        return;
+    if (t->top >= t->stack_end)
+        push_overflow(t, log, site);
+    else if (t->top == t->stack && !t->adopt.active) {
+        start_frame(t, log);
+        push(t, site);
+    } else if (t->room == 0)
+        push_dropped(t, log, site);
+    else
+        push(t, site);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Hot path                                                                 */
+/* ------------------------------------------------------------------------ */
+
+static inline void begin_on(tlog_thread *t, const tlog_site *site)
+{
+    if (TLOG_UNLIKELY(t->room == 0 || t->top >= t->stack_end)) {
+        begin_slow(t, site);
+        return;
+    }
+    push(t, site);
+}
+
+static inline void end_on(tlog_thread *t, const tlog_site *site)
+{
+    tlog_ticks now = tlog_read_clock_(t);
+    size_t depth = tlog_thread_depth_(t);
+    if (TLOG_UNLIKELY(depth < 2 || t->top[-1].site != site || t->wr == t->wr_end)) {
+        end_slow(t, site, now);
+        return;
+    }
+    tlog_open *o = --t->top;
+    tlog_rec *r = t->wr++;
+    r->site = site;
+    r->start = o->start;
+    r->end = now;
+    r->depth = (uint16_t)(depth - 1);
+    r->flags = 0;
+    r->reserved = 0;
+}
+
+static void __attribute__((noinline)) begin_first(const tlog_site *site)
+{
+    tlog_thread *t = tlog_thread_default_();
+    if (!t || site->level > atomic_load(&log_of(t)->level))
+        return;
+    begin_on(t, site);
+}
+
+void tlog_begin(const tlog_site *site)
+{
+    tlog_thread *t = tlog_tls_default_;
+    if (TLOG_UNLIKELY(!t)) {
+        begin_first(site);
+        return;
+    }
+    begin_on(t, site);
+}
+
+void tlog_end(const tlog_site *site)
+{
+    tlog_thread *t = tlog_tls_default_;
+    if (TLOG_UNLIKELY(!t)) {
+        t = tlog_thread_default_();
+        if (!t)
+            return;
+    }
+    end_on(t, site);
+}
+
+void tlog_log_begin(tlog_log *log, const tlog_site *site)
+{
+    log = tlog_resolve_log_(log);
+    if (!log || !site ||
+        site->level > atomic_load_explicit(&log->level, memory_order_relaxed))
+        return;
+    tlog_thread *t = tlog_thread_get_(log);
+    if (t)
+        begin_on(t, site);
+}
+
+void tlog_log_end(tlog_log *log, const tlog_site *site)
+{
+    log = tlog_resolve_log_(log);
+    tlog_thread *t = log && site ? tlog_thread_get_(log) : NULL;
+    if (t)
+        end_on(t, site);
+}
+
+int tlog_depth(tlog_log *log)
+{
+    log = tlog_resolve_log_(log);
+    tlog_thread *t = log ? tlog_thread_get_(log) : NULL;
+    if (!t)
+        return 0;
+    size_t depth = tlog_thread_depth_(t);
+    if (depth && t->top[-1].site == &tlog_overflow_marker_)
+        depth += t->top[-1].seq - 1;
+    return (int)depth;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Hand-off and inserted timings                                            */
+/* ------------------------------------------------------------------------ */
+
+tlog_token tlog_handoff(tlog_log *log)
+{
+    log = tlog_resolve_log_(log);
+    tlog_token token = {log, 0, 0, 0};
+    tlog_thread *t = log ? tlog_thread_get_(log) : NULL;
+    if (!t)
+        return token;
+    if (t->adopt.active)
+        return t->adopt.token;
+    for (size_t i = tlog_thread_depth_(t); i-- > 0;) {
+        const tlog_open *o = &t->stack[i];
+        if (o->site == &tlog_overflow_marker_ || tlog_open_dropped(o))
+            continue;
+        token.frame = t->frame_id;
+        token.thread = t->id;
+        token.scope = o->seq;
+        break;
+    }
+    return token;
+}
+
+int tlog_adopt_begin(const tlog_token *token)
+{
+    if (!token || !token->thread)
+        return TLOG_EINVAL;
+    tlog_log *log = tlog_resolve_log_(token->log);
+    tlog_thread *t = log ? tlog_thread_get_(log) : NULL;
+    if (!t)
+        return TLOG_ENOMEM;
+    if (t->adopt.active)
+        return TLOG_EBUSY;
+    if (t->top >= t->stack_end)
+        return TLOG_EDEPTH;
+    if (!t->cur && !next_chunk(t, log))
+        return TLOG_ENOMEM;
+    if (t->top == t->stack)
+        t->room = log->budget_recs;
+    t->adopt.active = true;
+    t->adopt.token = *token;
+    t->adopt.token.log = log;
+    t->adopt.chunk = t->cur;
+    t->adopt.index = (size_t)(t->wr - t->cur->recs);
+    t->adopt.seq = t->seq;
+    tlog_open *o = t->top++;
+    o->site = &tlog_adopt_marker_;
+    o->seq = 0;
+    o->start = tlog_read_clock_(t);
+    return TLOG_OK;
+}
+
+int tlog_adopt_end(const tlog_token *token)
+{
+    if (!token)
+        return TLOG_EINVAL;
+    tlog_log *log = tlog_resolve_log_(token->log);
+    tlog_thread *t = log ? tlog_thread_get_(log) : NULL;
+    if (!t || !t->adopt.active || t->adopt.token.thread != token->thread ||
+        t->adopt.token.frame != token->frame || t->adopt.token.scope != token->scope)
+        return TLOG_EINVAL;
+    tlog_ticks now = tlog_read_clock_(t);
+    size_t inner = 0;
+    while (t->top[-1 - (ptrdiff_t)inner].site != &tlog_adopt_marker_)
+        inner++;
+    if (inner) {
+        TLOG_COUNT(log, mismatched_ends);
+        tlog_report_(log, t, TLOG_EMISMATCH, NULL,
+                     "adopted work ended with %zu scope(s) open; closed them", inner);
+        while (inner--)
+            close_top(t, log, now, TLOG_REC_REPAIRED);
+    }
+    return finish_adoption(t, log, now);
+}
+
+static int drop_insert(tlog_thread *t, tlog_log *log, const tlog_site *site, int code)
+{
+    if (code == TLOG_EDEPTH)
+        TLOG_COUNT(log, depth_overflows);
+    else
+        TLOG_COUNT(log, scopes_dropped);
+    if (t->frame_dropped++ == 0)
+        tlog_report_(log, t, code, site, "timing \"%s\" dropped: %s", site->name,
+                     tlog_strerror(code));
+    return code;
+}
+
+int tlog_insert(tlog_log *log, const tlog_site *site, tlog_kind kind,
+                tlog_ticks start, tlog_ticks end)
+{
+    if (!site || end < start)
+        return TLOG_EINVAL;
+    log = tlog_resolve_log_(log);
+    tlog_thread *t = log ? tlog_thread_get_(log) : NULL;
+    if (!t)
+        return TLOG_ENOMEM;
+    size_t depth = tlog_thread_depth_(t);
+    if (!depth)
+        return TLOG_ENOTOPEN;
+    const tlog_open *parent = &t->stack[depth - 1];
+    if (parent->site == &tlog_overflow_marker_)
+        return drop_insert(t, log, site, TLOG_EDEPTH);
+    if (tlog_open_dropped(parent) || t->room == 0)
+        return drop_insert(t, log, site, TLOG_EFULL);
+    t->room--;
+    unsigned flags = TLOG_REC_INSERT | (kind == TLOG_KIND_EXECUTION ? TLOG_REC_EXEC : 0);
+    write_rec(t, log, site, start, end, depth, flags);
+    return TLOG_OK;
+}
+
+int tlog_insert_to(const tlog_token *token, const tlog_site *site, tlog_kind kind,
+                   tlog_ticks start, tlog_ticks end)
+{
+    if (!token || !token->thread || !site || end < start)
+        return TLOG_EINVAL;
+    tlog_log *log = tlog_resolve_log_(token->log);
+    tlog_thread *t = log ? tlog_thread_get_(log) : NULL;
+    if (!t)
+        return TLOG_ENOMEM;
+    tlog_attachment *a = calloc(1, sizeof *a + sizeof(tlog_rec));
+    if (!a)
+        return TLOG_ENOMEM;
+    a->frame_id = token->frame;
+    a->scope_seq = token->scope;
+    a->worker = t->id;
+    a->nrecs = 1;
+    a->recs[0].site = site;
+    a->recs[0].start = start;
+    a->recs[0].end = end;
+    a->recs[0].depth = 1;
+    a->recs[0].flags = (uint16_t)(TLOG_REC_INSERT |
+                                  (kind == TLOG_KIND_EXECUTION ? TLOG_REC_EXEC : 0));
+    return deliver(log, t, a, token);
+}

@@ -1,0 +1,448 @@
+/*
+ * Resolution: turns a completed frame's raw records into its tree.
+ *
+ *  1. Records are in post-order with their depth, so one pass with a list of
+ *     pending children per depth rebuilds the tree of instances.
+ *  2. Scopes got a sequence number in begin order (= pre-order); hand-off
+ *     tokens name scopes by it, so work that other threads attached is hung
+ *     under the right instance.
+ *  3. Instances with the same title and kind under the same row merge into
+ *     one node (count, total, min, max); the instances stay as the timeline.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define NONE UINT32_MAX
+
+typedef struct inst {
+    const tlog_site *site;   /* NULL for a worker row */
+    const char *name;
+    const char *thread_name;
+    tlog_ticks start, end;
+    uint32_t parent, first_child, last_child, next_sibling;
+    uint32_t thread;
+    uint32_t node;
+    uint16_t flags;          /* tlog_rec_flags */
+} inst;
+
+typedef struct bnode {
+    uint32_t parent;
+    uint32_t inst;           /* first instance */
+    uint64_t count;
+    tlog_ticks total, min, max, first_start;
+    uint8_t flags;
+} bnode;
+
+typedef struct builder {
+    inst *insts;
+    uint32_t ninsts;
+    uint32_t *pending_head;  /* per depth: children waiting for a parent */
+    uint32_t *pending_tail;
+    size_t max_depth;
+} builder;
+
+static void append_child(builder *b, uint32_t parent, uint32_t child)
+{
+    inst *p = &b->insts[parent];
+    b->insts[child].parent = parent;
+    b->insts[child].next_sibling = NONE;
+    if (p->last_child == NONE)
+        p->first_child = child;
+    else
+        b->insts[p->last_child].next_sibling = child;
+    p->last_child = child;
+}
+
+static uint32_t new_inst(builder *b, const tlog_site *site, const char *name,
+                         const char *thread_name, uint32_t thread,
+                         tlog_ticks start, tlog_ticks end, unsigned flags)
+{
+    uint32_t i = b->ninsts++;
+    b->insts[i] = (inst){site,  name, thread_name, start, end, NONE,
+                         NONE,  NONE, NONE,        thread, NONE, (uint16_t)flags};
+    return i;
+}
+
+static void pending_push(builder *b, size_t depth, uint32_t i)
+{
+    if (b->pending_head[depth] == NONE)
+        b->pending_head[depth] = i;
+    else
+        b->insts[b->pending_tail[depth]].next_sibling = i;
+    b->pending_tail[depth] = i;
+    b->insts[i].next_sibling = NONE;
+}
+
+/* Moves the pending list at `depth` under `parent`. */
+static void adopt_pending(builder *b, size_t depth, uint32_t parent)
+{
+    uint32_t c = b->pending_head[depth];
+    while (c != NONE) {
+        uint32_t next = b->insts[c].next_sibling;
+        append_child(b, parent, c);
+        c = next;
+    }
+    b->pending_head[depth] = NONE;
+}
+
+/*
+ * Adds post-order records whose depths, less `base`, start at `top` (0 for a
+ * frame's own records, whose depth-0 record is the root; 1 for attached work
+ * that hangs under `parent`).
+ */
+static uint32_t add_records(builder *b, const tlog_rec *recs, size_t n, size_t base,
+                            size_t top, uint32_t parent, uint32_t thread,
+                            const char *thread_name)
+{
+    uint32_t last = NONE;
+    for (size_t k = 0; k < n; k++) {
+        const tlog_rec *r = &recs[k];
+        size_t d = r->depth > base ? r->depth - base : 0;
+        if (d < top)
+            d = top;
+        uint32_t i = new_inst(b, r->site, r->site->name, thread_name, thread,
+                              r->start, r->end, r->flags);
+        if (d + 1 < b->max_depth)
+            adopt_pending(b, d + 1, i);
+        pending_push(b, d, i);
+        last = i;
+    }
+    /* Whatever is left hangs under `parent`: normally just the top level. */
+    for (size_t d = top; d < b->max_depth; d++)
+        if (parent != NONE)
+            adopt_pending(b, d, parent);
+    return last;
+}
+
+/* Next instance in pre-order. */
+static uint32_t preorder_next(const inst *in, uint32_t i)
+{
+    if (in[i].first_child != NONE)
+        return in[i].first_child;
+    while (i != NONE && in[i].next_sibling == NONE)
+        i = in[i].parent;
+    return i == NONE ? NONE : in[i].next_sibling;
+}
+
+/* ---- merging by (parent node, kind, title) ---- */
+
+typedef struct merge_map {
+    uint32_t *slots;
+    size_t mask;
+} merge_map;
+
+static uint64_t merge_hash(uint32_t parent, bool exec, const char *name)
+{
+    uint64_t h = tlog_hash_str_(0xcbf29ce484222325ull ^ exec, name);
+    h ^= (uint64_t)parent * 0x9e3779b97f4a7c15ull;
+    return h ^ (h >> 31);
+}
+
+static uint32_t node_for(merge_map *m, bnode *nodes, uint32_t *nnodes,
+                         const inst *in, uint32_t i)
+{
+    uint32_t parent = in[in[i].parent].node;
+    bool exec = (in[i].flags & TLOG_REC_EXEC) != 0;
+    size_t s = merge_hash(parent, exec, in[i].name) & m->mask;
+    for (;; s = (s + 1) & m->mask) {
+        uint32_t n = m->slots[s];
+        if (n == NONE)
+            break;
+        const inst *first = &in[nodes[n].inst];
+        if (nodes[n].parent == parent && ((first->flags & TLOG_REC_EXEC) != 0) == exec &&
+            strcmp(first->name, in[i].name) == 0)
+            return n;
+    }
+    uint32_t n = (*nnodes)++;
+    nodes[n] = (bnode){parent, i, 0, 0, UINT64_MAX, 0, in[i].start, 0};
+    m->slots[s] = n;
+    return n;
+}
+
+static void accumulate(bnode *n, const inst *in)
+{
+    tlog_ticks d = in->end >= in->start ? in->end - in->start : 0;
+    n->count++;
+    n->total += d;
+    if (d < n->min)
+        n->min = d;
+    if (d > n->max)
+        n->max = d;
+    if ((int64_t)(in->start - n->first_start) < 0)
+        n->first_start = in->start;
+    if (in->flags & TLOG_REC_REPAIRED)
+        n->flags |= TLOG_NODE_REPAIRED;
+}
+
+/* ---- ordering children by first start ---- */
+
+typedef struct sort_key {
+    uint32_t parent;
+    uint32_t node;
+    tlog_ticks start;
+} sort_key;
+
+static int by_parent_then_start(const void *pa, const void *pb)
+{
+    const sort_key *x = pa, *y = pb;
+    if (x->parent != y->parent)
+        return x->parent < y->parent ? -1 : 1;
+    int64_t dt = (int64_t)(x->start - y->start);
+    if (dt)
+        return dt < 0 ? -1 : 1;
+    return x->node < y->node ? -1 : x->node > y->node;
+}
+
+static void link_children(tlog_node *out, const bnode *nodes, uint32_t n, sort_key *keys)
+{
+    for (uint32_t i = 1; i < n; i++)
+        keys[i - 1] = (sort_key){nodes[i].parent, i, nodes[i].first_start};
+    qsort(keys, n - 1, sizeof *keys, by_parent_then_start);
+    tlog_node *prev = NULL;
+    for (uint32_t k = 0; k + 1 < n; k++) {
+        tlog_node *c = &out[keys[k].node];
+        tlog_node *p = &out[keys[k].parent];
+        if (prev && prev->parent == p)
+            prev->next_sibling = c;
+        else
+            p->first_child = c;
+        prev = c;
+    }
+}
+
+static uint64_t to_ns(tlog_ticks t, double rate)
+{
+    return (uint64_t)((double)t * rate + 0.5);
+}
+
+static int64_t offset_ns(tlog_ticks t, tlog_ticks origin, double rate)
+{
+    double d = (double)(int64_t)(t - origin) * rate;
+    return (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
+}
+
+static void finish_nodes(tlog_frame *f, const bnode *bn, const inst *in, uint32_t n,
+                         tlog_ticks origin, double rate)
+{
+    tlog_node *out = f->nodes;
+    for (uint32_t i = 0; i < n; i++) {
+        const inst *first = &in[bn[i].inst];
+        tlog_node *o = &out[i];
+        memset(o, 0, sizeof *o);
+        o->parent = i ? &out[bn[i].parent] : NULL;
+        o->name = first->name;
+        o->site = first->site;
+        o->thread = first->thread;
+        o->thread_name = first->thread_name;
+        o->kind = (first->flags & TLOG_REC_EXEC) ? TLOG_KIND_EXECUTION : TLOG_KIND_CONTROL;
+        o->flags = bn[i].flags;
+        o->depth = i ? o->parent->depth + 1 : 0;   /* parents come first */
+        o->start_ns = offset_ns(bn[i].first_start, origin, rate);
+        o->total_ns = to_ns(bn[i].total, rate);
+        o->min_ns = to_ns(bn[i].min, rate);
+        o->max_ns = to_ns(bn[i].max, rate);
+        o->count = bn[i].count;
+    }
+    /* Self time: the total less control children; execution rows ran
+     * elsewhere, beside it. */
+    for (uint32_t i = 0; i < n; i++)
+        out[i].self_ns = out[i].total_ns;
+    for (uint32_t i = 1; i < n; i++) {
+        tlog_node *p = &out[bn[i].parent];
+        if (out[i].kind == TLOG_KIND_CONTROL)
+            p->self_ns = p->self_ns > out[i].total_ns ? p->self_ns - out[i].total_ns : 0;
+        out[i].percent = p->total_ns ? 100.0 * (double)out[i].total_ns / (double)p->total_ns
+                                     : 0.0;
+    }
+    out[0].percent = 100.0;
+}
+
+void tlog_frame_free_raw_(tlog_frame *f)
+{
+    if (f->chunks)
+        tlog_chunks_put_(f->log, f->chunks);
+    f->chunks = NULL;
+    tlog_attachment *a = f->attachments;
+    f->attachments = NULL;
+    while (a) {
+        tlog_attachment *next = a->next;
+        free(a);
+        a = next;
+    }
+}
+
+static size_t count_input(const tlog_frame *f, size_t *max_depth, size_t *rows)
+{
+    size_t n = 1; /* room for a stand-in root */
+    *max_depth = 2;
+    *rows = 0;
+    for (const tlog_chunk *c = f->chunks; c; c = c->next)
+        for (size_t k = 0; k < c->used; k++) {
+            n++;
+            if (c->recs[k].depth + 2u > *max_depth)
+                *max_depth = c->recs[k].depth + 2u;
+        }
+    for (const tlog_attachment *a = f->attachments; a; a = a->next) {
+        n += a->nrecs + 1;
+        *rows += a->has_row;
+        for (size_t k = 0; k < a->nrecs; k++) {
+            size_t d = a->recs[k].depth > a->base_depth ? a->recs[k].depth - a->base_depth : 0;
+            if (d + 2 > *max_depth)
+                *max_depth = d + 2;
+        }
+    }
+    return n;
+}
+
+static const tlog_site lost_root = {"(frame root lost)", NULL, NULL, 0, 0, 0, 0};
+
+/* Builds the frame's own records; returns the root instance. */
+static uint32_t build_own(builder *b, tlog_frame *f)
+{
+    for (const tlog_chunk *c = f->chunks; c; c = c->next)
+        add_records(b, c->recs, c->used, 0, 0, NONE, f->thread, f->thread_name);
+    uint32_t root = b->pending_head[0];
+    if (root != NONE && b->insts[root].next_sibling == NONE) {
+        b->pending_head[0] = NONE;
+        for (size_t d = 1; d < b->max_depth; d++)
+            adopt_pending(b, d, root);
+        return root;
+    }
+    /* The root's record was lost (out of memory): stand one in. */
+    uint32_t stand_in = new_inst(b, &lost_root, lost_root.name, f->thread_name,
+                                 f->thread, 0, 0, TLOG_REC_REPAIRED);
+    bool first = true;
+    for (size_t d = 0; d < b->max_depth; d++)
+        for (uint32_t c = b->pending_head[d]; c != NONE; c = b->insts[c].next_sibling) {
+            if (first || b->insts[c].start < b->insts[stand_in].start)
+                b->insts[stand_in].start = b->insts[c].start;
+            if (first || b->insts[c].end > b->insts[stand_in].end)
+                b->insts[stand_in].end = b->insts[c].end;
+            first = false;
+        }
+    for (size_t d = 0; d < b->max_depth; d++)
+        adopt_pending(b, d, stand_in);
+    return stand_in;
+}
+
+/* Maps begin sequence numbers to instances: pre-order over the frame's own
+ * begun scopes (inserted timings never took a number). */
+static uint32_t map_sequence(const builder *b, uint32_t root, uint32_t *seqmap)
+{
+    uint32_t nseq = 0;
+    for (uint32_t i = root; i != NONE; i = preorder_next(b->insts, i))
+        if (!(b->insts[i].flags & TLOG_REC_INSERT))
+            seqmap[nseq++] = i;
+    return nseq;
+}
+
+static void attach_work(builder *b, tlog_frame *f, uint32_t root, const uint32_t *seqmap,
+                        uint32_t nseq, char (*names)[TLOG_NAME_MAX])
+{
+    size_t row = 0;
+    for (const tlog_attachment *a = f->attachments; a; a = a->next) {
+        uint32_t target = a->scope_seq < nseq ? seqmap[a->scope_seq] : root;
+        const char *tname = a->worker_name;
+        if (a->has_row) {
+            memcpy(names[row], a->worker_name, TLOG_NAME_MAX);
+            tname = names[row++];
+            uint32_t r = new_inst(b, NULL, tname, tname, a->worker, a->start, a->end,
+                                  TLOG_REC_EXEC | TLOG_REC_INSERT);
+            append_child(b, target, r);
+            target = r;
+        }
+        /* Inserted timings carry their inserter's name only as a thread. */
+        add_records(b, a->recs, a->nrecs, a->base_depth, 1, target, a->worker,
+                    a->has_row ? tname : f->thread_name);
+    }
+}
+
+static int merge(tlog_frame *f, builder *b, uint32_t root, bnode *nodes, uint32_t *nnodes,
+                 tlog_ticks origin, double rate)
+{
+    size_t cap = 16;
+    while (cap < (size_t)b->ninsts * 2)
+        cap <<= 1;
+    merge_map m = {malloc(cap * sizeof(uint32_t)), cap - 1};
+    f->insts = malloc(b->ninsts * sizeof *f->insts);
+    if (!m.slots || !f->insts) {
+        free(m.slots);
+        return TLOG_ENOMEM;
+    }
+    memset(m.slots, 0xff, cap * sizeof(uint32_t));
+    inst *in = b->insts;
+    *nnodes = 1;
+    nodes[0] = (bnode){NONE, root, 0, 0, UINT64_MAX, 0, in[root].start, 0};
+    in[root].node = 0;
+    size_t k = 0;
+    for (uint32_t i = root; i != NONE; i = preorder_next(in, i)) {
+        if (i != root)
+            in[i].node = node_for(&m, nodes, nnodes, in, i);
+        accumulate(&nodes[in[i].node], &in[i]);
+        if (in[i].site)
+            __atomic_fetch_add(&((tlog_site *)in[i].site)->instances_, 1, __ATOMIC_RELAXED);
+        tlog_ticks d = in[i].end >= in[i].start ? in[i].end - in[i].start : 0;
+        f->insts[k++] = (tlog_inst){in[i].node, in[i].thread,
+                                    offset_ns(in[i].start, origin, rate), to_ns(d, rate)};
+    }
+    f->ninsts = k;
+    free(m.slots);
+    return TLOG_OK;
+}
+
+int tlog_frame_resolve_(tlog_frame *f)
+{
+    size_t max_depth, rows;
+    size_t cap = count_input(f, &max_depth, &rows);
+    if (cap >= NONE)
+        return TLOG_ENOMEM;
+    builder b = {0};
+    b.max_depth = max_depth;
+    b.insts = malloc(cap * sizeof *b.insts);
+    b.pending_head = malloc(max_depth * sizeof(uint32_t));
+    b.pending_tail = malloc(max_depth * sizeof(uint32_t));
+    uint32_t *seqmap = malloc(cap * sizeof(uint32_t));
+    bnode *nodes = malloc(cap * sizeof *nodes);
+    char (*names)[TLOG_NAME_MAX] = calloc(rows ? rows : 1, TLOG_NAME_MAX);
+    int rc = TLOG_ENOMEM;
+    if (!b.insts || !b.pending_head || !b.pending_tail || !seqmap || !nodes || !names)
+        goto out;
+    memset(b.pending_head, 0xff, max_depth * sizeof(uint32_t));
+
+    uint32_t root = build_own(&b, f);
+    uint32_t nseq = map_sequence(&b, root, seqmap);
+    attach_work(&b, f, root, seqmap, nseq, names);
+
+    double rate = tlog_clock_calibrate_(f->log);
+    tlog_ticks origin = b.insts[root].start;
+    uint32_t nnodes;
+    rc = merge(f, &b, root, nodes, &nnodes, origin, rate);
+    if (rc != TLOG_OK)
+        goto out;
+    f->nodes = calloc(nnodes, sizeof *f->nodes);
+    sort_key *keys = malloc(nnodes * sizeof *keys);
+    if (!f->nodes || !keys) {
+        free(keys);
+        rc = TLOG_ENOMEM;
+        goto out;
+    }
+    f->nnodes = nnodes;
+    finish_nodes(f, nodes, b.insts, nnodes, origin, rate);
+    link_children(f->nodes, nodes, nnodes, keys);
+    free(keys);
+    f->start_ns = offset_ns(origin, f->log->tick0, rate);
+    f->duration_ns = f->nodes[0].total_ns;
+    f->worker_names = names;
+    names = NULL;
+    tlog_frame_free_raw_(f);
+out:
+    free(b.insts);
+    free(b.pending_head);
+    free(b.pending_tail);
+    free(seqmap);
+    free(nodes);
+    free(names);
+    return rc;
+}

@@ -1,0 +1,104 @@
+/* Call sites: stable ids, instance counts, sites made at run time. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* FNV-1a: stable across runs and platforms, which an address is not. */
+uint64_t tlog_hash_str_(uint64_t h, const char *s)
+{
+    if (!s)
+        return h;
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+uint64_t tlog_site_id(const tlog_site *site)
+{
+    if (!site)
+        return 0;
+    uint64_t id = __atomic_load_n(&site->id_, __ATOMIC_RELAXED);
+    if (id)
+        return id;
+    id = tlog_hash_str_(0xcbf29ce484222325ull, site->file);
+    id = tlog_hash_str_(id ^ 0xff, site->function);
+    id ^= (uint64_t)(unsigned)site->line;
+    id *= 0x100000001b3ull;
+    id ^= id >> 29;
+    if (!id)
+        id = 1;
+    /* Racing writers store the same value. */
+    __atomic_store_n(&((tlog_site *)site)->id_, id, __ATOMIC_RELAXED);
+    return id;
+}
+
+uint64_t tlog_site_instances(const tlog_site *site)
+{
+    return site ? __atomic_load_n(&site->instances_, __ATOMIC_RELAXED) : 0;
+}
+
+bool tlog_same_title_(const tlog_site *a, const tlog_site *b)
+{
+    return a == b || a->name == b->name ||
+           (a->name && b->name && strcmp(a->name, b->name) == 0);
+}
+
+/* Interned sites live until the process ends, like the static ones. */
+typedef struct interned {
+    struct interned *next;
+    tlog_site site;
+    char strings[];
+} interned;
+
+static pthread_mutex_t intern_lock = PTHREAD_MUTEX_INITIALIZER;
+static interned *intern_list;
+
+static bool str_eq(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+static char *copy_into(char **cursor, const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t n = strlen(s) + 1;
+    char *dst = *cursor;
+    memcpy(dst, s, n);
+    *cursor += n;
+    return dst;
+}
+
+const tlog_site *tlog_site_intern(const char *name, const char *file,
+                                  const char *function, int line, int level)
+{
+    if (!name)
+        return NULL;
+    pthread_mutex_lock(&intern_lock);
+    for (interned *it = intern_list; it; it = it->next) {
+        const tlog_site *s = &it->site;
+        if (s->line == line && s->level == level && str_eq(s->name, name) &&
+            str_eq(s->file, file) && str_eq(s->function, function)) {
+            pthread_mutex_unlock(&intern_lock);
+            return s;
+        }
+    }
+    size_t len = strlen(name) + 1 + (file ? strlen(file) + 1 : 0) +
+                 (function ? strlen(function) + 1 : 0);
+    interned *it = calloc(1, sizeof *it + len);
+    if (it) {
+        char *cursor = it->strings;
+        it->site.name = copy_into(&cursor, name);
+        it->site.file = copy_into(&cursor, file);
+        it->site.function = copy_into(&cursor, function);
+        it->site.line = line;
+        it->site.level = level;
+        it->next = intern_list;
+        intern_list = it;
+    }
+    pthread_mutex_unlock(&intern_lock);
+    return it ? &it->site : NULL;
+}
