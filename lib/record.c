@@ -109,6 +109,19 @@ static void free_attachments(tlog_attachment *a)
     }
 }
 
+/* Inboxes are pushed at the head; frames want the order of delivery. */
+static tlog_attachment *reversed(tlog_attachment *a)
+{
+    tlog_attachment *out = NULL;
+    while (a) {
+        tlog_attachment *next = a->next;
+        a->next = out;
+        out = a;
+        a = next;
+    }
+    return out;
+}
+
 static void complete_frame(tlog_thread *t, tlog_log *log)
 {
     if (t->cur)
@@ -121,7 +134,7 @@ static void complete_frame(tlog_thread *t, tlog_log *log)
     tlog_frame *f = calloc(1, sizeof *f);
     pthread_mutex_lock(&log->lock);
     atomic_store_explicit(&t->inbox_frame, 0, memory_order_relaxed);
-    tlog_attachment *inbox = t->inbox;
+    tlog_attachment *inbox = reversed(t->inbox);
     t->inbox = NULL;
     tlog_frame *evicted = NULL;
     if (f) {

@@ -1,0 +1,137 @@
+/* Helpers shared by the tests: a deterministic clock, scopes by name on an
+ * explicit log, error collection and tree lookups. */
+#ifndef TIMERLOG_TEST_COMMON_H
+#define TIMERLOG_TEST_COMMON_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <timerlog/timerlog.h>
+
+/* Each thread has its own simulated time, in nanoseconds, so tests decide
+ * exactly when every scope begins and ends. */
+static _Thread_local uint64_t test_now;
+
+static inline tlog_ticks test_clock(void *user)
+{
+    (void)user;
+    return test_now;
+}
+
+static inline void at_ms(double ms)
+{
+    test_now = (uint64_t)(ms * 1e6 + 0.5);
+}
+
+typedef struct collected_errors {
+    int count;
+    int codes[256];
+} collected_errors;
+
+static inline void collect_error(void *user, const tlog_error *e)
+{
+    collected_errors *c = user;
+    if (c->count < 256)
+        c->codes[c->count] = e->code;
+    c->count++;
+}
+
+static inline int count_code(const collected_errors *c, int code)
+{
+    int n = 0;
+    for (int i = 0; i < c->count && i < 256; i++)
+        n += c->codes[i] == code;
+    return n;
+}
+
+static inline tlog_config test_config(collected_errors *errors)
+{
+    tlog_config c = {.size = sizeof c, .clock = test_clock,
+                     .flags = TLOG_CONFIG_IGNORE_ENV};
+    if (errors) {
+        c.on_error = collect_error;
+        c.error_user = errors;
+    }
+    return c;
+}
+
+static inline tlog_log *make_log(const tlog_config *c)
+{
+    tlog_log *log = NULL;
+    assert_int_equal(tlog_create(c, &log), TLOG_OK);
+    assert_non_null(log);
+    return log;
+}
+
+static inline const tlog_site *site_named(const char *name)
+{
+    return tlog_site_intern(name, "test.c", "test", 1, TLOG_LEVEL_COARSE);
+}
+
+/* Scope boundaries by name at a given simulated time. */
+static inline void begin_at(tlog_log *log, const char *name, double ms)
+{
+    at_ms(ms);
+    tlog_log_begin(log, site_named(name));
+}
+
+static inline void end_at(tlog_log *log, const char *name, double ms)
+{
+    at_ms(ms);
+    tlog_log_end(log, site_named(name));
+}
+
+static inline tlog_node_info info_of(const tlog_node *n)
+{
+    tlog_node_info info = {.size = sizeof info};
+    assert_int_equal(tlog_node_get_info(n, &info), TLOG_OK);
+    return info;
+}
+
+static inline const tlog_node *child_named(const tlog_node *n, const char *name)
+{
+    for (const tlog_node *c = tlog_node_first_child(n); c; c = tlog_node_next_sibling(c))
+        if (strcmp(info_of(c).name, name) == 0)
+            return c;
+    return NULL;
+}
+
+static inline size_t child_count(const tlog_node *n)
+{
+    size_t k = 0;
+    for (const tlog_node *c = tlog_node_first_child(n); c; c = tlog_node_next_sibling(c))
+        k++;
+    return k;
+}
+
+static inline tlog_stats stats_of(tlog_log *log)
+{
+    tlog_stats s = {.size = sizeof s};
+    assert_int_equal(tlog_get_stats(log, &s), TLOG_OK);
+    return s;
+}
+
+/* The dump of a frame as one malloc'd string. */
+static inline char *dump_string(const tlog_frame *f, const tlog_dump_options *o)
+{
+    FILE *fp = tmpfile();
+    assert_non_null(fp);
+    assert_int_equal(tlog_dump_frame(f, fp, o), TLOG_OK);
+    long n = ftell(fp);
+    char *s = calloc(1, (size_t)n + 1);
+    rewind(fp);
+    assert_int_equal(fread(s, 1, (size_t)n, fp), (size_t)n);
+    fclose(fp);
+    return s;
+}
+
+#define NS_PER_MS 1000000ull
+
+#endif
