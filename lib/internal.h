@@ -267,6 +267,8 @@ TLOG_INTERNAL void tlog_frame_free_raw_(tlog_frame *frame);
 /* site.c */
 TLOG_INTERNAL uint64_t tlog_hash_str_(uint64_t h, const char *s);
 TLOG_INTERNAL bool tlog_same_title_(const tlog_site *a, const tlog_site *b);
+TLOG_INTERNAL void tlog_site_count_(const tlog_site *const *sites, const uint64_t *counts,
+                                    size_t n);
 
 /* Copies a filled result struct into the caller's, which may be an older,
  * shorter version: its leading `size` says how much it holds. */

@@ -259,6 +259,22 @@ static void finish_nodes(tlog_frame *f, const bnode *bn, const inst *in, uint32_
     out[0].percent = 100.0;
 }
 
+static void count_site_instances(const tlog_frame *f)
+{
+    enum { BATCH = 256 };
+    const tlog_site *sites[BATCH];
+    uint64_t counts[BATCH];
+    size_t k = 0;
+    for (size_t i = 0; i < f->nnodes; i++) {
+        sites[k] = f->nodes[i].site;
+        counts[k++] = f->nodes[i].count;
+        if (k == BATCH || i + 1 == f->nnodes) {
+            tlog_site_count_(sites, counts, k);
+            k = 0;
+        }
+    }
+}
+
 void tlog_frame_free_raw_(tlog_frame *f)
 {
     if (f->chunks)
@@ -296,7 +312,7 @@ static size_t count_input(const tlog_frame *f, size_t *max_depth, size_t *rows)
     return n;
 }
 
-static const tlog_site lost_root = {"(frame root lost)", NULL, NULL, 0, 0, 0, 0};
+static const tlog_site lost_root = {"(frame root lost)", NULL, NULL, 0, 0};
 
 /* Builds the frame's own records; returns the root instance. */
 static uint32_t build_own(builder *b, tlog_frame *f)
@@ -381,8 +397,11 @@ static int merge(tlog_frame *f, builder *b, uint32_t root, bnode *nodes, uint32_
         if (i != root)
             in[i].node = node_for(&m, nodes, nnodes, in, i);
         accumulate(&nodes[in[i].node], &in[i]);
-        if (in[i].site)
-            __atomic_fetch_add(&((tlog_site *)in[i].site)->instances_, 1, __ATOMIC_RELAXED);
+        /* A node's count goes to its first site; an instance from another
+         * site of the same title is counted on its own. */
+        const tlog_site *first = in[nodes[in[i].node].inst].site;
+        if (in[i].site != first)
+            tlog_site_count_(&in[i].site, &(uint64_t){1}, 1);
         tlog_ticks d = in[i].end >= in[i].start ? in[i].end - in[i].start : 0;
         f->insts[k++] = (tlog_inst){in[i].node, in[i].thread,
                                     offset_ns(in[i].start, origin, rate), to_ns(d, rate)};
@@ -430,6 +449,7 @@ int tlog_frame_resolve_(tlog_frame *f)
     }
     f->nnodes = nnodes;
     finish_nodes(f, nodes, b.insts, nnodes, origin, rate);
+    count_site_instances(f);
     link_children(f->nodes, nodes, nnodes, keys);
     free(keys);
     f->start_ns = offset_ns(origin, f->log->tick0, rate);

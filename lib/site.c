@@ -20,24 +20,77 @@ uint64_t tlog_site_id(const tlog_site *site)
 {
     if (!site)
         return 0;
-    uint64_t id = __atomic_load_n(&site->id_, __ATOMIC_RELAXED);
-    if (id)
-        return id;
-    id = tlog_hash_str_(0xcbf29ce484222325ull, site->file);
+    uint64_t id = tlog_hash_str_(0xcbf29ce484222325ull, site->file);
     id = tlog_hash_str_(id ^ 0xff, site->function);
     id ^= (uint64_t)(unsigned)site->line;
     id *= 0x100000001b3ull;
     id ^= id >> 29;
-    if (!id)
-        id = 1;
-    /* Racing writers store the same value. */
-    __atomic_store_n(&((tlog_site *)site)->id_, id, __ATOMIC_RELAXED);
-    return id;
+    return id ? id : 1;
+}
+
+/* Instance counts live here, keyed by the site's address, so that sites can
+ * be read-only. Updated once per resolved frame, never on the hot path. */
+typedef struct site_count {
+    const tlog_site *site;
+    uint64_t count;
+} site_count;
+
+static pthread_mutex_t count_lock = PTHREAD_MUTEX_INITIALIZER;
+static site_count *count_table;
+static size_t count_cap, count_len;
+
+static size_t count_slot(site_count *table, size_t cap, const tlog_site *site)
+{
+    size_t h = (size_t)(((uintptr_t)site >> 3) * 0x9e3779b97f4a7c15ull);
+    size_t mask = cap - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask)
+        if (table[i].site == site || !table[i].site)
+            return i;
+}
+
+static bool count_grow(void)
+{
+    size_t cap = count_cap ? count_cap * 2 : 256;
+    site_count *table = calloc(cap, sizeof *table);
+    if (!table)
+        return false;
+    for (size_t i = 0; i < count_cap; i++)
+        if (count_table[i].site)
+            table[count_slot(table, cap, count_table[i].site)] = count_table[i];
+    free(count_table);
+    count_table = table;
+    count_cap = cap;
+    return true;
+}
+
+void tlog_site_count_(const tlog_site *const *sites, const uint64_t *counts, size_t n)
+{
+    pthread_mutex_lock(&count_lock);
+    for (size_t k = 0; k < n; k++) {
+        if (!sites[k])
+            continue;
+        if ((count_len + 1) * 2 > count_cap && !count_grow())
+            break;
+        site_count *e = &count_table[count_slot(count_table, count_cap, sites[k])];
+        if (!e->site) {
+            e->site = sites[k];
+            count_len++;
+        }
+        e->count += counts[k];
+    }
+    pthread_mutex_unlock(&count_lock);
 }
 
 uint64_t tlog_site_instances(const tlog_site *site)
 {
-    return site ? __atomic_load_n(&site->instances_, __ATOMIC_RELAXED) : 0;
+    uint64_t n = 0;
+    pthread_mutex_lock(&count_lock);
+    if (site && count_cap) {
+        const site_count *e = &count_table[count_slot(count_table, count_cap, site)];
+        n = e->site ? e->count : 0;
+    }
+    pthread_mutex_unlock(&count_lock);
+    return n;
 }
 
 bool tlog_same_title_(const tlog_site *a, const tlog_site *b)

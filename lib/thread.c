@@ -12,8 +12,8 @@ static TLOG_TLS char tls_name[TLOG_NAME_MAX];
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
-const tlog_site tlog_adopt_marker_ = {"(adopted work)", NULL, NULL, 0, 0, 0, 0};
-const tlog_site tlog_overflow_marker_ = {"(too deep)", NULL, NULL, 0, 0, 0, 0};
+const tlog_site tlog_adopt_marker_ = {"(adopted work)", NULL, NULL, 0, 0};
+const tlog_site tlog_overflow_marker_ = {"(too deep)", NULL, NULL, 0, 0};
 
 static void release_state(tlog_thread *t)
 {

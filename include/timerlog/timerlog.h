@@ -75,8 +75,8 @@ enum tlog_level {
  * One call site. Each macro use owns one static tlog_site; functions take a
  * pointer to it, so the hot path carries a pointer, never a string. Code that
  * makes names at run time gets stable sites from tlog_site_intern().
- * The fields after `level` belong to the library: initialise them to zero and
- * read them through tlog_site_id() and tlog_site_instances().
+ * The library never writes to a site: it may live in read-only memory, and
+ * must stay valid as long as frames that mention it are read.
  */
 typedef struct tlog_site {
     const char *name;     /* title printed in the tree */
@@ -84,13 +84,12 @@ typedef struct tlog_site {
     const char *function; /* enclosing function, as given by __func__ */
     int line;             /* source line */
     int level;            /* TLOG_LEVEL_COARSE or TLOG_LEVEL_FINE */
-    uint64_t id_;         /* cached tlog_site_id(); 0 until computed */
-    uint64_t instances_;  /* scopes of this site resolved so far */
 } tlog_site;
 
 /*
  * The 64-bit id of a site, a hash of its file, function and line: the same
- * for the same site in every run of the same build, never 0.
+ * for the same site in every run of the same build, never 0. Computed on
+ * each call (a few ns per byte of the path): cache it if you need it often.
  * Thread-safe.
  */
 TLOG_API uint64_t tlog_site_id(const tlog_site *site);
@@ -454,7 +453,7 @@ extern TLOG_API int tlog_active_level_;
 #define TIMERLOG_CAT2_(a, b) a##b
 #define TIMERLOG_CAT_(a, b) TIMERLOG_CAT2_(a, b)
 #define TIMERLOG_SITE_(var, lvl, nm)                                         \
-    static tlog_site var = {(nm), __FILE__, __func__, __LINE__, (lvl), 0, 0}
+    static const tlog_site var = {(nm), __FILE__, __func__, __LINE__, (lvl)}
 
 #if defined(__GNUC__) || defined(__clang__)
 #define TIMERLOG_ON_(site)                                                   \
@@ -464,7 +463,7 @@ extern TLOG_API int tlog_active_level_;
 #define TIMERLOG_ON_(site) ((site).level <= tlog_active_level_)
 #endif
 
-static inline const tlog_site *tlog_scope_enter_(tlog_site *site)
+static inline const tlog_site *tlog_scope_enter_(const tlog_site *site)
 {
     if (TIMERLOG_ON_(*site)) {
         tlog_begin(site);
@@ -507,7 +506,7 @@ namespace timerlog {
 /* Ends the scope when it goes out of scope; what TIMERLOG_SCOPE uses in C++. */
 class scope_guard {
 public:
-    explicit scope_guard(tlog_site *site) noexcept
+    explicit scope_guard(const tlog_site *site) noexcept
         : site_(tlog_scope_enter_(site)) {}
     ~scope_guard() { if (site_) tlog_end(site_); }
     scope_guard(const scope_guard &) = delete;
