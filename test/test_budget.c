@@ -1,0 +1,169 @@
+/* Bounded memory: a full thread budget or stack drops new scopes (with their
+ * children), counts them, and leaves what was recorded intact. */
+#include "common.h"
+
+typedef struct fixture {
+    tlog_log *log;
+    collected_errors errors;
+} fixture;
+
+static fixture *make_fixture(size_t budget_records, uint32_t max_depth)
+{
+    fixture *fx = calloc(1, sizeof *fx);
+    tlog_config c = test_config(&fx->errors);
+    c.thread_budget = budget_records * 32;
+    c.max_depth = max_depth;
+    fx->log = make_log(&c);
+    return fx;
+}
+
+static void free_fixture(fixture *fx)
+{
+    tlog_destroy(fx->log);
+    free(fx);
+}
+
+static void full_budget_drops_new_scopes_and_counts_them(void **state)
+{
+    (void)state;
+    fixture *fx = make_fixture(64, 0);
+    begin_at(fx->log, "Frame", 0);
+    for (int i = 0; i < 100; i++) {
+        begin_at(fx->log, "Child", i);
+        end_at(fx->log, "Child", i + 0.5);
+    }
+    end_at(fx->log, "Frame", 100);
+    /* 64 records: the frame's own and 63 children. */
+    assert_int_equal(stats_of(fx->log).scopes_dropped, 37);
+    assert_int_equal(count_code(&fx->errors, TLOG_EFULL), 1);
+    tlog_frame *f = tlog_frame_latest(fx->log);
+    assert_non_null(f);
+    assert_int_equal(info_of(child_named(tlog_frame_root(f), "Child")).count, 63);
+    assert_int_equal(info_of(tlog_frame_root(f)).total_ns, 100 * NS_PER_MS);
+    tlog_frame_info fi = {.size = sizeof fi};
+    tlog_frame_get_info(f, &fi);
+    assert_int_equal(fi.scopes_dropped, 37);
+    char *dump = dump_string(f, NULL);
+    assert_non_null(strstr(dump, "# 37 scopes dropped"));
+    free(dump);
+    tlog_frame_release(f);
+    free_fixture(fx);
+}
+
+static void dropped_scope_takes_its_children_along(void **state)
+{
+    (void)state;
+    fixture *fx = make_fixture(4, 0);
+    begin_at(fx->log, "Frame", 0);
+    begin_at(fx->log, "A", 1);
+    begin_at(fx->log, "A1", 2);
+    end_at(fx->log, "A1", 3);
+    begin_at(fx->log, "B", 4);   /* takes the last record */
+    begin_at(fx->log, "C", 5);   /* dropped */
+    begin_at(fx->log, "C1", 6);  /* dropped with its parent */
+    end_at(fx->log, "C1", 7);
+    end_at(fx->log, "C", 8);
+    end_at(fx->log, "B", 9);
+    end_at(fx->log, "A", 10);
+    end_at(fx->log, "Frame", 11);
+    assert_int_equal(stats_of(fx->log).scopes_dropped, 2);
+    assert_int_equal(stats_of(fx->log).mismatched_ends + stats_of(fx->log).unmatched_ends, 0);
+    tlog_frame *f = tlog_frame_latest(fx->log);
+    const tlog_node *a = child_named(tlog_frame_root(f), "A");
+    const tlog_node *b = child_named(a, "B");
+    assert_non_null(child_named(a, "A1"));
+    assert_non_null(b);
+    assert_null(tlog_node_first_child(b));
+    assert_int_equal(info_of(b).total_ns, 5 * NS_PER_MS);
+    tlog_frame_release(f);
+    free_fixture(fx);
+}
+
+static void next_frame_has_the_whole_budget_again(void **state)
+{
+    (void)state;
+    fixture *fx = make_fixture(8, 0);
+    for (int frame = 0; frame < 3; frame++) {
+        double t0 = frame * 100;
+        begin_at(fx->log, "Frame", t0);
+        for (int i = 0; i < 7; i++) {
+            begin_at(fx->log, "Child", t0 + i);
+            end_at(fx->log, "Child", t0 + i + 1);
+        }
+        end_at(fx->log, "Frame", t0 + 50);
+        tlog_frame *f = tlog_frame_latest(fx->log);
+        assert_int_equal(info_of(child_named(tlog_frame_root(f), "Child")).count, 7);
+        tlog_frame_release(f);
+    }
+    assert_int_equal(stats_of(fx->log).scopes_dropped, 0);
+    free_fixture(fx);
+}
+
+static void scopes_past_max_depth_are_dropped_and_ends_still_balance(void **state)
+{
+    (void)state;
+    fixture *fx = make_fixture(1024, 4);
+    const char *names[] = {"L0", "L1", "L2", "L3", "L4", "L5"};
+    for (int d = 0; d < 6; d++)
+        begin_at(fx->log, names[d], d);
+    assert_int_equal(tlog_depth(fx->log), 6);
+    assert_int_equal(tlog_insert(fx->log, site_named("deep"), TLOG_KIND_CONTROL, 0, 1),
+                     TLOG_EDEPTH);
+    for (int d = 5; d >= 0; d--)
+        end_at(fx->log, names[d], 10 + (5 - d));
+    assert_int_equal(stats_of(fx->log).depth_overflows, 3);
+    assert_int_equal(count_code(&fx->errors, TLOG_EDEPTH), 1);
+    assert_int_equal(stats_of(fx->log).mismatched_ends + stats_of(fx->log).unmatched_ends, 0);
+    tlog_frame *f = tlog_frame_latest(fx->log);
+    const tlog_node *n = tlog_frame_root(f);
+    for (int d = 1; d < 4; d++)
+        n = child_named(n, names[d]);
+    assert_non_null(n);
+    assert_null(tlog_node_first_child(n));
+    tlog_frame_release(f);
+    free_fixture(fx);
+}
+
+static void insert_into_full_budget_fails_cleanly(void **state)
+{
+    (void)state;
+    fixture *fx = make_fixture(4, 0);
+    begin_at(fx->log, "Frame", 0);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(tlog_insert(fx->log, site_named("x"), TLOG_KIND_EXECUTION, 0, 1),
+                         TLOG_OK);
+    assert_int_equal(tlog_insert(fx->log, site_named("x"), TLOG_KIND_EXECUTION, 0, 1),
+                     TLOG_EFULL);
+    end_at(fx->log, "Frame", 5);
+    tlog_frame *f = tlog_frame_latest(fx->log);
+    assert_int_equal(info_of(child_named(tlog_frame_root(f), "x")).count, 3);
+    tlog_frame_release(f);
+    free_fixture(fx);
+}
+
+static void insert_needs_an_open_scope(void **state)
+{
+    (void)state;
+    fixture *fx = make_fixture(64, 0);
+    assert_int_equal(tlog_insert(fx->log, site_named("x"), TLOG_KIND_CONTROL, 0, 1),
+                     TLOG_ENOTOPEN);
+    assert_int_equal(tlog_insert(fx->log, NULL, TLOG_KIND_CONTROL, 0, 1), TLOG_EINVAL);
+    begin_at(fx->log, "Frame", 0);
+    assert_int_equal(tlog_insert(fx->log, site_named("x"), TLOG_KIND_CONTROL, 5, 1),
+                     TLOG_EINVAL);
+    end_at(fx->log, "Frame", 1);
+    free_fixture(fx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(full_budget_drops_new_scopes_and_counts_them),
+        cmocka_unit_test(dropped_scope_takes_its_children_along),
+        cmocka_unit_test(next_frame_has_the_whole_budget_again),
+        cmocka_unit_test(scopes_past_max_depth_are_dropped_and_ends_still_balance),
+        cmocka_unit_test(insert_into_full_budget_fails_cleanly),
+        cmocka_unit_test(insert_needs_an_open_scope),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,212 @@
+/* Nesting errors: each is reported once, counted, and repaired so that the
+ * tree stays well-formed and no recorded timing is lost. */
+#include <pthread.h>
+
+#include <unistd.h>
+
+#include "common.h"
+
+typedef struct fixture {
+    tlog_log *log;
+    collected_errors errors;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *fx = calloc(1, sizeof *fx);
+    tlog_config c = test_config(&fx->errors);
+    fx->log = make_log(&c);
+    *state = fx;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *fx = *state;
+    tlog_destroy(fx->log);
+    free(fx);
+    return 0;
+}
+
+static void end_of_outer_scope_closes_inner_ones_at_that_instant(void **state)
+{
+    fixture *fx = *state;
+    begin_at(fx->log, "Frame", 0);
+    begin_at(fx->log, "A", 1);
+    begin_at(fx->log, "B", 2);
+    begin_at(fx->log, "C", 3);
+    end_at(fx->log, "A", 10); /* B and C are still open */
+    assert_int_equal(fx->errors.count, 1);
+    assert_int_equal(count_code(&fx->errors, TLOG_EMISMATCH), 1);
+    assert_int_equal(tlog_depth(fx->log), 1);
+    end_at(fx->log, "Frame", 20);
+
+    tlog_stats s = stats_of(fx->log);
+    assert_int_equal(s.mismatched_ends, 1);
+    assert_int_equal(s.scopes_repaired, 2);
+
+    tlog_frame *f = tlog_frame_latest(fx->log);
+    assert_non_null(f);
+    const tlog_node *a = child_named(tlog_frame_root(f), "A");
+    const tlog_node *b = child_named(a, "B");
+    const tlog_node *c = child_named(b, "C");
+    assert_non_null(c);
+    assert_int_equal(info_of(a).total_ns, 9 * NS_PER_MS);
+    assert_int_equal(info_of(a).flags & TLOG_NODE_REPAIRED, 0);
+    assert_int_equal(info_of(b).total_ns, 8 * NS_PER_MS);
+    assert_int_equal(info_of(c).total_ns, 7 * NS_PER_MS);
+    assert_int_equal(info_of(b).flags & TLOG_NODE_REPAIRED, TLOG_NODE_REPAIRED);
+    assert_int_equal(info_of(c).flags & TLOG_NODE_REPAIRED, TLOG_NODE_REPAIRED);
+    tlog_frame_info fi = {.size = sizeof fi};
+    tlog_frame_get_info(f, &fi);
+    assert_int_equal(fi.scopes_repaired, 2);
+    char *dump = dump_string(f, NULL);
+    assert_non_null(strstr(dump, "# 2 scopes closed by a repair rule\n"));
+    free(dump);
+    tlog_frame_release(f);
+}
+
+static void end_with_nothing_open_is_ignored(void **state)
+{
+    fixture *fx = *state;
+    end_at(fx->log, "Nothing", 1);
+    assert_int_equal(count_code(&fx->errors, TLOG_ENOTOPEN), 1);
+    assert_int_equal(stats_of(fx->log).unmatched_ends, 1);
+    assert_int_equal(tlog_frame_count(fx->log), 0);
+    assert_int_equal(tlog_depth(fx->log), 0);
+}
+
+static void end_of_a_scope_that_is_not_open_keeps_the_others(void **state)
+{
+    fixture *fx = *state;
+    begin_at(fx->log, "Frame", 0);
+    begin_at(fx->log, "A", 1);
+    end_at(fx->log, "Z", 2);
+    assert_int_equal(count_code(&fx->errors, TLOG_ENOTOPEN), 1);
+    assert_int_equal(tlog_depth(fx->log), 2);
+    end_at(fx->log, "A", 3);
+    end_at(fx->log, "Frame", 4);
+    assert_int_equal(fx->errors.count, 1);
+    tlog_frame *f = tlog_frame_latest(fx->log);
+    const tlog_node *a = child_named(tlog_frame_root(f), "A");
+    assert_non_null(a);
+    assert_int_equal(info_of(a).total_ns, 2 * NS_PER_MS);
+    assert_int_equal(stats_of(fx->log).scopes_repaired, 0);
+    tlog_frame_release(f);
+}
+
+static void ending_the_frame_closes_everything_inside(void **state)
+{
+    fixture *fx = *state;
+    begin_at(fx->log, "Frame", 0);
+    begin_at(fx->log, "A", 1);
+    begin_at(fx->log, "B", 2);
+    end_at(fx->log, "Frame", 5);
+    assert_int_equal(count_code(&fx->errors, TLOG_EMISMATCH), 1);
+    assert_int_equal(tlog_depth(fx->log), 0);
+    tlog_frame *f = tlog_frame_latest(fx->log);
+    assert_non_null(f);
+    const tlog_node *b = child_named(child_named(tlog_frame_root(f), "A"), "B");
+    assert_int_equal(info_of(b).total_ns, 3 * NS_PER_MS);
+    tlog_frame_release(f);
+    /* The next frame starts clean. */
+    begin_at(fx->log, "Frame", 10);
+    end_at(fx->log, "Frame", 11);
+    assert_int_equal(fx->errors.count, 1);
+    assert_int_equal(tlog_frame_count(fx->log), 2);
+}
+
+static void different_sites_with_the_same_title_match(void **state)
+{
+    fixture *fx = *state;
+    static const tlog_site open_site = {"Pair", "x.c", "f", 1, 1};
+    static const tlog_site close_site = {"Pair", "x.c", "f", 9, 1};
+    begin_at(fx->log, "Frame", 0);
+    tlog_log_begin(fx->log, &open_site);
+    at_ms(2);
+    tlog_log_end(fx->log, &close_site);
+    end_at(fx->log, "Frame", 3);
+    assert_int_equal(fx->errors.count, 0);
+    tlog_frame *f = tlog_frame_latest(fx->log);
+    assert_non_null(child_named(tlog_frame_root(f), "Pair"));
+    tlog_frame_release(f);
+}
+
+static tlog_log *exit_log;
+
+static void *exit_inside_scopes(void *arg)
+{
+    (void)arg;
+    tlog_thread_name("Leaver");
+    begin_at(exit_log, "Frame", 0);
+    begin_at(exit_log, "Unfinished", 1);
+    at_ms(4);
+    return NULL; /* both scopes still open */
+}
+
+static void thread_exit_closes_open_scopes_and_keeps_the_frame(void **state)
+{
+    fixture *fx = *state;
+    exit_log = fx->log;
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, exit_inside_scopes, NULL), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_int_equal(count_code(&fx->errors, TLOG_ETHREADEXIT), 1);
+    tlog_stats s = stats_of(fx->log);
+    assert_int_equal(s.open_at_thread_exit, 1);
+    assert_int_equal(s.scopes_repaired, 2);
+    tlog_frame *f = tlog_frame_latest(fx->log);
+    assert_non_null(f);
+    tlog_node_info root = info_of(tlog_frame_root(f));
+    assert_string_equal(root.thread_name, "Leaver");
+    assert_int_equal(root.total_ns, 4 * NS_PER_MS);
+    const tlog_node *u = child_named(tlog_frame_root(f), "Unfinished");
+    assert_int_equal(info_of(u).total_ns, 3 * NS_PER_MS);
+    tlog_frame_release(f);
+}
+
+static void default_handler_prints_one_line_per_kind(void **state)
+{
+    (void)state;
+    tlog_config c = test_config(NULL);
+    tlog_log *log = make_log(&c);
+    fflush(stderr);
+    int saved = dup(fileno(stderr));
+    FILE *capture = tmpfile();
+    dup2(fileno(capture), fileno(stderr));
+    for (int i = 0; i < 5; i++)
+        end_at(log, "Nothing", i);
+    fflush(stderr);
+    dup2(saved, fileno(stderr));
+    close(saved);
+    assert_int_equal(stats_of(log).unmatched_ends, 5);
+    rewind(capture);
+    char line[512];
+    int lines = 0;
+    while (fgets(line, sizeof line, capture)) {
+        assert_non_null(strstr(line, "timerlog: end of \"Nothing\""));
+        lines++;
+    }
+    fclose(capture);
+    assert_int_equal(lines, 1);
+    tlog_destroy(log);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(end_of_outer_scope_closes_inner_ones_at_that_instant,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(end_with_nothing_open_is_ignored, setup, teardown),
+        cmocka_unit_test_setup_teardown(end_of_a_scope_that_is_not_open_keeps_the_others,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(ending_the_frame_closes_everything_inside, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(different_sites_with_the_same_title_match, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(thread_exit_closes_open_scopes_and_keeps_the_frame,
+                                        setup, teardown),
+        cmocka_unit_test(default_handler_prints_one_line_per_kind),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,127 @@
+/* Many threads recording at once: every scope arrives, in its own thread's
+ * tree or under the scope it was handed to. */
+#include <pthread.h>
+
+#include "common.h"
+
+#define THREADS 4
+#define SCOPES 100000
+
+typedef struct shared {
+    tlog_log *log;
+    tlog_token token;
+    int index;
+} shared;
+
+static void record_scopes(tlog_log *log, const char *name)
+{
+    const tlog_site *s = site_named(name);
+    for (int i = 0; i < SCOPES; i++) {
+        tlog_log_begin(log, s);
+        tlog_log_end(log, s);
+    }
+}
+
+static void *own_frame(void *arg)
+{
+    shared *sh = arg;
+    const tlog_site *frame = site_named("Thread frame");
+    tlog_log_begin(sh->log, frame);
+    record_scopes(sh->log, "Work");
+    tlog_log_end(sh->log, frame);
+    return NULL;
+}
+
+static void each_thread_keeps_all_its_scopes(void **state)
+{
+    (void)state;
+    tlog_config c = {.size = sizeof c, .flags = TLOG_CONFIG_IGNORE_ENV, .max_frames = THREADS};
+    tlog_log *log = make_log(&c);
+    pthread_t t[THREADS];
+    shared sh[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        sh[i] = (shared){log, {0}, i};
+        assert_int_equal(pthread_create(&t[i], NULL, own_frame, &sh[i]), 0);
+    }
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(t[i], NULL);
+
+    uint32_t seen_threads = 0;
+    for (int i = 0; i < THREADS; i++) {
+        tlog_frame *f = tlog_frame_pop(log);
+        assert_non_null(f);
+        const tlog_node *root = tlog_frame_root(f);
+        assert_int_equal(child_count(root), 1);
+        assert_int_equal(info_of(child_named(root, "Work")).count, SCOPES);
+        tlog_frame_info fi = {.size = sizeof fi};
+        tlog_frame_get_info(f, &fi);
+        assert_int_equal(fi.instances, SCOPES + 1);
+        seen_threads |= 1u << fi.thread;
+        tlog_frame_release(f);
+    }
+    assert_int_equal(__builtin_popcount(seen_threads), THREADS);
+    tlog_stats s = stats_of(log);
+    assert_int_equal(s.scopes_dropped + s.frames_dropped + s.alloc_failures, 0);
+    tlog_destroy(log);
+}
+
+static void *adopted_work(void *arg)
+{
+    shared *sh = arg;
+    char name[32];
+    snprintf(name, sizeof name, "Worker %d", sh->index + 1);
+    tlog_thread_name(name);
+    assert_int_equal(tlog_adopt_begin(&sh->token), TLOG_OK);
+    record_scopes(sh->log, "Item");
+    assert_int_equal(tlog_adopt_end(&sh->token), TLOG_OK);
+    return NULL;
+}
+
+static void workers_hand_all_their_scopes_to_the_parent(void **state)
+{
+    (void)state;
+    tlog_config c = {.size = sizeof c, .flags = TLOG_CONFIG_IGNORE_ENV};
+    tlog_log *log = make_log(&c);
+    const tlog_site *frame = site_named("Frame"), *par = site_named("Parallel");
+    tlog_log_begin(log, frame);
+    tlog_log_begin(log, par);
+    pthread_t t[THREADS];
+    shared sh[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        sh[i] = (shared){log, tlog_handoff(log), i};
+        assert_int_equal(pthread_create(&t[i], NULL, adopted_work, &sh[i]), 0);
+    }
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(t[i], NULL);
+    tlog_log_end(log, par);
+    tlog_log_end(log, frame);
+
+    tlog_frame *f = tlog_frame_latest(log);
+    assert_non_null(f);
+    const tlog_node *p = child_named(tlog_frame_root(f), "Parallel");
+    assert_int_equal(child_count(p), THREADS);
+    for (int i = 0; i < THREADS; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "Worker %d", i + 1);
+        const tlog_node *row = child_named(p, name);
+        assert_non_null(row);
+        assert_int_equal(info_of(row).kind, TLOG_KIND_EXECUTION);
+        assert_int_equal(info_of(child_named(row, "Item")).count, SCOPES);
+    }
+    tlog_frame_info fi = {.size = sizeof fi};
+    tlog_frame_get_info(f, &fi);
+    assert_int_equal(fi.instances, 2 + THREADS * (SCOPES + 1));
+    tlog_frame_release(f);
+    tlog_stats s = stats_of(log);
+    assert_int_equal(s.scopes_dropped + s.late_work + s.alloc_failures, 0);
+    tlog_destroy(log);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(each_thread_keeps_all_its_scopes),
+        cmocka_unit_test(workers_hand_all_their_scopes_to_the_parent),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
