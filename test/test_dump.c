@@ -1,0 +1,130 @@
+/* The text dump: row format at every depth, hiding rows below a threshold
+ * (and saying how many), and errors from the output stream. */
+#include <regex.h>
+
+#include "common.h"
+
+static tlog_log *make_frame(void)
+{
+    tlog_config c = test_config(NULL);
+    tlog_log *log = make_log(&c);
+    begin_at(log, "Frame", 0);
+    begin_at(log, "Big", 0);
+    begin_at(log, "L2", 0);
+    begin_at(log, "L3", 0);
+    begin_at(log, "L4", 0);
+    end_at(log, "L4", 10);
+    end_at(log, "L3", 20);
+    end_at(log, "L2", 30);
+    end_at(log, "Big", 500);
+    begin_at(log, "Small", 500);      /* 1% */
+    begin_at(log, "Small child", 500);
+    end_at(log, "Small child", 505);
+    end_at(log, "Small", 510);
+    begin_at(log, "Tiny", 510);       /* 0.5% */
+    end_at(log, "Tiny", 515);
+    end_at(log, "Frame", 1000);
+    return log;
+}
+
+static void every_row_has_the_documented_format(void **state)
+{
+    (void)state;
+    tlog_log *log = make_frame();
+    tlog_frame *f = tlog_frame_latest(log);
+    char *dump = dump_string(f, NULL);
+    regex_t re;
+    assert_int_equal(regcomp(&re,
+                             "^(> |(\\. )*(\\|->|==>) )[0-9]+\\.[0-9]{2}% [0-9]+\\.[0-9]{6}s "
+                             "\\| \\((C|E)\\) .+$",
+                             REG_EXTENDED | REG_NOSUB),
+                     0);
+    int rows = 0;
+    char *save;
+    for (char *line = strtok_r(dump, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (regexec(&re, line, 0, NULL, 0) != 0)
+            fail_msg("row does not match the format: %s", line);
+        rows++;
+    }
+    regfree(&re);
+    assert_int_equal(rows, 8);
+    free(dump);
+    dump = dump_string(f, NULL);
+    assert_non_null(strstr(dump, "> 100.00% 1.000000s | (C) Frame\n"
+                                 "|-> 50.00% 0.500000s | (C) Big\n"
+                                 ". |-> 6.00% 0.030000s | (C) L2\n"
+                                 ". . |-> 66.67% 0.020000s | (C) L3\n"
+                                 ". . . |-> 50.00% 0.010000s | (C) L4\n"));
+    free(dump);
+    tlog_frame_release(f);
+    tlog_destroy(log);
+}
+
+static void rows_below_a_percentage_are_hidden_and_counted(void **state)
+{
+    (void)state;
+    tlog_log *log = make_frame();
+    tlog_frame *f = tlog_frame_latest(log);
+    tlog_dump_options o = {.size = sizeof o, .min_percent = 2.0};
+    char *dump = dump_string(f, &o);
+    assert_null(strstr(dump, "Small"));
+    assert_null(strstr(dump, "Tiny"));
+    assert_non_null(strstr(dump, "(C) Big\n"));
+    assert_non_null(strstr(dump, "# 3 rows hidden (shorter than 0.000000s or below 2.00% of parent)\n"));
+    free(dump);
+    tlog_frame_release(f);
+    tlog_destroy(log);
+}
+
+static void rows_shorter_than_a_time_are_hidden_and_counted(void **state)
+{
+    (void)state;
+    tlog_log *log = make_frame();
+    tlog_frame *f = tlog_frame_latest(log);
+    tlog_dump_options o = {.size = sizeof o, .min_ns = 8 * NS_PER_MS};
+    char *dump = dump_string(f, &o);
+    assert_non_null(strstr(dump, "(C) Small\n"));   /* 10 ms */
+    assert_null(strstr(dump, "Small child"));       /* 5 ms */
+    assert_null(strstr(dump, "Tiny"));
+    assert_non_null(strstr(dump, "(C) L4\n"));
+    assert_non_null(strstr(dump, "# 2 rows hidden"));
+    free(dump);
+    /* A zero-sized options struct hides nothing. */
+    tlog_dump_options none = {0};
+    dump = dump_string(f, &none);
+    assert_null(strstr(dump, "hidden"));
+    assert_non_null(strstr(dump, "Tiny"));
+    free(dump);
+    tlog_frame_release(f);
+    tlog_destroy(log);
+}
+
+static void dump_reports_missing_frames_and_write_errors(void **state)
+{
+    (void)state;
+    tlog_config c = test_config(NULL);
+    tlog_log *empty = make_log(&c);
+    FILE *sink = fopen("/dev/null", "w");
+    assert_int_equal(tlog_dump(empty, sink), TLOG_ENOFRAME);
+    fclose(sink);
+    tlog_destroy(empty);
+
+    tlog_log *log = make_frame();
+    FILE *read_only = fopen("/dev/null", "r");
+    assert_non_null(read_only);
+    assert_int_equal(tlog_dump(log, read_only), TLOG_EIO);
+    fclose(read_only);
+    assert_int_equal(tlog_dump_frame(NULL, stdout, NULL), TLOG_EINVAL);
+    tlog_destroy(log);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_row_has_the_documented_format),
+        cmocka_unit_test(rows_below_a_percentage_are_hidden_and_counted),
+        cmocka_unit_test(rows_shorter_than_a_time_are_hidden_and_counted),
+        cmocka_unit_test(dump_reports_missing_frames_and_write_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
