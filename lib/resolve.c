@@ -31,6 +31,7 @@ typedef struct bnode {
     uint32_t parent;
     uint32_t inst;           /* first instance */
     uint64_t count;
+    uint64_t site_count;     /* instances from the first instance's site */
     tlog_ticks total, min, max, first_start;
     uint8_t flags;
 } bnode;
@@ -156,7 +157,7 @@ static uint32_t node_for(merge_map *m, bnode *nodes, uint32_t *nnodes,
             return n;
     }
     uint32_t n = (*nnodes)++;
-    nodes[n] = (bnode){parent, i, 0, 0, UINT64_MAX, 0, in[i].start, 0};
+    nodes[n] = (bnode){parent, i, 0, 0, 0, UINT64_MAX, 0, in[i].start, 0};
     m->slots[s] = n;
     return n;
 }
@@ -259,7 +260,7 @@ static void finish_nodes(tlog_frame *f, const bnode *bn, const inst *in, uint32_
     out[0].percent = 100.0;
 }
 
-static void count_site_instances(const tlog_frame *f)
+static void count_site_instances(const tlog_frame *f, const bnode *bn)
 {
     enum { BATCH = 256 };
     const tlog_site *sites[BATCH];
@@ -267,7 +268,7 @@ static void count_site_instances(const tlog_frame *f)
     size_t k = 0;
     for (size_t i = 0; i < f->nnodes; i++) {
         sites[k] = f->nodes[i].site;
-        counts[k++] = f->nodes[i].count;
+        counts[k++] = bn[i].site_count;
         if (k == BATCH || i + 1 == f->nnodes) {
             tlog_site_count_(sites, counts, k);
             k = 0;
@@ -390,7 +391,7 @@ static int merge(tlog_frame *f, builder *b, uint32_t root, bnode *nodes, uint32_
     memset(m.slots, 0xff, cap * sizeof(uint32_t));
     inst *in = b->insts;
     *nnodes = 1;
-    nodes[0] = (bnode){NONE, root, 0, 0, UINT64_MAX, 0, in[root].start, 0};
+    nodes[0] = (bnode){NONE, root, 0, 0, 0, UINT64_MAX, 0, in[root].start, 0};
     in[root].node = 0;
     size_t k = 0;
     for (uint32_t i = root; i != NONE; i = preorder_next(in, i)) {
@@ -400,7 +401,9 @@ static int merge(tlog_frame *f, builder *b, uint32_t root, bnode *nodes, uint32_
         /* A node's count goes to its first site; an instance from another
          * site of the same title is counted on its own. */
         const tlog_site *first = in[nodes[in[i].node].inst].site;
-        if (in[i].site != first)
+        if (in[i].site == first)
+            nodes[in[i].node].site_count++;
+        else
             tlog_site_count_(&in[i].site, &(uint64_t){1}, 1);
         tlog_ticks d = in[i].end >= in[i].start ? in[i].end - in[i].start : 0;
         f->insts[k++] = (tlog_inst){in[i].node, in[i].thread,
@@ -449,7 +452,7 @@ int tlog_frame_resolve_(tlog_frame *f)
     }
     f->nnodes = nnodes;
     finish_nodes(f, nodes, b.insts, nnodes, origin, rate);
-    count_site_instances(f);
+    count_site_instances(f, nodes);
     link_children(f->nodes, nodes, nnodes, keys);
     free(keys);
     f->start_ns = offset_ns(origin, f->log->tick0, rate);

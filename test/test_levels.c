@@ -1,0 +1,143 @@
+/* Levels: 0 off, 1 coarse, 2 fine, from the config, the environment or at
+ * run time; the macros check the level before calling into the library. */
+#include "common.h"
+
+static int recorded_children(tlog_log *log)
+{
+    tlog_frame *f = tlog_frame_latest(log);
+    if (!f)
+        return -1;
+    int n = (int)child_count(tlog_frame_root(f));
+    tlog_frame_release(f);
+    return n;
+}
+
+static const tlog_site frame_site = {"Frame", "l.c", "f", 1, TLOG_LEVEL_COARSE};
+static const tlog_site coarse_site = {"Coarse", "l.c", "f", 2, TLOG_LEVEL_COARSE};
+static const tlog_site fine_site = {"Fine", "l.c", "f", 3, TLOG_LEVEL_FINE};
+
+static void one_frame(tlog_log *log)
+{
+    tlog_log_begin(log, &frame_site);
+    tlog_log_begin(log, &coarse_site);
+    tlog_log_end(log, &coarse_site);
+    tlog_log_begin(log, &fine_site);
+    tlog_log_end(log, &fine_site);
+    tlog_log_end(log, &frame_site);
+}
+
+/* Runs first, before anything creates the default log. */
+static void env_level_zero_switches_the_macros_off(void **state)
+{
+    (void)state;
+    setenv("TIMERLOG_LEVEL", "0", 1);
+    {
+        TIMERLOG_SCOPE("Frame");
+        TIMERLOG_SCOPE("Child");
+    }
+    assert_int_equal(tlog_get_level(NULL), TLOG_LEVEL_OFF);
+    assert_int_equal(tlog_frame_count(NULL), 0);
+    tlog_stats s = stats_of(NULL);
+    /* The guard of the very first scope ends quietly. */
+    assert_int_equal(s.unmatched_ends + s.mismatched_ends, 0);
+    unsetenv("TIMERLOG_LEVEL");
+}
+
+static void macros_follow_the_default_level(void **state)
+{
+    (void)state;
+    assert_int_equal(tlog_set_level(NULL, TLOG_LEVEL_COARSE), TLOG_OK);
+    {
+        TIMERLOG_SCOPE("Frame");
+        { TIMERLOG_SCOPE("Coarse"); }
+        { TIMERLOG_SCOPE_L(TLOG_LEVEL_FINE, "Fine"); }
+        TIMERLOG_BEGIN_L(TLOG_LEVEL_FINE, "Fine pair");
+        TIMERLOG_END_L(TLOG_LEVEL_FINE, "Fine pair");
+    }
+    assert_int_equal(recorded_children(NULL), 1);
+    assert_int_equal(tlog_set_level(NULL, TLOG_LEVEL_FINE), TLOG_OK);
+    {
+        TIMERLOG_SCOPE("Frame");
+        { TIMERLOG_SCOPE("Coarse"); }
+        { TIMERLOG_SCOPE_L(TLOG_LEVEL_FINE, "Fine"); }
+        TIMERLOG_BEGIN_L(TLOG_LEVEL_FINE, "Fine pair");
+        TIMERLOG_END_L(TLOG_LEVEL_FINE, "Fine pair");
+    }
+    assert_int_equal(recorded_children(NULL), 3);
+    assert_int_equal(tlog_set_level(NULL, 3), TLOG_EINVAL);
+    assert_int_equal(tlog_set_level(NULL, -1), TLOG_EINVAL);
+    tlog_stats s = stats_of(NULL);
+    assert_int_equal(s.unmatched_ends + s.mismatched_ends, 0);
+}
+
+static void config_level_selects_sites(void **state)
+{
+    (void)state;
+    tlog_config c = test_config(NULL);
+    c.level = TLOG_LEVEL_COARSE;
+    tlog_log *log = make_log(&c);
+    one_frame(log);
+    assert_int_equal(recorded_children(log), 1);
+    assert_int_equal(tlog_set_level(log, TLOG_LEVEL_FINE), TLOG_OK);
+    one_frame(log);
+    assert_int_equal(recorded_children(log), 2);
+    assert_int_equal(tlog_set_level(log, TLOG_LEVEL_OFF), TLOG_OK);
+    tlog_log_begin(log, &frame_site);
+    tlog_log_end(log, &frame_site);
+    assert_int_equal(stats_of(log).frames_completed, 2);
+    assert_int_equal(stats_of(log).unmatched_ends, 0);
+    tlog_destroy(log);
+}
+
+static void zero_level_means_fine_and_start_off_means_off(void **state)
+{
+    (void)state;
+    tlog_config c = test_config(NULL);
+    tlog_log *log = make_log(&c);
+    assert_int_equal(tlog_get_level(log), TLOG_LEVEL_FINE);
+    tlog_destroy(log);
+    c.flags |= TLOG_CONFIG_START_OFF;
+    log = make_log(&c);
+    assert_int_equal(tlog_get_level(log), TLOG_LEVEL_OFF);
+    one_frame(log);
+    assert_int_equal(tlog_frame_count(log), 0);
+    tlog_destroy(log);
+}
+
+static void environment_overrides_the_config(void **state)
+{
+    (void)state;
+    collected_errors errors = {0};
+    tlog_config c = test_config(&errors);
+    c.flags &= ~(unsigned)TLOG_CONFIG_IGNORE_ENV;
+    c.level = TLOG_LEVEL_FINE;
+    setenv("TIMERLOG_LEVEL", "1", 1);
+    tlog_log *log = make_log(&c);
+    assert_int_equal(tlog_get_level(log), TLOG_LEVEL_COARSE);
+    tlog_destroy(log);
+
+    setenv("TIMERLOG_LEVEL", "fine", 1);
+    log = make_log(&c);
+    assert_int_equal(tlog_get_level(log), TLOG_LEVEL_FINE);
+    assert_int_equal(count_code(&errors, TLOG_EINVAL), 1);
+    tlog_destroy(log);
+
+    c.flags |= TLOG_CONFIG_IGNORE_ENV;
+    setenv("TIMERLOG_LEVEL", "0", 1);
+    log = make_log(&c);
+    assert_int_equal(tlog_get_level(log), TLOG_LEVEL_FINE);
+    tlog_destroy(log);
+    unsetenv("TIMERLOG_LEVEL");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(env_level_zero_switches_the_macros_off),
+        cmocka_unit_test(macros_follow_the_default_level),
+        cmocka_unit_test(config_level_selects_sites),
+        cmocka_unit_test(zero_level_means_fine_and_start_off_means_off),
+        cmocka_unit_test(environment_overrides_the_config),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
