@@ -548,10 +548,10 @@ static inline tlog_token tlog_adopt_enter_(tlog_token token)
 }
 #define TIMERLOG_SCOPE_VARS_(site, guard, lvl, name)                         \
     TIMERLOG_SITE_(site, lvl, name);                                         \
-    __attribute__((cleanup(tlog_scope_exit_))) const tlog_site *guard =      \
+    __attribute__((cleanup(tlog_scope_exit_), unused)) const tlog_site *guard =      \
         tlog_scope_enter_(&site)
 #define TIMERLOG_ADOPT_ID_(guard, token)                                     \
-    __attribute__((cleanup(tlog_adopt_exit_))) tlog_token guard =            \
+    __attribute__((cleanup(tlog_adopt_exit_), unused)) tlog_token guard =            \
         tlog_adopt_enter_(token)
 #endif
 
