@@ -7,6 +7,18 @@
 /* A baseline shorter than this gives a tick rate too coarse to trust. */
 #define TLOG_MIN_BASELINE_NS 10000000
 
+/* The hardware counter's rate is measured once per process against
+ * CLOCK_MONOTONIC, from library load to each conversion, so it gets more
+ * precise the longer the process runs. */
+static struct {
+    pthread_mutex_t lock;
+    int64_t mono0;
+    uint64_t tick0;
+    _Atomic uint64_t rate_bits;
+} hw = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static pthread_once_t hw_once = PTHREAD_ONCE_INIT;
+
 int64_t tlog_mono_ns_(void)
 {
     struct timespec ts;
@@ -14,58 +26,72 @@ int64_t tlog_mono_ns_(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static void store_rate(tlog_log *log, double ns_per_tick)
+static void hw_start(void)
 {
-    uint64_t bits;
-    memcpy(&bits, &ns_per_tick, sizeof bits);
-    atomic_store_explicit(&log->ns_per_tick_bits, bits, memory_order_relaxed);
+    hw.mono0 = tlog_mono_ns_();
+    hw.tick0 = tlog_clock_now_();
 }
 
-double tlog_ns_per_tick_(tlog_log *log)
+__attribute__((constructor)) static void hw_start_at_load(void)
 {
-    uint64_t bits = atomic_load_explicit(&log->ns_per_tick_bits, memory_order_relaxed);
-    if (!bits)
-        return tlog_clock_calibrate_(log);
+    pthread_once(&hw_once, hw_start);
+}
+
+static double bits_to_rate(uint64_t bits)
+{
     double rate;
     memcpy(&rate, &bits, sizeof rate);
+    return rate;
+}
+
+static uint64_t rate_to_bits(double rate)
+{
+    uint64_t bits;
+    memcpy(&bits, &rate, sizeof bits);
+    return bits;
+}
+
+static double hw_measure(void)
+{
+    pthread_once(&hw_once, hw_start);
+    if (!TLOG_CLOCK_NEEDS_CALIBRATION)
+        return 1.0;
+    pthread_mutex_lock(&hw.lock);
+    int64_t mono;
+    uint64_t tick;
+    do {
+        mono = tlog_mono_ns_();
+        tick = tlog_clock_now_();
+    } while (mono - hw.mono0 < TLOG_MIN_BASELINE_NS);
+    double rate = (double)(mono - hw.mono0) / (double)(tick - hw.tick0);
+    atomic_store_explicit(&hw.rate_bits, rate_to_bits(rate), memory_order_relaxed);
+    pthread_mutex_unlock(&hw.lock);
     return rate;
 }
 
 void tlog_clock_init_(tlog_log *log)
 {
     if (log->cfg.clock) {
-        log->tick0 = log->cfg.clock(log->cfg.clock_user);
         uint64_t hz = log->cfg.clock_hz ? log->cfg.clock_hz : 1000000000u;
-        store_rate(log, 1e9 / (double)hz);
-        log->calibrated = true;
-        return;
-    }
-    log->mono0 = tlog_mono_ns_();
-    log->tick0 = tlog_clock_now_();
-    if (!TLOG_CLOCK_NEEDS_CALIBRATION) {
-        store_rate(log, 1.0);
-        log->calibrated = true;
+        log->custom_rate = 1e9 / (double)hz;
+        log->tick0 = log->cfg.clock(log->cfg.clock_user);
+    } else {
+        pthread_once(&hw_once, hw_start);
+        log->tick0 = tlog_clock_now_();
     }
 }
 
-/* The tick rate is measured against CLOCK_MONOTONIC over the whole life of
- * the log, so it gets more precise the longer the log runs; the first call
- * waits until the baseline is long enough. */
 double tlog_clock_calibrate_(tlog_log *log)
 {
-    if (log->calibrated)
-        return tlog_ns_per_tick_(log);
-    pthread_mutex_lock(&log->clock_lock);
-    int64_t mono;
-    uint64_t tick;
-    do {
-        mono = tlog_mono_ns_();
-        tick = tlog_clock_now_();
-    } while (mono - log->mono0 < TLOG_MIN_BASELINE_NS);
-    double rate = (double)(mono - log->mono0) / (double)(tick - log->tick0);
-    store_rate(log, rate);
-    pthread_mutex_unlock(&log->clock_lock);
-    return rate;
+    return log->cfg.clock ? log->custom_rate : hw_measure();
+}
+
+double tlog_ns_per_tick_(tlog_log *log)
+{
+    if (log->cfg.clock)
+        return log->custom_rate;
+    uint64_t bits = atomic_load_explicit(&hw.rate_bits, memory_order_relaxed);
+    return bits ? bits_to_rate(bits) : hw_measure();
 }
 
 tlog_ticks tlog_now(tlog_log *log)

@@ -124,6 +124,9 @@ int tlog_frame_get_info(const tlog_frame *f, tlog_frame_info *out)
         .instances = f->ninsts,
         .scopes_dropped = f->dropped,
         .scopes_repaired = f->repaired,
+        .tree_bytes = sizeof *f + f->nnodes * sizeof *f->nodes +
+                      f->ninsts * sizeof *f->insts +
+                      (f->worker_names ? f->nworker_names * TLOG_NAME_MAX : 0),
     };
     return tlog_copy_sized_(out, &info, sizeof info);
 }

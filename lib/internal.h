@@ -178,6 +178,7 @@ struct tlog_frame {
     tlog_inst *insts;
     size_t ninsts;
     char (*worker_names)[TLOG_NAME_MAX];
+    size_t nworker_names;
     int64_t start_ns;
     uint64_t duration_ns;
 };
@@ -200,12 +201,9 @@ struct tlog_log {
     pthread_mutex_t pool_lock;
     tlog_chunk *pool;
 
-    /* Clock calibration: ticks to ns as a double, stored as its bits. */
-    pthread_mutex_t clock_lock;
-    uint64_t tick0;
-    int64_t mono0;
-    _Atomic uint64_t ns_per_tick_bits;
-    bool calibrated;
+    uint64_t tick0;           /* clock at creation: origin of frame starts */
+    double custom_rate;       /* ns per tick of cfg.clock */
+    _Atomic uint64_t chunk_bytes; /* record memory held, in use or pooled */
 
     pthread_mutex_t error_lock;
     struct { int code; const tlog_site *site; } reported[64];
@@ -236,7 +234,9 @@ TLOG_INTERNAL void tlog_report_(tlog_log *log, const tlog_thread *t, int code,
 
 /* clock.c */
 TLOG_INTERNAL void tlog_clock_init_(tlog_log *log);
+/* A fresh measurement of the rate (may wait up to 10 ms after load). */
 TLOG_INTERNAL double tlog_clock_calibrate_(tlog_log *log);
+/* The last measured rate. */
 TLOG_INTERNAL double tlog_ns_per_tick_(tlog_log *log);
 TLOG_INTERNAL int64_t tlog_mono_ns_(void);
 

@@ -98,7 +98,6 @@ int tlog_create(const tlog_config *config, tlog_log **out)
                                                          : TLOG_CHUNK_RECS;
     pthread_mutex_init(&log->lock, NULL);
     pthread_mutex_init(&log->pool_lock, NULL);
-    pthread_mutex_init(&log->clock_lock, NULL);
     pthread_mutex_init(&log->error_lock, NULL);
     tlog_clock_init_(log);
 
@@ -134,7 +133,6 @@ void tlog_destroy(tlog_log *log)
     }
     pthread_mutex_destroy(&log->lock);
     pthread_mutex_destroy(&log->pool_lock);
-    pthread_mutex_destroy(&log->clock_lock);
     pthread_mutex_destroy(&log->error_lock);
     free(log->queue);
     free(log);
@@ -222,6 +220,7 @@ int tlog_get_stats(tlog_log *log, tlog_stats *out)
     TLOG_READ(late_work);
     TLOG_READ(alloc_failures);
     TLOG_READ(threads);
+    s.record_bytes = atomic_load_explicit(&log->chunk_bytes, memory_order_relaxed);
 #undef TLOG_READ
     return tlog_copy_sized_(out, &s, sizeof s);
 }

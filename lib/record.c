@@ -23,8 +23,12 @@ tlog_chunk *tlog_chunk_get_(tlog_log *log)
     if (c)
         log->pool = c->next;
     pthread_mutex_unlock(&log->pool_lock);
-    if (!c)
-        c = malloc(sizeof *c + log->chunk_recs * sizeof(tlog_rec));
+    if (!c) {
+        size_t bytes = sizeof *c + log->chunk_recs * sizeof(tlog_rec);
+        c = malloc(bytes);
+        if (c)
+            atomic_fetch_add_explicit(&log->chunk_bytes, bytes, memory_order_relaxed);
+    }
     if (c) {
         c->next = NULL;
         c->used = 0;

@@ -458,6 +458,7 @@ int tlog_frame_resolve_(tlog_frame *f)
     f->start_ns = offset_ns(origin, f->log->tick0, rate);
     f->duration_ns = f->nodes[0].total_ns;
     f->worker_names = names;
+    f->nworker_names = rows;
     names = NULL;
     tlog_frame_free_raw_(f);
 out:

@@ -220,6 +220,8 @@ typedef struct tlog_stats {
     uint64_t late_work;         /* hand-off work after its frame ended */
     uint64_t alloc_failures;    /* records lost to failed allocations */
     uint64_t threads;           /* threads that have recorded into the log */
+    uint64_t record_bytes;      /* memory held for scope records (in use or
+                                 * kept for reuse); grows to the peak need */
 } tlog_stats;
 
 /* Fills *out (set out->size first). Thread-safe. */
@@ -351,6 +353,7 @@ typedef struct tlog_frame_info {
     size_t instances;        /* recorded scopes and timings, unmerged */
     uint64_t scopes_dropped; /* scopes lost to the budget or max_depth */
     uint64_t scopes_repaired;/* scopes closed by a repair rule */
+    size_t tree_bytes;       /* memory the resolved frame holds */
 } tlog_frame_info;
 
 TLOG_API int tlog_frame_get_info(const tlog_frame *frame, tlog_frame_info *out);

@@ -1,0 +1,246 @@
+/*
+ * Overhead and throughput of the core, as ratios against the physical floor
+ * measured in the same run:
+ *  - cost of one scope (begin + end) against two raw reads of the clock the
+ *    library uses, on 1, 2 and all cores' worth of threads at once;
+ *  - cost of a site above the active level;
+ *  - memory per recorded scope (record chunks held) and per resolved scope;
+ *  - time to resolve and to dump frames of 10,000 and 1,000,000 scopes.
+ * Every figure is the median of repeated runs.
+ *
+ * Usage: bench_overhead [runs]   (default 21)
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <timerlog/timerlog.h>
+
+#include "clock_now.h"
+
+#define BATCH 20000
+
+static int runs = 21;
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* The floor: two back-to-back reads of the library's clock. */
+static double floor_ns_per_op(void)
+{
+    uint64_t sink = 0;
+    double t0 = now_ns();
+    for (int i = 0; i < BATCH; i++) {
+        uint64_t a = tlog_clock_now_();
+        uint64_t b = tlog_clock_now_();
+        sink += b - a;
+    }
+    double t = (now_ns() - t0) / BATCH;
+    __asm__ volatile("" : : "r"(sink));
+    return t;
+}
+
+/* One frame holding BATCH empty scopes; the frame's own begin and end are
+ * outside the timed loop. */
+static double scope_ns_per_op(void)
+{
+    double t;
+    {
+        TIMERLOG_SCOPE("bench frame");
+        double t0 = now_ns();
+        for (int i = 0; i < BATCH; i++) {
+            TIMERLOG_SCOPE("bench scope");
+        }
+        t = (now_ns() - t0) / BATCH;
+    }
+    return t;
+}
+
+static double skipped_ns_per_op(void)
+{
+    double t0 = now_ns();
+    for (int i = 0; i < BATCH; i++) {
+        TIMERLOG_SCOPE_L(TLOG_LEVEL_FINE, "above the level");
+    }
+    return (now_ns() - t0) / BATCH;
+}
+
+typedef struct thread_result {
+    double cold;
+    double scope[64], floor[64], ratio[64];
+} thread_result;
+
+/* Frames the default log keeps: until that many have passed, each new frame
+ * writes into fresh (page-faulting) memory instead of recycled chunks. */
+#define WARMUP_FRAMES 10
+
+static pthread_barrier_t start_line;
+
+static void *measure_thread(void *arg)
+{
+    thread_result *r = arg;
+    r->cold = scope_ns_per_op();
+    for (int k = 1; k < WARMUP_FRAMES; k++)
+        scope_ns_per_op();
+    for (int k = 0; k < runs; k++) {
+        pthread_barrier_wait(&start_line);
+        r->floor[k] = floor_ns_per_op();
+        r->scope[k] = scope_ns_per_op();
+        r->ratio[k] = r->scope[k] / r->floor[k];
+    }
+    return NULL;
+}
+
+static void scopes_on_threads(int nthreads)
+{
+    pthread_t t[64];
+    thread_result *res = calloc((size_t)nthreads, sizeof *res);
+    pthread_barrier_init(&start_line, NULL, (unsigned)nthreads);
+    for (int i = 0; i < nthreads; i++)
+        pthread_create(&t[i], NULL, measure_thread, &res[i]);
+    for (int i = 0; i < nthreads; i++)
+        pthread_join(t[i], NULL);
+    pthread_barrier_destroy(&start_line);
+    int n = nthreads * runs;
+    double *scope = malloc(sizeof(double) * (size_t)n), *flr = malloc(sizeof(double) * (size_t)n),
+           *ratio = malloc(sizeof(double) * (size_t)n);
+    for (int i = 0; i < nthreads; i++)
+        for (int k = 0; k < runs; k++) {
+            scope[i * runs + k] = res[i].scope[k];
+            flr[i * runs + k] = res[i].floor[k];
+            ratio[i * runs + k] = res[i].ratio[k];
+        }
+    printf("scope begin+end, %2d thread(s): %6.2f ns   floor (2 clock reads): %6.2f ns   "
+           "ratio %.2f\n",
+           nthreads, median(scope, n), median(flr, n), median(ratio, n));
+    if (nthreads == 1)
+        printf("  first frame of a new thread (cold memory): %.2f ns per scope\n", res[0].cold);
+    free(scope);
+    free(flr);
+    free(ratio);
+    free(res);
+}
+
+/* A frame of `n` scopes: steps of one "Step" with nine "Kernel" children,
+ * the shape of a solver loop. */
+static void record_frame(tlog_log *log, size_t n)
+{
+    static const tlog_site frame = {"Frame", __FILE__, "record_frame", 1, 1};
+    static const tlog_site step = {"Step", __FILE__, "record_frame", 2, 1};
+    static const tlog_site *kernels[9];
+    for (int k = 0; k < 9; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "Kernel %d", k);
+        kernels[k] = tlog_site_intern(name, __FILE__, "record_frame", 3, 1);
+    }
+    tlog_log_begin(log, &frame);
+    for (size_t i = 1; i + 10 <= n; i += 10) {
+        tlog_log_begin(log, &step);
+        for (int k = 0; k < 9; k++) {
+            tlog_log_begin(log, kernels[k]);
+            tlog_log_end(log, kernels[k]);
+        }
+        tlog_log_end(log, &step);
+    }
+    tlog_log_end(log, &frame);
+}
+
+static void resolve_and_dump(size_t n)
+{
+    double resolve[64], dump[64], rec_bytes[64], tree_bytes[64];
+    int reps = n > 100000 ? 5 : runs;
+    FILE *devnull = fopen("/dev/null", "w");
+    for (int k = 0; k < reps; k++) {
+        tlog_config c = {.size = sizeof c, .thread_budget = (n + 16) * 32,
+                         .flags = TLOG_CONFIG_IGNORE_ENV, .max_frames = 1};
+        tlog_log *log;
+        tlog_create(&c, &log);
+        record_frame(log, n);
+        tlog_stats s = {.size = sizeof s};
+        tlog_get_stats(log, &s);
+        double t0 = now_ns();
+        tlog_frame *f = tlog_frame_latest(log);
+        double t1 = now_ns();
+        tlog_dump_frame(f, devnull, NULL);
+        double t2 = now_ns();
+        tlog_frame_info fi = {.size = sizeof fi};
+        tlog_frame_get_info(f, &fi);
+        resolve[k] = (t1 - t0) / 1e6;
+        dump[k] = (t2 - t1) / 1e6;
+        rec_bytes[k] = (double)s.record_bytes / (double)fi.instances;
+        tree_bytes[k] = (double)fi.tree_bytes / (double)fi.instances;
+        tlog_frame_release(f);
+        tlog_destroy(log);
+    }
+    fclose(devnull);
+    printf("frame of %7zu scopes: resolve %8.3f ms (%.1f ns/scope)   dump %6.3f ms   "
+           "memory: records %.1f B/scope, resolved tree %.1f B/scope\n",
+           n, median(resolve, reps), median(resolve, reps) * 1e6 / (double)n,
+           median(dump, reps), median(rec_bytes, reps), median(tree_bytes, reps));
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1)
+        runs = atoi(argv[1]);
+    if (runs < 1 || runs > 64)
+        runs = 21;
+    int cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (cores < 1 || cores > 64)
+        cores = 1;
+    tlog_config c = {.size = sizeof c, .flags = TLOG_CONFIG_IGNORE_ENV,
+                     .level = TLOG_LEVEL_COARSE};
+    tlog_default_config(&c);
+    printf("timerlog %d.%d.%d bench: clock %s, %d core(s), medians of %d runs x %d scopes\n",
+           TIMERLOG_VERSION_MAJOR, TIMERLOG_VERSION_MINOR, TIMERLOG_VERSION_PATCH,
+           TLOG_CLOCK_NAME, cores, runs, BATCH);
+    /* Warm up: thread state, chunks, calibration. */
+
+    /* The timed loop really records: check the frame it leaves. */
+    scope_ns_per_op();
+    tlog_frame *f = tlog_frame_latest(NULL);
+    tlog_node_info info = {.size = sizeof info};
+    tlog_node_get_info(tlog_node_first_child(tlog_frame_root(f)), &info);
+    tlog_frame_release(f);
+    if (info.count != BATCH) {
+        fprintf(stderr, "bench frame holds %llu scopes, expected %d\n",
+                (unsigned long long)info.count, BATCH);
+        return 1;
+    }
+
+    scopes_on_threads(1);
+    scopes_on_threads(2);
+    if (cores > 2)
+        scopes_on_threads(cores);
+
+    double skipped[64], flr[64];
+    for (int k = 0; k < runs; k++) {
+        flr[k] = floor_ns_per_op();
+        skipped[k] = skipped_ns_per_op();
+    }
+    printf("site above the active level: %.2f ns (floor %.2f ns)\n", median(skipped, runs),
+           median(flr, runs));
+
+    resolve_and_dump(10000);
+    resolve_and_dump(1000000);
+    return 0;
+}
