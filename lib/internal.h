@@ -93,7 +93,8 @@ typedef struct tlog_attachment {
 typedef struct tlog_thread tlog_thread;
 
 struct tlog_thread {
-    /* Hot: what begin and end touch. */
+    /* Hot: what begin and end touch, in one cache line. */
+    tlog_open *stack;        /* base of the open-scope stack */
     tlog_open *top;          /* next free stack slot */
     tlog_open *stack_end;    /* stack + max_depth: begins at or past it are slow */
     tlog_rec *wr;            /* next record slot in the current chunk */
@@ -124,7 +125,6 @@ struct tlog_thread {
     } adopt;
     tlog_thread *next_in_log;    /* guarded by log->lock */
     tlog_thread *next_in_thread; /* owned by the thread */
-    tlog_open *stack;
 };
 
 /* A resolved row of a frame's tree. */

@@ -103,8 +103,9 @@ static uint32_t add_records(builder *b, const tlog_rec *recs, size_t n, size_t b
         size_t d = r->depth > base ? r->depth - base : 0;
         if (d < top)
             d = top;
-        uint32_t i = new_inst(b, r->site, r->site->name, thread_name, thread,
-                              r->start, r->end, r->flags);
+        const char *name = r->site->name ? r->site->name : "(unnamed)";
+        uint32_t i = new_inst(b, r->site, name, thread_name, thread, r->start, r->end,
+                              r->flags);
         if (d + 1 < b->max_depth)
             adopt_pending(b, d + 1, i);
         pending_push(b, d, i);
