@@ -67,35 +67,35 @@ static tlog_frame *resolved_or_null(tlog_frame *f)
     return f;
 }
 
-tlog_frame *tlog_frame_latest(tlog_log *log)
+/* The newest frame with a new reference, or the oldest taken out of the
+ * queue with the queue's reference. */
+static tlog_frame *take_from_queue(tlog_log *log, bool newest)
 {
     log = tlog_resolve_log_(log);
     if (!log)
         return NULL;
     tlog_frame *f = NULL;
     pthread_mutex_lock(&log->lock);
-    if (log->queue_len) {
+    if (log->queue_len && newest) {
         f = log->queue[(log->queue_head + log->queue_len - 1) % log->cfg.max_frames];
         atomic_fetch_add(&f->refs, 1);
-    }
-    pthread_mutex_unlock(&log->lock);
-    return resolved_or_null(f);
-}
-
-tlog_frame *tlog_frame_pop(tlog_log *log)
-{
-    log = tlog_resolve_log_(log);
-    if (!log)
-        return NULL;
-    tlog_frame *f = NULL;
-    pthread_mutex_lock(&log->lock);
-    if (log->queue_len) {
+    } else if (log->queue_len) {
         f = log->queue[log->queue_head];
         log->queue_head = (log->queue_head + 1) % log->cfg.max_frames;
         log->queue_len--;
     }
     pthread_mutex_unlock(&log->lock);
     return resolved_or_null(f);
+}
+
+tlog_frame *tlog_frame_latest(tlog_log *log)
+{
+    return take_from_queue(log, true);
+}
+
+tlog_frame *tlog_frame_pop(tlog_log *log)
+{
+    return take_from_queue(log, false);
 }
 
 size_t tlog_frame_count(tlog_log *log)

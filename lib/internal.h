@@ -249,6 +249,8 @@ TLOG_INTERNAL void tlog_threads_orphan_(tlog_log *log);
 /* record.c */
 TLOG_INTERNAL void tlog_thread_close_all_(tlog_thread *t, int code);
 
+TLOG_INTERNAL void tlog_attachments_free_(tlog_attachment *first);
+
 /* chunk pool (record.c) */
 TLOG_INTERNAL tlog_chunk *tlog_chunk_get_(tlog_log *log);
 TLOG_INTERNAL void tlog_chunks_put_(tlog_log *log, tlog_chunk *first);

@@ -104,7 +104,7 @@ static void start_frame(tlog_thread *t, tlog_log *log)
     t->frame_repaired = 0;
 }
 
-static void free_attachments(tlog_attachment *a)
+void tlog_attachments_free_(tlog_attachment *a)
 {
     while (a) {
         tlog_attachment *next = a->next;
@@ -161,7 +161,7 @@ static void complete_frame(tlog_thread *t, tlog_log *log)
         TLOG_COUNT(log, alloc_failures);
         tlog_report_(log, t, TLOG_ENOMEM, NULL, "out of memory: a frame is lost");
         tlog_chunks_put_(log, chunks);
-        free_attachments(inbox);
+        tlog_attachments_free_(inbox);
     }
     if (evicted)
         tlog_frame_release(evicted);

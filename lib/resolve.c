@@ -282,13 +282,8 @@ void tlog_frame_free_raw_(tlog_frame *f)
     if (f->chunks)
         tlog_chunks_put_(f->log, f->chunks);
     f->chunks = NULL;
-    tlog_attachment *a = f->attachments;
+    tlog_attachments_free_(f->attachments);
     f->attachments = NULL;
-    while (a) {
-        tlog_attachment *next = a->next;
-        free(a);
-        a = next;
-    }
 }
 
 static size_t count_input(const tlog_frame *f, size_t *max_depth, size_t *rows)

@@ -28,11 +28,7 @@ static void release_state(tlog_thread *t)
         tlog_attachment *a = t->inbox;
         t->inbox = NULL;
         pthread_mutex_unlock(&log->lock);
-        while (a) {
-            tlog_attachment *next = a->next;
-            free(a);
-            a = next;
-        }
+        tlog_attachments_free_(a);
         tlog_chunks_put_(log, t->first);
     }
     free(t->stack);
@@ -136,13 +132,8 @@ void tlog_threads_orphan_(tlog_log *log)
         atomic_store(&t->log, NULL);
         tlog_chunks_put_(log, t->first);
         t->first = t->cur = NULL;
-        tlog_attachment *a = t->inbox;
+        tlog_attachments_free_(t->inbox);
         t->inbox = NULL;
-        while (a) {
-            tlog_attachment *next = a->next;
-            free(a);
-            a = next;
-        }
     }
     for (tlog_thread **p = &tls_states; *p;) {
         tlog_thread *s = *p;

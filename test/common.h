@@ -134,4 +134,28 @@ static inline char *dump_string(const tlog_frame *f, const tlog_dump_options *o)
 
 #define NS_PER_MS 1000000ull
 
+/* A log on the simulated clock that collects its errors, for cmocka's
+ * setup and teardown. */
+typedef struct fixture {
+    tlog_log *log;
+    collected_errors errors;
+} fixture;
+
+static inline int fixture_setup(void **state)
+{
+    fixture *fx = calloc(1, sizeof *fx);
+    tlog_config c = test_config(&fx->errors);
+    fx->log = make_log(&c);
+    *state = fx;
+    return 0;
+}
+
+static inline int fixture_teardown(void **state)
+{
+    fixture *fx = *state;
+    tlog_destroy(fx->log);
+    free(fx);
+    return 0;
+}
+
 #endif

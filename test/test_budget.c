@@ -2,11 +2,6 @@
  * children), counts them, and leaves what was recorded intact. */
 #include "common.h"
 
-typedef struct fixture {
-    tlog_log *log;
-    collected_errors errors;
-} fixture;
-
 static fixture *make_fixture(size_t budget_records, uint32_t max_depth)
 {
     fixture *fx = calloc(1, sizeof *fx);

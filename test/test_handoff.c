@@ -4,27 +4,6 @@
 
 #include "common.h"
 
-typedef struct fixture {
-    tlog_log *log;
-    collected_errors errors;
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *fx = calloc(1, sizeof *fx);
-    tlog_config c = test_config(&fx->errors);
-    fx->log = make_log(&c);
-    *state = fx;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *fx = *state;
-    tlog_destroy(fx->log);
-    free(fx);
-    return 0;
-}
 
 typedef void (*body_fn)(fixture *fx, tlog_token *token);
 
@@ -237,7 +216,7 @@ static void adopt_macro_ends_with_the_block(void **state)
 
 int main(void)
 {
-#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+#define T(name) cmocka_unit_test_setup_teardown(name, fixture_setup, fixture_teardown)
     const struct CMUnitTest tests[] = {
         T(empty_token_cannot_be_adopted),
         T(one_adoption_at_a_time_and_matching_ends),

@@ -6,27 +6,6 @@
 
 #include "common.h"
 
-typedef struct fixture {
-    tlog_log *log;
-    collected_errors errors;
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *fx = calloc(1, sizeof *fx);
-    tlog_config c = test_config(&fx->errors);
-    fx->log = make_log(&c);
-    *state = fx;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *fx = *state;
-    tlog_destroy(fx->log);
-    free(fx);
-    return 0;
-}
 
 static void end_of_outer_scope_closes_inner_ones_at_that_instant(void **state)
 {
@@ -196,16 +175,16 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(end_of_outer_scope_closes_inner_ones_at_that_instant,
-                                        setup, teardown),
-        cmocka_unit_test_setup_teardown(end_with_nothing_open_is_ignored, setup, teardown),
+                                        fixture_setup, fixture_teardown),
+        cmocka_unit_test_setup_teardown(end_with_nothing_open_is_ignored, fixture_setup, fixture_teardown),
         cmocka_unit_test_setup_teardown(end_of_a_scope_that_is_not_open_keeps_the_others,
-                                        setup, teardown),
-        cmocka_unit_test_setup_teardown(ending_the_frame_closes_everything_inside, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(different_sites_with_the_same_title_match, setup,
-                                        teardown),
+                                        fixture_setup, fixture_teardown),
+        cmocka_unit_test_setup_teardown(ending_the_frame_closes_everything_inside, fixture_setup,
+                                        fixture_teardown),
+        cmocka_unit_test_setup_teardown(different_sites_with_the_same_title_match, fixture_setup,
+                                        fixture_teardown),
         cmocka_unit_test_setup_teardown(thread_exit_closes_open_scopes_and_keeps_the_frame,
-                                        setup, teardown),
+                                        fixture_setup, fixture_teardown),
         cmocka_unit_test(default_handler_prints_one_line_per_kind),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
