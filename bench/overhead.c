@@ -141,7 +141,7 @@ static void scopes_on_threads(int nthreads)
 }
 
 /* A frame of `n` scopes: steps of one "Step" with nine "Kernel" children,
- * the shape of a solver loop. */
+ * the shape of a solver loop (rows merge: 11 rows in all). */
 static void record_frame(tlog_log *log, size_t n)
 {
     static const tlog_site frame = {"Frame", __FILE__, "record_frame", 1, 1};
@@ -164,17 +164,48 @@ static void record_frame(tlog_log *log, size_t n)
     tlog_log_end(log, &frame);
 }
 
-static void resolve_and_dump(size_t n)
+/* A full ten-way tree: siblings have distinct titles, so every scope is a
+ * row of its own (the worst case for resolving and dumping). */
+static void record_tree(tlog_log *log, const tlog_site *const *digits, int depth)
 {
-    double resolve[64], dump[64], rec_bytes[64], tree_bytes[64];
+    for (int k = 0; k < 10; k++) {
+        tlog_log_begin(log, digits[k]);
+        if (depth > 1)
+            record_tree(log, digits, depth - 1);
+        tlog_log_end(log, digits[k]);
+    }
+}
+
+static void record_wide_frame(tlog_log *log, size_t n)
+{
+    static const tlog_site frame = {"Frame", __FILE__, "record_wide_frame", 1, 1};
+    static const tlog_site *digits[10];
+    for (int k = 0; k < 10; k++) {
+        char name[8];
+        snprintf(name, sizeof name, "%d", k);
+        digits[k] = tlog_site_intern(name, __FILE__, "record_wide_frame", 2, 1);
+    }
+    int depth = 0;
+    for (size_t total = 1, level = 1; total < n; depth++)
+        total += (level *= 10);
+    tlog_log_begin(log, &frame);
+    record_tree(log, digits, depth);
+    tlog_log_end(log, &frame);
+}
+
+typedef void (*record_fn)(tlog_log *log, size_t n);
+
+static void resolve_and_dump(const char *shape, record_fn record, size_t n)
+{
+    double resolve[64], dump[64], rec_bytes[64], tree_bytes[64], scopes = 0, rows = 0;
     int reps = n > 100000 ? 5 : runs;
     FILE *devnull = fopen("/dev/null", "w");
     for (int k = 0; k < reps; k++) {
-        tlog_config c = {.size = sizeof c, .thread_budget = (n + 16) * 32,
+        tlog_config c = {.size = sizeof c, .thread_budget = (n + n / 5 + 64) * 32,
                          .flags = TLOG_CONFIG_IGNORE_ENV, .max_frames = 1};
         tlog_log *log;
         tlog_create(&c, &log);
-        record_frame(log, n);
+        record(log, n);
         tlog_stats s = {.size = sizeof s};
         tlog_get_stats(log, &s);
         double t0 = now_ns();
@@ -184,6 +215,8 @@ static void resolve_and_dump(size_t n)
         double t2 = now_ns();
         tlog_frame_info fi = {.size = sizeof fi};
         tlog_frame_get_info(f, &fi);
+        scopes = (double)fi.instances;
+        rows = (double)fi.nodes;
         resolve[k] = (t1 - t0) / 1e6;
         dump[k] = (t2 - t1) / 1e6;
         rec_bytes[k] = (double)s.record_bytes / (double)fi.instances;
@@ -192,9 +225,9 @@ static void resolve_and_dump(size_t n)
         tlog_destroy(log);
     }
     fclose(devnull);
-    printf("frame of %7zu scopes: resolve %8.3f ms (%.1f ns/scope)   dump %6.3f ms   "
-           "memory: records %.1f B/scope, resolved tree %.1f B/scope\n",
-           n, median(resolve, reps), median(resolve, reps) * 1e6 / (double)n,
+    printf("%s frame, %7.0f scopes in %7.0f rows: resolve %8.3f ms (%.1f ns/scope)   "
+           "dump %8.3f ms   memory: records %.1f B/scope, resolved %.1f B/scope\n",
+           shape, scopes, rows, median(resolve, reps), median(resolve, reps) * 1e6 / scopes,
            median(dump, reps), median(rec_bytes, reps), median(tree_bytes, reps));
 }
 
@@ -240,7 +273,9 @@ int main(int argc, char **argv)
     printf("site above the active level: %.2f ns (floor %.2f ns)\n", median(skipped, runs),
            median(flr, runs));
 
-    resolve_and_dump(10000);
-    resolve_and_dump(1000000);
+    resolve_and_dump("loop", record_frame, 10000);
+    resolve_and_dump("loop", record_frame, 1000000);
+    resolve_and_dump("tree", record_wide_frame, 10000);
+    resolve_and_dump("tree", record_wide_frame, 1000000);
     return 0;
 }

@@ -99,15 +99,18 @@ bool tlog_same_title_(const tlog_site *a, const tlog_site *b)
            (a->name && b->name && strcmp(a->name, b->name) == 0);
 }
 
-/* Interned sites live until the process ends, like the static ones. */
+/* Interned sites live until the process ends, like the static ones, in a
+ * hash table of chains that doubles as it fills. */
 typedef struct interned {
     struct interned *next;
+    uint64_t hash;
     tlog_site site;
     char strings[];
 } interned;
 
 static pthread_mutex_t intern_lock = PTHREAD_MUTEX_INITIALIZER;
-static interned *intern_list;
+static interned **intern_table;
+static size_t intern_cap, intern_len;
 
 static bool str_eq(const char *a, const char *b)
 {
@@ -125,32 +128,72 @@ static char *copy_into(char **cursor, const char *s)
     return dst;
 }
 
+static uint64_t intern_hash(const char *name, const char *file, const char *function,
+                            int line, int level)
+{
+    uint64_t h = tlog_hash_str_(0xcbf29ce484222325ull, name);
+    h = tlog_hash_str_(h ^ 1, file);
+    h = tlog_hash_str_(h ^ 2, function);
+    return (h ^ (uint64_t)(unsigned)line ^ ((uint64_t)(unsigned)level << 32)) *
+           0x9e3779b97f4a7c15ull;
+}
+
+static bool intern_grow(void)
+{
+    size_t cap = intern_cap ? intern_cap * 2 : 64;
+    interned **table = calloc(cap, sizeof *table);
+    if (!table)
+        return false;
+    for (size_t i = 0; i < intern_cap; i++)
+        for (interned *it = intern_table[i], *next; it; it = next) {
+            next = it->next;
+            it->next = table[it->hash & (cap - 1)];
+            table[it->hash & (cap - 1)] = it;
+        }
+    free(intern_table);
+    intern_table = table;
+    intern_cap = cap;
+    return true;
+}
+
+static interned *intern_find(uint64_t h, const char *name, const char *file,
+                             const char *function, int line, int level)
+{
+    if (!intern_cap)
+        return NULL;
+    for (interned *it = intern_table[h & (intern_cap - 1)]; it; it = it->next) {
+        const tlog_site *s = &it->site;
+        if (it->hash == h && s->line == line && s->level == level && str_eq(s->name, name) &&
+            str_eq(s->file, file) && str_eq(s->function, function))
+            return it;
+    }
+    return NULL;
+}
+
 const tlog_site *tlog_site_intern(const char *name, const char *file,
                                   const char *function, int line, int level)
 {
     if (!name)
         return NULL;
+    uint64_t h = intern_hash(name, file, function, line, level);
     pthread_mutex_lock(&intern_lock);
-    for (interned *it = intern_list; it; it = it->next) {
-        const tlog_site *s = &it->site;
-        if (s->line == line && s->level == level && str_eq(s->name, name) &&
-            str_eq(s->file, file) && str_eq(s->function, function)) {
-            pthread_mutex_unlock(&intern_lock);
-            return s;
+    interned *it = intern_find(h, name, file, function, line, level);
+    if (!it && (intern_len < intern_cap || intern_grow())) {
+        size_t len = strlen(name) + 1 + (file ? strlen(file) + 1 : 0) +
+                     (function ? strlen(function) + 1 : 0);
+        it = calloc(1, sizeof *it + len);
+        if (it) {
+            char *cursor = it->strings;
+            it->hash = h;
+            it->site.name = copy_into(&cursor, name);
+            it->site.file = copy_into(&cursor, file);
+            it->site.function = copy_into(&cursor, function);
+            it->site.line = line;
+            it->site.level = level;
+            it->next = intern_table[h & (intern_cap - 1)];
+            intern_table[h & (intern_cap - 1)] = it;
+            intern_len++;
         }
-    }
-    size_t len = strlen(name) + 1 + (file ? strlen(file) + 1 : 0) +
-                 (function ? strlen(function) + 1 : 0);
-    interned *it = calloc(1, sizeof *it + len);
-    if (it) {
-        char *cursor = it->strings;
-        it->site.name = copy_into(&cursor, name);
-        it->site.file = copy_into(&cursor, file);
-        it->site.function = copy_into(&cursor, function);
-        it->site.line = line;
-        it->site.level = level;
-        it->next = intern_list;
-        intern_list = it;
     }
     pthread_mutex_unlock(&intern_lock);
     return it ? &it->site : NULL;
