@@ -47,24 +47,32 @@ void tlog_frames_clear_(tlog_log *log)
 }
 
 /* Frames are resolved by their first reader; after that they never change,
- * so readers need no lock. */
-static tlog_frame *resolved_or_null(tlog_frame *f)
+ * so readers need no lock. A frame that cannot be resolved for lack of
+ * memory keeps its records for the next reader, unless it was taken out of
+ * the queue, in which case it is dropped and counted. */
+static tlog_frame *resolved_or_null(tlog_frame *f, bool taken)
 {
     if (!f)
         return NULL;
+    int rc = TLOG_OK;
     if (!atomic_load_explicit(&f->resolved, memory_order_acquire)) {
         pthread_mutex_lock(&f->resolve_lock);
         if (!atomic_load_explicit(&f->resolved, memory_order_relaxed)) {
-            f->resolve_error = tlog_frame_resolve_(f);
-            atomic_store_explicit(&f->resolved, true, memory_order_release);
+            rc = tlog_frame_resolve_(f);
+            if (rc == TLOG_OK)
+                atomic_store_explicit(&f->resolved, true, memory_order_release);
         }
         pthread_mutex_unlock(&f->resolve_lock);
     }
-    if (f->resolve_error) {
-        tlog_frame_release(f);
-        return NULL;
-    }
-    return f;
+    if (rc == TLOG_OK)
+        return f;
+    if (taken)
+        TLOG_COUNT(f->log, frames_dropped);
+    tlog_report_(f->log, NULL, rc, NULL, "cannot resolve frame %llu: %s; %s",
+                 (unsigned long long)f->serial, tlog_strerror(rc),
+                 taken ? "it is dropped" : "a later read will try again");
+    tlog_frame_release(f);
+    return NULL;
 }
 
 /* The newest frame with a new reference, or the oldest taken out of the
@@ -85,7 +93,7 @@ static tlog_frame *take_from_queue(tlog_log *log, bool newest)
         log->queue_len--;
     }
     pthread_mutex_unlock(&log->lock);
-    return resolved_or_null(f);
+    return resolved_or_null(f, !newest);
 }
 
 tlog_frame *tlog_frame_latest(tlog_log *log)

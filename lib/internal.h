@@ -45,6 +45,7 @@ enum tlog_rec_flags {
 typedef struct tlog_chunk {
     struct tlog_chunk *next;
     size_t used;          /* records written; exact once the chunk is left */
+    size_t cap;           /* records it holds */
     tlog_rec recs[];
 } tlog_chunk;
 
@@ -53,8 +54,8 @@ typedef struct tlog_chunk {
  * site pointer so the hot end path needs a single comparison:
  *  - a scope dropped for lack of budget has its site pointer tagged with 1;
  *  - &tlog_adopt_marker_ marks the start of adopted work;
- *  - &tlog_overflow_marker_ stands for scopes beyond max_depth, counted in
- *    `seq`.
+ *  - &tlog_overflow_marker_ stands for the scopes beyond max_depth, whose
+ *    sites are kept in tlog_thread.over so that their ends are checked too.
  */
 typedef struct tlog_open {
     const tlog_site *site;
@@ -84,6 +85,9 @@ typedef struct tlog_attachment {
     uint32_t worker;         /* id of the worker thread, 0 for inserts */
     bool has_row;            /* shows as a `==>` row named after the worker */
     uint64_t start, end;     /* the adoption interval, for the row */
+    uint64_t dropped;        /* scopes dropped inside the adopted work */
+    uint64_t repaired;       /* scopes repaired inside the adopted work */
+    size_t bytes;            /* size of this allocation */
     uint16_t base_depth;     /* records at base_depth + 1 hang off the row */
     char worker_name[TLOG_NAME_MAX];
     size_t nrecs;
@@ -110,9 +114,19 @@ struct tlog_thread {
     char name[TLOG_NAME_MAX];
     tlog_chunk *first;       /* chunks of the frame in progress */
     tlog_chunk *cur;
+    /* Room for the ends of the open scopes, taken when record memory runs
+     * out, so that no scope already begun loses its record. */
+    tlog_chunk *reserve;
+    bool starved;            /* the reserve is in use: drop new scopes */
+    /* Sites of scopes past max_depth (dropped, but their ends are checked);
+     * `blind` counts those that found no room even here. */
+    const tlog_site **over;
+    size_t nover, capover, blind;
     uint64_t frame_id;       /* frames started on this thread */
     _Atomic uint64_t inbox_frame; /* frame accepting attachments, 0 = none */
-    tlog_attachment *inbox;  /* guarded by log->lock */
+    tlog_attachment *inbox;  /* guarded by log->lock, like the next two */
+    size_t inbox_recs;       /* records waiting in the inbox */
+    uint64_t inbox_dropped;  /* scopes refused for lack of budget */
     uint64_t frame_dropped;
     uint64_t frame_repaired;
     struct {
@@ -121,7 +135,8 @@ struct tlog_thread {
         tlog_chunk *chunk;   /* where its records start */
         size_t index;
         uint32_t seq;        /* seq to restore at the end */
-        uint64_t start;
+        uint64_t dropped;    /* the thread's own counts, restored at the end */
+        uint64_t repaired;
     } adopt;
     tlog_thread *next_in_log;    /* guarded by log->lock */
     tlog_thread *next_in_thread; /* owned by the thread */
@@ -172,7 +187,6 @@ struct tlog_frame {
 
     pthread_mutex_t resolve_lock;
     atomic_bool resolved;
-    int resolve_error;
     tlog_node *nodes;
     size_t nnodes;
     tlog_inst *insts;
@@ -244,16 +258,20 @@ TLOG_INTERNAL int64_t tlog_mono_ns_(void);
 TLOG_INTERNAL tlog_thread *tlog_thread_get_(tlog_log *log);
 TLOG_INTERNAL tlog_thread *tlog_thread_default_(void);
 TLOG_INTERNAL tlog_thread *tlog_thread_find_(tlog_log *log, uint32_t id);
+/* The calling thread's state in `log`, or NULL: never creates one. */
+TLOG_INTERNAL tlog_thread *tlog_thread_peek_(tlog_log *log);
 TLOG_INTERNAL void tlog_threads_orphan_(tlog_log *log);
 
 /* record.c */
 TLOG_INTERNAL void tlog_thread_close_all_(tlog_thread *t, int code);
 
-TLOG_INTERNAL void tlog_attachments_free_(tlog_attachment *first);
+TLOG_INTERNAL void tlog_attachments_free_(tlog_log *log, tlog_attachment *first);
+TLOG_INTERNAL tlog_attachment *tlog_attachment_new_(tlog_log *log, size_t nrecs);
 
 /* chunk pool (record.c) */
 TLOG_INTERNAL tlog_chunk *tlog_chunk_get_(tlog_log *log);
 TLOG_INTERNAL void tlog_chunks_put_(tlog_log *log, tlog_chunk *first);
+TLOG_INTERNAL void tlog_chunk_free_(tlog_log *log, tlog_chunk *c);
 
 /* frame.c */
 /* Caller holds log->lock; returns the frame pushed out of a full queue, for

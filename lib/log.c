@@ -6,8 +6,7 @@
 #include "internal.h"
 
 /* The macros' one-branch level check reads this; it mirrors the default
- * log's level. It starts permissive so the first scope reaches tlog_begin,
- * which creates the default log and sets the real level. */
+ * log's level, and before that log exists, the level it will start with. */
 TLOG_API int tlog_active_level_ = TLOG_LEVEL_FINE;
 
 static pthread_mutex_t default_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -46,6 +45,25 @@ static int level_from_env(int fallback, bool *bad)
     return fallback;
 }
 
+/* The level a log with this (normalised) config starts at. */
+static int starting_level(const tlog_config *cfg, bool *bad_env)
+{
+    *bad_env = false;
+    if (cfg->flags & TLOG_CONFIG_IGNORE_ENV)
+        return cfg->level;
+    return level_from_env(cfg->level, bad_env);
+}
+
+static int normalize_config(const tlog_config *in, tlog_config *out);
+
+__attribute__((constructor)) static void preset_default_level(void)
+{
+    tlog_config cfg;
+    bool bad;
+    if (normalize_config(NULL, &cfg) == TLOG_OK)
+        tlog_active_level_ = starting_level(&cfg, &bad);
+}
+
 static int normalize_config(const tlog_config *in, tlog_config *out)
 {
     memset(out, 0, sizeof *out);
@@ -71,6 +89,8 @@ static int normalize_config(const tlog_config *in, tlog_config *out)
     if (!out->thread_budget)
         out->thread_budget = TLOG_DEFAULT_BUDGET;
     if (out->thread_budget < 4 * sizeof(tlog_rec))
+        return TLOG_EINVAL;
+    if (!out->record_alloc != !out->record_free)
         return TLOG_EINVAL;
     return TLOG_OK;
 }
@@ -101,16 +121,11 @@ int tlog_create(const tlog_config *config, tlog_log **out)
     pthread_mutex_init(&log->error_lock, NULL);
     tlog_clock_init_(log);
 
-    int level = log->cfg.level;
-    if (!(log->cfg.flags & TLOG_CONFIG_IGNORE_ENV)) {
-        bool bad;
-        level = level_from_env(level, &bad);
-        if (bad)
-            tlog_report_(log, NULL, TLOG_EINVAL, NULL,
-                         "TIMERLOG_LEVEL=%s is not 0, 1 or 2; ignored",
-                         getenv("TIMERLOG_LEVEL"));
-    }
-    atomic_init(&log->level, level);
+    bool bad;
+    atomic_init(&log->level, starting_level(&log->cfg, &bad));
+    if (bad)
+        tlog_report_(log, NULL, TLOG_EINVAL, NULL,
+                     "TIMERLOG_LEVEL=%s is not 0, 1 or 2; ignored", getenv("TIMERLOG_LEVEL"));
     *out = log;
     return TLOG_OK;
 }
@@ -121,14 +136,13 @@ void tlog_destroy(tlog_log *log)
         return;
     tlog_threads_orphan_(log);
     tlog_frames_clear_(log);
-    tlog_chunks_put_(log, NULL);
     pthread_mutex_lock(&log->pool_lock);
     tlog_chunk *c = log->pool;
     log->pool = NULL;
     pthread_mutex_unlock(&log->pool_lock);
     while (c) {
         tlog_chunk *next = c->next;
-        free(c);
+        tlog_chunk_free_(log, c);
         c = next;
     }
     pthread_mutex_destroy(&log->lock);
@@ -147,13 +161,15 @@ int tlog_default_config(const tlog_config *config)
     pthread_mutex_lock(&default_lock);
     if (atomic_load(&default_log)) {
         rc = TLOG_EBUSY;
-    } else if (config) {
-        size_t n = config->size ? config->size : sizeof *config;
-        memset(&default_cfg, 0, sizeof default_cfg);
-        memcpy(&default_cfg, config, n < sizeof default_cfg ? n : sizeof default_cfg);
-        default_cfg_set = true;
     } else {
-        default_cfg_set = false;
+        default_cfg_set = config != NULL;
+        if (config) {
+            size_t n = config->size ? config->size : sizeof *config;
+            memset(&default_cfg, 0, sizeof default_cfg);
+            memcpy(&default_cfg, config, n < sizeof default_cfg ? n : sizeof default_cfg);
+        }
+        bool bad;
+        __atomic_store_n(&tlog_active_level_, starting_level(&check, &bad), __ATOMIC_RELAXED);
     }
     pthread_mutex_unlock(&default_lock);
     return rc;

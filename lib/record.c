@@ -16,6 +16,34 @@
 /* Chunks                                                                   */
 /* ------------------------------------------------------------------------ */
 
+static size_t chunk_bytes(size_t cap)
+{
+    return sizeof(tlog_chunk) + cap * sizeof(tlog_rec);
+}
+
+static tlog_chunk *chunk_new(tlog_log *log, size_t cap)
+{
+    size_t bytes = chunk_bytes(cap);
+    tlog_chunk *c = log->cfg.record_alloc ? log->cfg.record_alloc(log->cfg.alloc_user, bytes)
+                                          : malloc(bytes);
+    if (c) {
+        c->cap = cap;
+        atomic_fetch_add_explicit(&log->chunk_bytes, bytes, memory_order_relaxed);
+    }
+    return c;
+}
+
+void tlog_chunk_free_(tlog_log *log, tlog_chunk *c)
+{
+    if (!c)
+        return;
+    atomic_fetch_sub_explicit(&log->chunk_bytes, chunk_bytes(c->cap), memory_order_relaxed);
+    if (log->cfg.record_free)
+        log->cfg.record_free(log->cfg.alloc_user, c);
+    else
+        free(c);
+}
+
 tlog_chunk *tlog_chunk_get_(tlog_log *log)
 {
     pthread_mutex_lock(&log->pool_lock);
@@ -23,12 +51,8 @@ tlog_chunk *tlog_chunk_get_(tlog_log *log)
     if (c)
         log->pool = c->next;
     pthread_mutex_unlock(&log->pool_lock);
-    if (!c) {
-        size_t bytes = sizeof *c + log->chunk_recs * sizeof(tlog_rec);
-        c = malloc(bytes);
-        if (c)
-            atomic_fetch_add_explicit(&log->chunk_bytes, bytes, memory_order_relaxed);
-    }
+    if (!c)
+        c = chunk_new(log, log->chunk_recs);
     if (c) {
         c->next = NULL;
         c->used = 0;
@@ -36,16 +60,27 @@ tlog_chunk *tlog_chunk_get_(tlog_log *log)
     return c;
 }
 
+/* Chunks of the regular size go back to the pool; reserves are freed. */
 void tlog_chunks_put_(tlog_log *log, tlog_chunk *first)
 {
-    if (!first)
+    tlog_chunk *keep = NULL, *last = NULL;
+    while (first) {
+        tlog_chunk *next = first->next;
+        if (first->cap == log->chunk_recs) {
+            first->next = keep;
+            keep = first;
+            if (!last)
+                last = first;
+        } else {
+            tlog_chunk_free_(log, first);
+        }
+        first = next;
+    }
+    if (!keep)
         return;
-    tlog_chunk *last = first;
-    while (last->next)
-        last = last->next;
     pthread_mutex_lock(&log->pool_lock);
     last->next = log->pool;
-    log->pool = first;
+    log->pool = keep;
     pthread_mutex_unlock(&log->pool_lock);
 }
 
@@ -54,9 +89,30 @@ static tlog_log *log_of(const tlog_thread *t)
     return atomic_load_explicit(&((tlog_thread *)t)->log, memory_order_relaxed);
 }
 
+/* Out of record memory: the reserve takes the ends of the scopes already
+ * open, and new scopes are dropped until the frame ends. */
+static tlog_chunk *use_reserve(tlog_thread *t, tlog_log *log)
+{
+    tlog_chunk *c = t->reserve;
+    if (!c)
+        return NULL;
+    t->reserve = NULL;
+    t->starved = true;
+    t->room = 0;
+    c->next = NULL;
+    c->used = 0;
+    TLOG_COUNT(log, alloc_failures);
+    tlog_report_(log, t, TLOG_ENOMEM, NULL,
+                 "out of record memory: scopes already open are kept, new scopes "
+                 "are dropped until the frame ends");
+    return c;
+}
+
 static bool next_chunk(tlog_thread *t, tlog_log *log)
 {
     tlog_chunk *c = tlog_chunk_get_(log);
+    if (!c)
+        c = use_reserve(t, log);
     if (!c)
         return false;
     if (t->cur) {
@@ -67,7 +123,7 @@ static bool next_chunk(tlog_thread *t, tlog_log *log)
     }
     t->cur = c;
     t->wr = c->recs;
-    t->wr_end = c->recs + log->chunk_recs;
+    t->wr_end = c->recs + c->cap;
     return true;
 }
 
@@ -96,6 +152,10 @@ static void write_rec(tlog_thread *t, tlog_log *log, const tlog_site *site,
 
 static void start_frame(tlog_thread *t, tlog_log *log)
 {
+    /* Every open scope, up to max_depth, must be able to write its end. */
+    if (!t->reserve)
+        t->reserve = chunk_new(log, log->cfg.max_depth + 1u);
+    t->starved = false;
     t->frame_id++;
     atomic_store_explicit(&t->inbox_frame, t->frame_id, memory_order_release);
     t->room = log->budget_recs;
@@ -104,10 +164,23 @@ static void start_frame(tlog_thread *t, tlog_log *log)
     t->frame_repaired = 0;
 }
 
-void tlog_attachments_free_(tlog_attachment *a)
+tlog_attachment *tlog_attachment_new_(tlog_log *log, size_t nrecs)
+{
+    size_t bytes = sizeof(tlog_attachment) + nrecs * sizeof(tlog_rec);
+    tlog_attachment *a = calloc(1, bytes);
+    if (a) {
+        a->bytes = bytes;
+        a->nrecs = nrecs;
+        atomic_fetch_add_explicit(&log->chunk_bytes, bytes, memory_order_relaxed);
+    }
+    return a;
+}
+
+void tlog_attachments_free_(tlog_log *log, tlog_attachment *a)
 {
     while (a) {
         tlog_attachment *next = a->next;
+        atomic_fetch_sub_explicit(&log->chunk_bytes, a->bytes, memory_order_relaxed);
         free(a);
         a = next;
     }
@@ -139,7 +212,14 @@ static void complete_frame(tlog_thread *t, tlog_log *log)
     pthread_mutex_lock(&log->lock);
     atomic_store_explicit(&t->inbox_frame, 0, memory_order_relaxed);
     tlog_attachment *inbox = reversed(t->inbox);
+    uint64_t dropped = t->frame_dropped + t->inbox_dropped, repaired = t->frame_repaired;
+    for (const tlog_attachment *a = inbox; a; a = a->next) {
+        dropped += a->dropped;
+        repaired += a->repaired;
+    }
     t->inbox = NULL;
+    t->inbox_recs = 0;
+    t->inbox_dropped = 0;
     tlog_frame *evicted = NULL;
     if (f) {
         f->log = log;
@@ -147,8 +227,8 @@ static void complete_frame(tlog_thread *t, tlog_log *log)
         f->frame_id = t->frame_id;
         f->thread = t->id;
         memcpy(f->thread_name, t->name, sizeof f->thread_name);
-        f->dropped = t->frame_dropped;
-        f->repaired = t->frame_repaired;
+        f->dropped = dropped;
+        f->repaired = repaired;
         f->chunks = chunks;
         f->attachments = inbox;
         pthread_mutex_init(&f->resolve_lock, NULL);
@@ -161,7 +241,7 @@ static void complete_frame(tlog_thread *t, tlog_log *log)
         TLOG_COUNT(log, alloc_failures);
         tlog_report_(log, t, TLOG_ENOMEM, NULL, "out of memory: a frame is lost");
         tlog_chunks_put_(log, chunks);
-        tlog_attachments_free_(inbox);
+        tlog_attachments_free_(log, inbox);
     }
     if (evicted)
         tlog_frame_release(evicted);
@@ -171,27 +251,48 @@ static void complete_frame(tlog_thread *t, tlog_log *log)
 /* Adopted work                                                             */
 /* ------------------------------------------------------------------------ */
 
+/* Hands work to the owner of the token's frame. What other threads hand to
+ * one frame is bounded by the same budget as the frame's own records. */
 static int deliver(tlog_log *log, const tlog_thread *from, tlog_attachment *a,
                    const tlog_token *token)
 {
+    size_t need = a->nrecs + (a->has_row ? 1u : 0u);
+    int rc = TLOG_ELATE;
+    bool first_drop = false;
     pthread_mutex_lock(&log->lock);
     tlog_thread *owner = tlog_thread_find_(log, token->thread);
     if (owner && atomic_load_explicit(&owner->inbox_frame, memory_order_relaxed) ==
                      token->frame) {
-        a->next = owner->inbox;
-        owner->inbox = a;
-        a = NULL;
+        if (owner->inbox_recs + need <= log->budget_recs) {
+            a->next = owner->inbox;
+            owner->inbox = a;
+            owner->inbox_recs += need;
+            rc = TLOG_OK;
+        } else {
+            first_drop = owner->inbox_dropped == 0;
+            owner->inbox_dropped += need + a->dropped;
+            rc = TLOG_EFULL;
+        }
     }
     pthread_mutex_unlock(&log->lock);
-    if (!a)
-        return TLOG_OK;
-    TLOG_COUNT(log, late_work);
-    tlog_report_(log, from, TLOG_ELATE, NULL,
-                 "work for a scope of thread %u arrived after its frame "
-                 "ended; dropped (join workers before the frame ends)",
-                 token->thread);
-    free(a);
-    return TLOG_ELATE;
+    if (rc == TLOG_OK)
+        return rc;
+    if (rc == TLOG_EFULL) {
+        atomic_fetch_add_explicit(&log->stats.scopes_dropped, need, memory_order_relaxed);
+        if (first_drop)
+            tlog_report_(log, from, TLOG_EFULL, NULL,
+                         "work handed to thread %u's frame exceeds its budget of %zu "
+                         "bytes; dropping further hand-off work in this frame",
+                         token->thread, log->cfg.thread_budget);
+    } else {
+        TLOG_COUNT(log, late_work);
+        tlog_report_(log, from, TLOG_ELATE, NULL,
+                     "work for a scope of thread %u arrived after its frame "
+                     "ended; dropped (join workers before the frame ends)",
+                     token->thread);
+    }
+    tlog_attachments_free_(log, a);
+    return rc;
 }
 
 /* Counts the records written since (chunk, index). */
@@ -219,8 +320,9 @@ static void extract_adopted(tlog_thread *t, tlog_log *log, tlog_attachment *a)
     start->next = NULL;
     t->cur = start;
     t->wr = start->recs + index;
-    t->wr_end = start->recs + log->chunk_recs;
-    t->room += n;
+    t->wr_end = start->recs + start->cap;
+    if (!t->starved)
+        t->room += n;
 }
 
 static int finish_adoption(tlog_thread *t, tlog_log *log, tlog_ticks now)
@@ -229,10 +331,13 @@ static int finish_adoption(tlog_thread *t, tlog_log *log, tlog_ticks now)
     size_t base = tlog_thread_depth_(t);
     t->cur->used = (size_t)(t->wr - t->cur->recs);
     size_t n = records_since(t->adopt.chunk, t->adopt.index);
-    tlog_attachment *a = malloc(sizeof *a + n * sizeof(tlog_rec));
+    tlog_attachment *a = tlog_attachment_new_(log, n);
     extract_adopted(t, log, a);
     t->seq = t->adopt.seq;
     t->adopt.active = false;
+    uint64_t dropped = t->frame_dropped, repaired = t->frame_repaired;
+    t->frame_dropped = t->adopt.dropped;
+    t->frame_repaired = t->adopt.repaired;
     if (base == 0)
         t->room = 0;
     if (!a) {
@@ -240,7 +345,8 @@ static int finish_adoption(tlog_thread *t, tlog_log *log, tlog_ticks now)
         tlog_report_(log, t, TLOG_ENOMEM, NULL, "out of memory: adopted work is lost");
         return TLOG_ENOMEM;
     }
-    a->next = NULL;
+    a->dropped = dropped;
+    a->repaired = repaired;
     a->frame_id = t->adopt.token.frame;
     a->scope_seq = t->adopt.token.scope;
     a->worker = t->id;
@@ -249,7 +355,6 @@ static int finish_adoption(tlog_thread *t, tlog_log *log, tlog_ticks now)
     a->end = now;
     a->base_depth = (uint16_t)base;
     memcpy(a->worker_name, t->name, sizeof a->worker_name);
-    a->nrecs = n;
     return deliver(log, t, a, &t->adopt.token);
 }
 
@@ -265,8 +370,10 @@ static void close_top(tlog_thread *t, tlog_log *log, tlog_ticks now, unsigned fl
         return;
     }
     t->top--;
-    if (o->site == &tlog_overflow_marker_)
+    if (o->site == &tlog_overflow_marker_) {
+        t->nover = t->blind = 0;
         return;
+    }
     if (!tlog_open_dropped(o)) {
         if (flags & TLOG_REC_REPAIRED) {
             TLOG_COUNT(log, scopes_repaired);
@@ -304,31 +411,56 @@ static size_t find_open(const tlog_thread *t, const tlog_site *site)
     return depth;
 }
 
+static void report_mismatch(tlog_thread *t, tlog_log *log, const tlog_site *site,
+                            const tlog_site *inner, size_t closed)
+{
+    TLOG_COUNT(log, mismatched_ends);
+    tlog_report_(log, t, TLOG_EMISMATCH, site,
+                 "end of \"%s\" (%s:%d) while \"%s\" is open: closed %zu inner "
+                 "scope(s) at this instant",
+                 site->name, site->file ? site->file : "?", site->line,
+                 inner && inner->name ? inner->name : "?", closed);
+}
+
+/* An end while scopes past max_depth are open: those were dropped, but
+ * their titles are kept so the same repair rules apply. */
+static bool end_past_depth(tlog_thread *t, tlog_log *log, const tlog_site *site)
+{
+    if (t->blind) {
+        if (--t->blind == 0 && t->nover == 0)
+            t->top--;
+        return true;
+    }
+    for (size_t j = t->nover; j-- > 0;)
+        if (tlog_same_title_(t->over[j], site)) {
+            if (j + 1 < t->nover)
+                report_mismatch(t, log, site, t->over[t->nover - 1], t->nover - j - 1);
+            t->nover = j;
+            if (t->nover == 0)
+                t->top--;
+            return true;
+        }
+    return false;
+}
+
 static void end_slow(tlog_thread *t, const tlog_site *site, tlog_ticks now)
 {
     tlog_log *log = log_of(t);
     if (!log)
         return;
     size_t depth = tlog_thread_depth_(t);
-    if (depth && t->top[-1].site == &tlog_overflow_marker_) {
-        /* Scopes past max_depth were never pushed: nothing to check. */
-        if (--t->top[-1].seq == 0)
-            t->top--;
+    bool past_depth = depth && t->top[-1].site == &tlog_overflow_marker_;
+    if (past_depth && end_past_depth(t, log, site))
         return;
-    }
     size_t match = find_open(t, site);
     if (match == depth) {
         report_unmatched(t, log, site);
         return;
     }
     if (match + 1 < depth) {
-        const tlog_site *inner = tlog_open_site(&t->stack[depth - 1]);
-        TLOG_COUNT(log, mismatched_ends);
-        tlog_report_(log, t, TLOG_EMISMATCH, site,
-                     "end of \"%s\" (%s:%d) while \"%s\" is open: closed %zu "
-                     "inner scope(s) at this instant",
-                     site->name, site->file ? site->file : "?", site->line,
-                     inner->name, depth - match - 1);
+        const tlog_site *inner = past_depth && t->nover ? t->over[t->nover - 1]
+                                                        : tlog_open_site(&t->stack[depth - 1]);
+        report_mismatch(t, log, site, inner, depth - match - 1 + t->nover);
         while (tlog_thread_depth_(t) > match + 1)
             close_top(t, log, now, TLOG_REC_REPAIRED);
     }
@@ -354,6 +486,9 @@ void tlog_thread_close_all_(tlog_thread *t, int code)
 /* Opening scopes                                                           */
 /* ------------------------------------------------------------------------ */
 
+/* Sites past max_depth: up to this many are kept for checking ends. */
+#define TLOG_MAX_OVER ((size_t)1 << 16)
+
 static void push_overflow(tlog_thread *t, tlog_log *log, const tlog_site *site)
 {
     if (t->top == t->stack_end) {
@@ -361,7 +496,18 @@ static void push_overflow(tlog_thread *t, tlog_log *log, const tlog_site *site)
         t->top->seq = 0;
         t->top++;
     }
-    t->top[-1].seq++;
+    if (!t->blind && t->nover == t->capover && t->capover < TLOG_MAX_OVER) {
+        size_t cap = t->capover ? t->capover * 2 : 16;
+        const tlog_site **grown = realloc(t->over, cap * sizeof *grown);
+        if (grown) {
+            t->over = grown;
+            t->capover = cap;
+        }
+    }
+    if (!t->blind && t->nover < t->capover)
+        t->over[t->nover++] = site;
+    else
+        t->blind++;
     TLOG_COUNT(log, depth_overflows);
     if (t->frame_dropped++ == 0)
         tlog_report_(log, t, TLOG_EDEPTH, site,
@@ -443,9 +589,15 @@ static inline void end_on(tlog_thread *t, const tlog_site *site)
 static void __attribute__((noinline)) begin_first(const tlog_site *site)
 {
     tlog_thread *t = tlog_thread_default_();
-    if (!t || site->level > atomic_load(&log_of(t)->level))
-        return;
-    begin_on(t, site);
+    if (t)
+        begin_on(t, site);
+}
+
+/* An end on a thread that never began anything in the log. */
+static void end_without_state(tlog_log *log, const tlog_site *site)
+{
+    if (log && site)
+        report_unmatched(NULL, log, site);
 }
 
 void tlog_begin(const tlog_site *site)
@@ -462,9 +614,8 @@ void tlog_end(const tlog_site *site)
 {
     tlog_thread *t = tlog_tls_default_;
     if (TLOG_UNLIKELY(!t)) {
-        t = tlog_thread_default_();
-        if (!t)
-            return;
+        end_without_state(tlog_default(), site);
+        return;
     }
     end_on(t, site);
 }
@@ -483,20 +634,23 @@ void tlog_log_begin(tlog_log *log, const tlog_site *site)
 void tlog_log_end(tlog_log *log, const tlog_site *site)
 {
     log = tlog_resolve_log_(log);
-    tlog_thread *t = log && site ? tlog_thread_get_(log) : NULL;
+    tlog_thread *t = log && site ? tlog_thread_peek_(log) : NULL;
     if (t)
         end_on(t, site);
+    else
+        end_without_state(log, site);
 }
 
+/* Open scopes: markers are not scopes; scopes past max_depth are. */
 int tlog_depth(tlog_log *log)
 {
     log = tlog_resolve_log_(log);
-    tlog_thread *t = log ? tlog_thread_get_(log) : NULL;
+    tlog_thread *t = log ? tlog_thread_peek_(log) : NULL;
     if (!t)
         return 0;
-    size_t depth = tlog_thread_depth_(t);
-    if (depth && t->top[-1].site == &tlog_overflow_marker_)
-        depth += t->top[-1].seq - 1;
+    size_t depth = t->nover + t->blind;
+    for (const tlog_open *o = t->stack; o < t->top; o++)
+        depth += o->site != &tlog_adopt_marker_ && o->site != &tlog_overflow_marker_;
     return (int)depth;
 }
 
@@ -508,7 +662,7 @@ tlog_token tlog_handoff(tlog_log *log)
 {
     log = tlog_resolve_log_(log);
     tlog_token token = {log, 0, 0, 0};
-    tlog_thread *t = log ? tlog_thread_get_(log) : NULL;
+    tlog_thread *t = log ? tlog_thread_peek_(log) : NULL;
     if (!t)
         return token;
     if (t->adopt.active)
@@ -547,6 +701,9 @@ int tlog_adopt_begin(const tlog_token *token)
     t->adopt.chunk = t->cur;
     t->adopt.index = (size_t)(t->wr - t->cur->recs);
     t->adopt.seq = t->seq;
+    t->adopt.dropped = t->frame_dropped;
+    t->adopt.repaired = t->frame_repaired;
+    t->frame_dropped = t->frame_repaired = 0;
     tlog_open *o = t->top++;
     o->site = &tlog_adopt_marker_;
     o->seq = 0;
@@ -559,7 +716,7 @@ int tlog_adopt_end(const tlog_token *token)
     if (!token)
         return TLOG_EINVAL;
     tlog_log *log = tlog_resolve_log_(token->log);
-    tlog_thread *t = log ? tlog_thread_get_(log) : NULL;
+    tlog_thread *t = log ? tlog_thread_peek_(log) : NULL;
     if (!t || !t->adopt.active || t->adopt.token.thread != token->thread ||
         t->adopt.token.frame != token->frame || t->adopt.token.scope != token->scope)
         return TLOG_EINVAL;
@@ -621,13 +778,13 @@ int tlog_insert_to(const tlog_token *token, const tlog_site *site, tlog_kind kin
     tlog_thread *t = log ? tlog_thread_get_(log) : NULL;
     if (!t)
         return TLOG_ENOMEM;
-    tlog_attachment *a = calloc(1, sizeof *a + sizeof(tlog_rec));
+    tlog_attachment *a = tlog_attachment_new_(log, 1);
     if (!a)
         return TLOG_ENOMEM;
     a->frame_id = token->frame;
     a->scope_seq = token->scope;
     a->worker = t->id;
-    a->nrecs = 1;
+    memcpy(a->worker_name, t->name, sizeof a->worker_name);
     a->recs[0].site = site;
     a->recs[0].start = start;
     a->recs[0].end = end;

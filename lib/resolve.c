@@ -98,11 +98,14 @@ static uint32_t add_records(builder *b, const tlog_rec *recs, size_t n, size_t b
                             const char *thread_name)
 {
     uint32_t last = NONE;
+    size_t deepest = top;
     for (size_t k = 0; k < n; k++) {
         const tlog_rec *r = &recs[k];
         size_t d = r->depth > base ? r->depth - base : 0;
         if (d < top)
             d = top;
+        if (d > deepest)
+            deepest = d;
         const char *name = r->site->name ? r->site->name : "(unnamed)";
         uint32_t i = new_inst(b, r->site, name, thread_name, thread, r->start, r->end,
                               r->flags);
@@ -112,9 +115,8 @@ static uint32_t add_records(builder *b, const tlog_rec *recs, size_t n, size_t b
         last = i;
     }
     /* Whatever is left hangs under `parent`: normally just the top level. */
-    for (size_t d = top; d < b->max_depth; d++)
-        if (parent != NONE)
-            adopt_pending(b, d, parent);
+    for (size_t d = top; parent != NONE && d <= deepest; d++)
+        adopt_pending(b, d, parent);
     return last;
 }
 
@@ -282,7 +284,7 @@ void tlog_frame_free_raw_(tlog_frame *f)
     if (f->chunks)
         tlog_chunks_put_(f->log, f->chunks);
     f->chunks = NULL;
-    tlog_attachments_free_(f->attachments);
+    tlog_attachments_free_(f->log, f->attachments);
     f->attachments = NULL;
 }
 
@@ -299,7 +301,7 @@ static size_t count_input(const tlog_frame *f, size_t *max_depth, size_t *rows)
         }
     for (const tlog_attachment *a = f->attachments; a; a = a->next) {
         n += a->nrecs + 1;
-        *rows += a->has_row;
+        (*rows)++;
         for (size_t k = 0; k < a->nrecs; k++) {
             size_t d = a->recs[k].depth > a->base_depth ? a->recs[k].depth - a->base_depth : 0;
             if (d + 2 > *max_depth)
@@ -366,9 +368,11 @@ static void attach_work(builder *b, tlog_frame *f, uint32_t root, const uint32_t
             append_child(b, target, r);
             target = r;
         }
-        /* Inserted timings carry their inserter's name only as a thread. */
-        add_records(b, a->recs, a->nrecs, a->base_depth, 1, target, a->worker,
-                    a->has_row ? tname : f->thread_name);
+        if (!a->has_row) {
+            memcpy(names[row], a->worker_name, TLOG_NAME_MAX);
+            tname = names[row++];
+        }
+        add_records(b, a->recs, a->nrecs, a->base_depth, 1, target, a->worker, tname);
     }
 }
 
@@ -458,6 +462,14 @@ int tlog_frame_resolve_(tlog_frame *f)
     names = NULL;
     tlog_frame_free_raw_(f);
 out:
+    if (rc != TLOG_OK) {
+        /* Leave the raw records for another try. */
+        free(f->nodes);
+        free(f->insts);
+        f->nodes = NULL;
+        f->insts = NULL;
+        f->nnodes = f->ninsts = 0;
+    }
     free(b.insts);
     free(b.pending_head);
     free(b.pending_tail);

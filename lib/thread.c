@@ -6,31 +6,37 @@
 
 TLOG_TLS_DEFAULT_DEFINITION;  /* state in the default log */
 #define tls_default tlog_tls_default_
+
 static TLOG_TLS tlog_thread *tls_states;   /* every state of this thread */
 static TLOG_TLS char tls_name[TLOG_NAME_MAX];
 
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+static bool exit_key_made;
+
+/* Serialises what a thread's exit and tlog_destroy do to the same state:
+ * whichever runs first unhooks it from the log, under this lock. */
+static pthread_mutex_t states_lock = PTHREAD_MUTEX_INITIALIZER;
 
 const tlog_site tlog_adopt_marker_ = {"(adopted work)", NULL, NULL, 0, 0};
 const tlog_site tlog_overflow_marker_ = {"(too deep)", NULL, NULL, 0, 0};
 
-static void release_state(tlog_thread *t)
+/* Gives back what the state holds in its log: caller holds states_lock. */
+static void detach_from_log(tlog_log *log, tlog_thread *t)
 {
-    tlog_log *log = atomic_load(&t->log);
-    if (log) {
-        pthread_mutex_lock(&log->lock);
-        for (tlog_thread **p = &log->threads; *p; p = &(*p)->next_in_log)
-            if (*p == t) {
-                *p = t->next_in_log;
-                break;
-            }
-        tlog_attachment *a = t->inbox;
-        t->inbox = NULL;
-        pthread_mutex_unlock(&log->lock);
-        tlog_attachments_free_(a);
-        tlog_chunks_put_(log, t->first);
-    }
+    atomic_store(&t->log, NULL);
+    tlog_attachments_free_(log, t->inbox);
+    t->inbox = NULL;
+    tlog_chunks_put_(log, t->first);
+    t->first = t->cur = NULL;
+    t->wr = t->wr_end = NULL;
+    tlog_chunk_free_(log, t->reserve);
+    t->reserve = NULL;
+}
+
+static void free_state(tlog_thread *t)
+{
+    free(t->over);
     free(t->stack);
     free(t);
 }
@@ -45,16 +51,35 @@ static void on_thread_exit(void *unused)
     tls_default = NULL;
     while (t) {
         tlog_thread *next = t->next_in_thread;
-        if (atomic_load(&t->log))
+        pthread_mutex_lock(&states_lock);
+        tlog_log *log = atomic_load(&t->log);
+        if (log) {
             tlog_thread_close_all_(t, TLOG_ETHREADEXIT);
-        release_state(t);
+            pthread_mutex_lock(&log->lock);
+            for (tlog_thread **p = &log->threads; *p; p = &(*p)->next_in_log)
+                if (*p == t) {
+                    *p = t->next_in_log;
+                    break;
+                }
+            pthread_mutex_unlock(&log->lock);
+            detach_from_log(log, t);
+        }
+        pthread_mutex_unlock(&states_lock);
+        free_state(t);
         t = next;
     }
 }
 
 static void make_exit_key(void)
 {
-    pthread_key_create(&exit_key, on_thread_exit);
+    exit_key_made = pthread_key_create(&exit_key, on_thread_exit) == 0;
+}
+
+/* Threads that outlive an unloaded library must not call into it. */
+__attribute__((destructor)) static void delete_exit_key(void)
+{
+    if (exit_key_made)
+        pthread_key_delete(exit_key);
 }
 
 static void set_default_name(tlog_thread *t)
@@ -94,21 +119,51 @@ static tlog_thread *attach(tlog_log *log)
 
     t->next_in_thread = tls_states;
     tls_states = t;
-    pthread_setspecific(exit_key, t);
+    if (exit_key_made)
+        pthread_setspecific(exit_key, t);
     if (log->is_default)
         tls_default = t;
     return t;
 }
 
-tlog_thread *tlog_thread_get_(tlog_log *log)
+/* Frees this thread's states whose logs were destroyed. The lock makes sure
+ * tlog_destroy has finished with them. */
+static void prune_dead_states(void)
+{
+    pthread_mutex_lock(&states_lock);
+    for (tlog_thread **p = &tls_states; *p;) {
+        tlog_thread *s = *p;
+        if (atomic_load(&s->log)) {
+            p = &s->next_in_thread;
+            continue;
+        }
+        *p = s->next_in_thread;
+        free_state(s);
+    }
+    pthread_mutex_unlock(&states_lock);
+}
+
+tlog_thread *tlog_thread_peek_(tlog_log *log)
 {
     tlog_thread *t = tls_default;
     if (t && log->is_default)
         return t;
-    for (t = tls_states; t; t = t->next_in_thread)
-        if (atomic_load_explicit(&t->log, memory_order_relaxed) == log)
-            return t;
-    return attach(log);
+    bool dead = false;
+    for (t = tls_states; t; t = t->next_in_thread) {
+        tlog_log *owner = atomic_load_explicit(&t->log, memory_order_relaxed);
+        if (owner == log)
+            break;
+        dead |= owner == NULL;
+    }
+    if (dead)
+        prune_dead_states();
+    return t;
+}
+
+tlog_thread *tlog_thread_get_(tlog_log *log)
+{
+    tlog_thread *t = tlog_thread_peek_(log);
+    return t ? t : attach(log);
 }
 
 /* Caller holds log->lock. */
@@ -120,31 +175,23 @@ tlog_thread *tlog_thread_find_(tlog_log *log, uint32_t id)
     return NULL;
 }
 
-/* The log is going away: states still owned by other threads are cut loose
- * and freed when those threads exit; the calling thread's are freed now. */
+/* The log is going away: every state in it gives its memory back and is cut
+ * loose; each thread frees the rest of its own states the next time it uses
+ * the library, or when it exits. */
 void tlog_threads_orphan_(tlog_log *log)
 {
+    pthread_mutex_lock(&states_lock);
     pthread_mutex_lock(&log->lock);
     tlog_thread *t = log->threads;
     log->threads = NULL;
     pthread_mutex_unlock(&log->lock);
-    for (; t; t = t->next_in_log) {
-        atomic_store(&t->log, NULL);
-        tlog_chunks_put_(log, t->first);
-        t->first = t->cur = NULL;
-        tlog_attachments_free_(t->inbox);
-        t->inbox = NULL;
+    while (t) {
+        tlog_thread *next = t->next_in_log;
+        detach_from_log(log, t);
+        t = next;
     }
-    for (tlog_thread **p = &tls_states; *p;) {
-        tlog_thread *s = *p;
-        if (!atomic_load(&s->log)) {
-            *p = s->next_in_thread;
-            free(s->stack);
-            free(s);
-        } else {
-            p = &s->next_in_thread;
-        }
-    }
+    pthread_mutex_unlock(&states_lock);
+    prune_dead_states();
 }
 
 tlog_thread *tlog_thread_default_(void)

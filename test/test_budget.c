@@ -150,6 +150,131 @@ static void insert_needs_an_open_scope(void **state)
     free_fixture(fx);
 }
 
+static void handed_off_work_is_bounded_by_the_owner_budget(void **state)
+{
+    (void)state;
+    fixture *fx = make_fixture(128, 0);
+    begin_at(fx->log, "Frame", 0);
+    tlog_token token = tlog_handoff(fx->log);
+    int accepted = 0, refused = 0;
+    for (int i = 0; i < 1000; i++) {
+        int rc = tlog_insert_to(&token, site_named("Handed"), TLOG_KIND_EXECUTION, 0, 1);
+        accepted += rc == TLOG_OK;
+        refused += rc == TLOG_EFULL;
+    }
+    assert_int_equal(accepted, 128);
+    assert_int_equal(refused, 1000 - 128);
+    assert_int_equal(count_code(&fx->errors, TLOG_EFULL), 1);
+    /* Memory stays near the budget: 128 small blocks, not 1000. */
+    assert_true(stats_of(fx->log).record_bytes < 128 * 1024);
+    end_at(fx->log, "Frame", 1);
+    tlog_frame *f = tlog_frame_latest(fx->log);
+    assert_int_equal(info_of(child_named(tlog_frame_root(f), "Handed")).count, 128);
+    tlog_frame_info fi = {.size = sizeof fi};
+    tlog_frame_get_info(f, &fi);
+    assert_int_equal(fi.scopes_dropped, 1000 - 128);
+    tlog_frame_release(f);
+    assert_int_equal(stats_of(fx->log).scopes_dropped, 1000 - 128);
+    free_fixture(fx);
+}
+
+static void ends_past_max_depth_are_matched_by_title(void **state)
+{
+    (void)state;
+    fixture *fx = make_fixture(1024, 2);
+    begin_at(fx->log, "R", 0);
+    begin_at(fx->log, "A", 10);
+    begin_at(fx->log, "B", 20);   /* past max_depth: dropped */
+    end_at(fx->log, "A", 30);     /* B's end never comes */
+    end_at(fx->log, "R", 100);
+    tlog_stats s = stats_of(fx->log);
+    assert_int_equal(s.mismatched_ends, 1);
+    assert_int_equal(s.depth_overflows, 1);
+    tlog_frame *f = tlog_frame_latest(fx->log);
+    tlog_node_info a = info_of(child_named(tlog_frame_root(f), "A"));
+    assert_int_equal(a.total_ns, 20 * NS_PER_MS);
+    assert_int_equal(a.flags, 0);
+    assert_int_equal(info_of(tlog_frame_root(f)).flags, 0);
+    tlog_frame_release(f);
+
+    /* Recursion past the limit: every end pairs with its own begin. */
+    begin_at(fx->log, "R", 200);
+    for (int d = 0; d < 6; d++)
+        begin_at(fx->log, "f", 201 + d);
+    assert_int_equal(tlog_depth(fx->log), 7);
+    for (int d = 0; d < 6; d++)
+        end_at(fx->log, "f", 210 + d);
+    end_at(fx->log, "R", 220);
+    assert_int_equal(stats_of(fx->log).mismatched_ends, 1);
+    f = tlog_frame_latest(fx->log);
+    assert_int_equal(info_of(child_named(tlog_frame_root(f), "f")).total_ns, 14 * NS_PER_MS);
+    tlog_frame_release(f);
+    free_fixture(fx);
+}
+
+/* Hands out `budget` blocks, then refuses. */
+typedef struct stingy {
+    int budget;
+    int live;
+} stingy;
+
+static void *stingy_alloc(void *user, size_t bytes)
+{
+    stingy *s = user;
+    if (s->budget == 0)
+        return NULL;
+    s->budget--;
+    s->live++;
+    return malloc(bytes);
+}
+
+static void stingy_free(void *user, void *block)
+{
+    stingy *s = user;
+    s->live--;
+    free(block);
+}
+
+static void out_of_record_memory_keeps_open_scopes_and_hand_offs_in_place(void **state)
+{
+    (void)state;
+    stingy mem = {.budget = 2}; /* the reserve and one chunk of 2048 records */
+    collected_errors errors = {0};
+    tlog_config c = test_config(&errors);
+    c.record_alloc = stingy_alloc;
+    c.record_free = stingy_free;
+    c.alloc_user = &mem;
+    tlog_log *log = make_log(&c);
+    begin_at(log, "Frame", 0);
+    begin_at(log, "A", 1);
+    for (int i = 0; i < 3000; i++) {
+        begin_at(log, "c", 2);
+        end_at(log, "c", 2);
+    }
+    tlog_token token = tlog_handoff(log); /* A, after memory ran out */
+    assert_int_equal(tlog_insert_to(&token, site_named("into A"), TLOG_KIND_EXECUTION, 1, 2),
+                     TLOG_OK);
+    end_at(log, "A", 3);
+    end_at(log, "Frame", 4);
+    tlog_stats s = stats_of(log);
+    assert_int_equal(s.alloc_failures, 1);
+    assert_int_equal(count_code(&errors, TLOG_ENOMEM), 1);
+    /* 2048 records fill the chunk, the next end goes to the reserve. */
+    assert_int_equal(s.scopes_dropped, 3000 - 2049);
+    tlog_frame *f = tlog_frame_latest(log);
+    const tlog_node *a = child_named(tlog_frame_root(f), "A");
+    assert_non_null(a);
+    assert_int_equal(info_of(a).total_ns, 2 * NS_PER_MS);
+    assert_int_equal(info_of(child_named(a, "c")).count, 2049);
+    assert_non_null(child_named(a, "into A"));
+    assert_int_equal(info_of(tlog_frame_root(f)).total_ns, 4 * NS_PER_MS);
+    tlog_frame_release(f);
+    tlog_destroy(log);
+    assert_int_equal(mem.live, 0);
+    c.record_free = NULL;
+    assert_int_equal(tlog_create(&c, &log), TLOG_EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -159,6 +284,9 @@ int main(void)
         cmocka_unit_test(scopes_past_max_depth_are_dropped_and_ends_still_balance),
         cmocka_unit_test(insert_into_full_budget_fails_cleanly),
         cmocka_unit_test(insert_needs_an_open_scope),
+        cmocka_unit_test(handed_off_work_is_bounded_by_the_owner_budget),
+        cmocka_unit_test(ends_past_max_depth_are_matched_by_title),
+        cmocka_unit_test(out_of_record_memory_keeps_open_scopes_and_hand_offs_in_place),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -80,6 +80,7 @@ static void work_after_the_frame_ended_is_dropped_and_counted(void **state)
 static void insert_body(fixture *fx, tlog_token *token)
 {
     (void)fx;
+    tlog_thread_name("Inserter");
     assert_int_equal(tlog_insert_to(token, site_named("Device work"), TLOG_KIND_EXECUTION,
                                     2 * NS_PER_MS, 9 * NS_PER_MS),
                      TLOG_OK);
@@ -102,6 +103,8 @@ static void insert_to_lands_under_the_named_scope(void **state)
     assert_non_null(row);
     assert_null(tlog_node_first_child(child_named(root, "Other")));
     tlog_node_info ri = info_of(row);
+    assert_string_equal(ri.thread_name, "Inserter");
+    assert_int_not_equal(ri.thread, info_of(root).thread);
     assert_int_equal(ri.kind, TLOG_KIND_EXECUTION);
     assert_int_equal(ri.total_ns, 7 * NS_PER_MS);
     assert_true(ri.percent_of_parent > 699.99 && ri.percent_of_parent < 700.01);
@@ -110,9 +113,12 @@ static void insert_to_lands_under_the_named_scope(void **state)
 
 static tlog_token nested_seen;
 
+static int depth_in_adoption;
+
 static void nested_body(fixture *fx, tlog_token *token)
 {
     assert_int_equal(tlog_adopt_begin(token), TLOG_OK);
+    depth_in_adoption = tlog_depth(fx->log);
     begin_at(fx->log, "Task", 1);
     nested_seen = tlog_handoff(fx->log);
     begin_at(fx->log, "Left open", 2);
@@ -127,6 +133,7 @@ static void handoff_inside_adopted_work_passes_the_adopted_token(void **state)
     tlog_token token = tlog_handoff(fx->log);
     on_thread(fx, &token, nested_body);
     assert_memory_equal(&nested_seen, &token, sizeof token);
+    assert_int_equal(depth_in_adoption, 0); /* adopting opens no scope */
     /* The scopes left open in the adopted work were closed and reported. */
     assert_int_equal(count_code(&fx->errors, TLOG_EMISMATCH), 1);
     end_at(fx->log, "Frame", 10);
@@ -136,6 +143,13 @@ static void handoff_inside_adopted_work_passes_the_adopted_token(void **state)
     const tlog_node *open = child_named(child_named(row, "Task"), "Left open");
     assert_non_null(open);
     assert_int_equal(info_of(open).flags & TLOG_NODE_REPAIRED, TLOG_NODE_REPAIRED);
+    /* The repair is counted in the frame the work was done for. */
+    tlog_frame_info fi = {.size = sizeof fi};
+    tlog_frame_get_info(f, &fi);
+    assert_int_equal(fi.scopes_repaired, 2); /* "Task" and "Left open" */
+    char *dump = dump_string(f, NULL);
+    assert_non_null(strstr(dump, "# 2 scopes closed by a repair rule\n"));
+    free(dump);
     tlog_frame_release(f);
 }
 
@@ -187,6 +201,25 @@ static void adopting_inside_an_own_frame_keeps_both_trees_apart(void **state)
     assert_int_equal(fx->errors.count, 0);
 }
 
+static void queries_body(fixture *fx, tlog_token *token)
+{
+    (void)token;
+    assert_int_equal(tlog_depth(fx->log), 0);
+    assert_int_equal(tlog_handoff(fx->log).thread, 0);
+    assert_int_equal(tlog_adopt_end(token), TLOG_EINVAL);
+}
+
+static void queries_do_not_register_a_thread(void **state)
+{
+    fixture *fx = *state;
+    begin_at(fx->log, "Frame", 0);
+    tlog_token token = tlog_handoff(fx->log);
+    uint64_t threads = stats_of(fx->log).threads;
+    on_thread(fx, &token, queries_body);
+    assert_int_equal(stats_of(fx->log).threads, threads);
+    end_at(fx->log, "Frame", 1);
+}
+
 static void adopt_macro_body(fixture *fx, tlog_token *token)
 {
     tlog_thread_name("Macro worker");
@@ -225,6 +258,7 @@ int main(void)
         T(handoff_inside_adopted_work_passes_the_adopted_token),
         T(adopting_inside_an_own_frame_keeps_both_trees_apart),
         T(adopt_macro_ends_with_the_block),
+        T(queries_do_not_register_a_thread),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,23 +26,6 @@ static void one_frame(tlog_log *log)
     tlog_log_end(log, &frame_site);
 }
 
-/* Runs first, before anything creates the default log. */
-static void env_level_zero_switches_the_macros_off(void **state)
-{
-    (void)state;
-    setenv("TIMERLOG_LEVEL", "0", 1);
-    {
-        TIMERLOG_SCOPE("Frame");
-        TIMERLOG_SCOPE("Child");
-    }
-    assert_int_equal(tlog_get_level(NULL), TLOG_LEVEL_OFF);
-    assert_int_equal(tlog_frame_count(NULL), 0);
-    tlog_stats s = stats_of(NULL);
-    /* The guard of the very first scope ends quietly. */
-    assert_int_equal(s.unmatched_ends + s.mismatched_ends, 0);
-    unsetenv("TIMERLOG_LEVEL");
-}
-
 static void macros_follow_the_default_level(void **state)
 {
     (void)state;
@@ -68,6 +51,24 @@ static void macros_follow_the_default_level(void **state)
     assert_int_equal(tlog_set_level(NULL, -1), TLOG_EINVAL);
     tlog_stats s = stats_of(NULL);
     assert_int_equal(s.unmatched_ends + s.mismatched_ends, 0);
+}
+
+/* tlog_begin is the unchecked primitive: the same on a thread's first
+ * frame as on every later one. */
+static void begin_function_does_not_check_the_level(void **state)
+{
+    (void)state;
+    assert_int_equal(tlog_set_level(NULL, TLOG_LEVEL_COARSE), TLOG_OK);
+    for (int frame = 0; frame < 2; frame++) {
+        tlog_begin(&fine_site);
+        tlog_begin(&coarse_site);
+        tlog_end(&coarse_site);
+        tlog_end(&fine_site);
+        tlog_frame *f = tlog_frame_latest(NULL);
+        assert_string_equal(info_of(tlog_frame_root(f)).name, "Fine");
+        tlog_frame_release(f);
+    }
+    assert_int_equal(tlog_set_level(NULL, TLOG_LEVEL_FINE), TLOG_OK);
 }
 
 static void config_level_selects_sites(void **state)
@@ -133,7 +134,7 @@ static void environment_overrides_the_config(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(env_level_zero_switches_the_macros_off),
+        cmocka_unit_test(begin_function_does_not_check_the_level),
         cmocka_unit_test(macros_follow_the_default_level),
         cmocka_unit_test(config_level_selects_sites),
         cmocka_unit_test(zero_level_means_fine_and_start_off_means_off),

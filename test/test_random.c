@@ -18,11 +18,11 @@ static uint32_t rnd(uint32_t n)
 
 static const char *titles[] = {"a", "b", "c", "d", "e"};
 
+/* Scopes past max_depth are dropped but still matched by title, so the
+ * model is one stack of titles. */
 typedef struct model {
     int stack[64];
     int depth;
-    int max_depth;
-    int overflow;         /* scopes past max_depth: dropped, ends unchecked */
     uint64_t begun;       /* scopes begun and timings inserted this frame */
     uint64_t mismatched;  /* ends that closed inner scopes */
     uint64_t unmatched;   /* ends that matched nothing */
@@ -66,11 +66,6 @@ static uint64_t check_tree(const tlog_frame *f)
 
 static void end_title(tlog_log *log, model *m, int title, double t)
 {
-    if (m->overflow) {
-        m->overflow--;
-        end_at(log, titles[title], t);
-        return;
-    }
     int match = -1;
     for (int i = m->depth - 1; i >= 0; i--)
         if (m->stack[i] == title) {
@@ -98,7 +93,7 @@ static void one_configuration(size_t budget_records, uint32_t max_depth, int fra
     uint64_t mismatched = 0, unmatched = 0;
     double t = 0;
     for (int frame = 0; frame < frames; frame++) {
-        model m = {.depth = 1, .max_depth = max_depth ? (int)max_depth : 128};
+        model m = {.depth = 1};
         m.stack[0] = 0;
         m.begun = 1;
         begin_at(log, titles[0], t += 1);
@@ -108,14 +103,11 @@ static void one_configuration(size_t budget_records, uint32_t max_depth, int fra
             t += 0.001 * (1 + rnd(5));
             if (op < 45 && m.depth < 60) {
                 int title = 1 + (int)rnd(4);
-                if (m.depth >= m.max_depth)
-                    m.overflow++;
-                else
-                    m.stack[m.depth++] = title;
+                m.stack[m.depth++] = title;
                 m.begun++;
                 begin_at(log, titles[title], t);
             } else if (op < 85 && m.depth > 1) {
-                end_title(log, &m, m.overflow ? 1 : m.stack[m.depth - 1], t);
+                end_title(log, &m, m.stack[m.depth - 1], t);
             } else if (op < 92 && m.depth > 1) {
                 end_title(log, &m, m.stack[1 + rnd((uint32_t)m.depth - 1)], t);
             } else if (op < 96) {
@@ -129,8 +121,6 @@ static void one_configuration(size_t budget_records, uint32_t max_depth, int fra
                     m.begun++; /* refused and counted as dropped */
             }
         }
-        while (m.overflow)
-            end_title(log, &m, 1, t);
         if (m.depth > 0)
             end_title(log, &m, 0, t += 1);
         mismatched += m.mismatched;

@@ -11,6 +11,7 @@ typedef struct shared {
     tlog_log *log;
     tlog_token token;
     int index;
+    int adopt_rc, release_rc; /* checked on the main thread */
 } shared;
 
 static void record_scopes(tlog_log *log, const char *name)
@@ -40,7 +41,7 @@ static void each_thread_keeps_all_its_scopes(void **state)
     pthread_t t[THREADS];
     shared sh[THREADS];
     for (int i = 0; i < THREADS; i++) {
-        sh[i] = (shared){log, {0}, i};
+        sh[i] = (shared){log, {0}, i, 0, 0};
         assert_int_equal(pthread_create(&t[i], NULL, own_frame, &sh[i]), 0);
     }
     for (int i = 0; i < THREADS; i++)
@@ -71,16 +72,18 @@ static void *adopted_work(void *arg)
     char name[32];
     snprintf(name, sizeof name, "Worker %d", sh->index + 1);
     tlog_thread_name(name);
-    assert_int_equal(tlog_adopt_begin(&sh->token), TLOG_OK);
+    sh->adopt_rc = tlog_adopt_begin(&sh->token);
     record_scopes(sh->log, "Item");
-    assert_int_equal(tlog_adopt_end(&sh->token), TLOG_OK);
+    sh->release_rc = tlog_adopt_end(&sh->token);
     return NULL;
 }
 
 static void workers_hand_all_their_scopes_to_the_parent(void **state)
 {
     (void)state;
-    tlog_config c = {.size = sizeof c, .flags = TLOG_CONFIG_IGNORE_ENV};
+    /* The frame holds every worker's scopes: give it room for them. */
+    tlog_config c = {.size = sizeof c, .flags = TLOG_CONFIG_IGNORE_ENV,
+                     .thread_budget = (THREADS * (SCOPES + 1) + 16) * 32};
     tlog_log *log = make_log(&c);
     const tlog_site *frame = site_named("Frame"), *par = site_named("Parallel");
     tlog_log_begin(log, frame);
@@ -88,11 +91,14 @@ static void workers_hand_all_their_scopes_to_the_parent(void **state)
     pthread_t t[THREADS];
     shared sh[THREADS];
     for (int i = 0; i < THREADS; i++) {
-        sh[i] = (shared){log, tlog_handoff(log), i};
+        sh[i] = (shared){log, tlog_handoff(log), i, -1, -1};
         assert_int_equal(pthread_create(&t[i], NULL, adopted_work, &sh[i]), 0);
     }
-    for (int i = 0; i < THREADS; i++)
+    for (int i = 0; i < THREADS; i++) {
         pthread_join(t[i], NULL);
+        assert_int_equal(sh[i].adopt_rc, TLOG_OK);
+        assert_int_equal(sh[i].release_rc, TLOG_OK);
+    }
     tlog_log_end(log, par);
     tlog_log_end(log, frame);
 
@@ -117,11 +123,84 @@ static void workers_hand_all_their_scopes_to_the_parent(void **state)
     tlog_destroy(log);
 }
 
+/* A thread that records into a log and exits while the log is destroyed;
+ * and a long-lived thread whose logs are destroyed under it. */
+static void *record_and_leave(void *arg)
+{
+    shared *sh = arg;
+    const tlog_site *s = site_named("Short");
+    tlog_log_begin(sh->log, s);
+    tlog_log_begin(sh->log, site_named("Left open"));
+    __atomic_store_n(&sh->index, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+static void destroy_races_cleanly_with_exiting_threads(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 50; round++) {
+        tlog_config c = {.size = sizeof c, .flags = TLOG_CONFIG_IGNORE_ENV,
+                         .on_error = collect_error,
+                         .error_user = &(collected_errors){0}};
+        shared sh = {make_log(&c), {0}, 0, 0, 0};
+        pthread_t t;
+        assert_int_equal(pthread_create(&t, NULL, record_and_leave, &sh), 0);
+        while (!__atomic_load_n(&sh.index, __ATOMIC_ACQUIRE))
+            ;
+        tlog_destroy(sh.log); /* the thread may be exiting right now */
+        pthread_join(t, NULL);
+    }
+}
+
+typedef struct relay {
+    tlog_log *volatile log;
+    int turn;   /* 1: the worker records, 2: main destroys, 0: stop */
+} relay;
+
+static void *long_lived(void *arg)
+{
+    relay *r = arg;
+    for (;;) {
+        int turn;
+        while ((turn = __atomic_load_n(&r->turn, __ATOMIC_ACQUIRE)) == 2)
+            ;
+        if (turn == 0)
+            return NULL;
+        tlog_log *log = __atomic_load_n(&r->log, __ATOMIC_ACQUIRE);
+        const tlog_site *s = site_named("Frame");
+        tlog_log_begin(log, s);
+        tlog_log_end(log, s);
+        __atomic_store_n(&r->turn, 2, __ATOMIC_RELEASE);
+    }
+}
+
+static void threads_outlive_destroyed_logs(void **state)
+{
+    (void)state;
+    relay r = {NULL, 2};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, long_lived, &r), 0);
+    for (int i = 0; i < 200; i++) {
+        tlog_config c = {.size = sizeof c, .flags = TLOG_CONFIG_IGNORE_ENV, .max_depth = 4096};
+        tlog_log *log = make_log(&c);
+        __atomic_store_n(&r.log, log, __ATOMIC_RELEASE);
+        __atomic_store_n(&r.turn, 1, __ATOMIC_RELEASE);
+        while (__atomic_load_n(&r.turn, __ATOMIC_ACQUIRE) != 2)
+            ;
+        assert_int_equal(tlog_frame_count(log), 1);
+        tlog_destroy(log);
+    }
+    __atomic_store_n(&r.turn, 0, __ATOMIC_RELEASE);
+    pthread_join(t, NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(each_thread_keeps_all_its_scopes),
         cmocka_unit_test(workers_hand_all_their_scopes_to_the_parent),
+        cmocka_unit_test(destroy_races_cleanly_with_exiting_threads),
+        cmocka_unit_test(threads_outlive_destroyed_logs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

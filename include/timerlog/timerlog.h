@@ -168,6 +168,13 @@ typedef struct tlog_config {
      * stderr and counts the rest. */
     tlog_error_fn on_error;
     void *error_user;
+    /* Allocator for scope-record memory (blocks of about 64 KiB), to place
+     * it in an arena of the application's; set both or neither (NULL selects
+     * malloc and free). Called from recording threads, outside any lock of
+     * the library. */
+    void *(*record_alloc)(void *user, size_t bytes);
+    void (*record_free)(void *user, void *block);
+    void *alloc_user;
 } tlog_config;
 
 /*
@@ -220,8 +227,8 @@ typedef struct tlog_stats {
     uint64_t late_work;         /* hand-off work after its frame ended */
     uint64_t alloc_failures;    /* records lost to failed allocations */
     uint64_t threads;           /* threads that have recorded into the log */
-    uint64_t record_bytes;      /* memory held for scope records (in use or
-                                 * kept for reuse); grows to the peak need */
+    uint64_t record_bytes;      /* memory held for scope records and
+                                 * hand-off work (in use or kept for reuse) */
 } tlog_stats;
 
 /* Fills *out (set out->size first). Thread-safe. */
