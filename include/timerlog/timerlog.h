@@ -185,8 +185,9 @@ TLOG_API int tlog_create(const tlog_config *config, tlog_log **out);
 
 /*
  * Destroys a log and every frame in it. No thread may be recording into the
- * log, or holding its frames, while it is destroyed. Passing NULL does
- * nothing (the default log lives until the process ends).
+ * log, or holding its frames, while it is destroyed; threads that recorded
+ * into it may be exiting at the same time. Passing NULL does nothing (the
+ * default log lives until the process ends).
  */
 TLOG_API void tlog_destroy(tlog_log *log);
 
@@ -270,7 +271,8 @@ TLOG_API void tlog_end(const tlog_site *site);
 TLOG_API void tlog_log_begin(tlog_log *log, const tlog_site *site);
 TLOG_API void tlog_log_end(tlog_log *log, const tlog_site *site);
 
-/* Number of scopes open on the calling thread in `log`. */
+/* Number of scopes open on the calling thread in `log`, counting those past
+ * max_depth; adopting a token opens none. */
 TLOG_API int tlog_depth(tlog_log *log);
 
 /* ------------------------------------------------------------------------ */
@@ -305,8 +307,9 @@ TLOG_API int tlog_adopt_begin(const tlog_token *token);
  * Ends the calling thread's adoption and hands its timings to the owner of
  * the scope. Scopes still open inside the adoption are closed and reported.
  * Work handed over after the owner's frame ended is dropped and counted as
- * late (TLOG_ELATE): join your workers before the frame ends.
- * Takes one short lock.
+ * late (TLOG_ELATE): join your workers before the frame ends. What all
+ * threads hand to one frame is bounded by the log's thread_budget; beyond
+ * it, work is dropped and counted (TLOG_EFULL). Takes one short lock.
  */
 TLOG_API int tlog_adopt_end(const tlog_token *token);
 
@@ -322,7 +325,8 @@ typedef enum tlog_kind {
 TLOG_API int tlog_insert(tlog_log *log, const tlog_site *site, tlog_kind kind,
                          tlog_ticks start, tlog_ticks end);
 
-/* Same as tlog_insert, under the scope named by a token, from any thread. */
+/* Same as tlog_insert, under the scope named by a token, from any thread.
+ * TLOG_ELATE or TLOG_EFULL as for tlog_adopt_end. */
 TLOG_API int tlog_insert_to(const tlog_token *token, const tlog_site *site,
                             tlog_kind kind, tlog_ticks start, tlog_ticks end);
 
