@@ -150,15 +150,21 @@ static void write_rec(tlog_thread *t, tlog_log *log, const tlog_site *site,
 /* Frames                                                                   */
 /* ------------------------------------------------------------------------ */
 
-static void start_frame(tlog_thread *t, tlog_log *log)
+/* Records may start: a frame, or adopted work outside any frame. Every open
+ * scope, up to max_depth, must be able to write its end. */
+static void open_budget(tlog_thread *t, tlog_log *log)
 {
-    /* Every open scope, up to max_depth, must be able to write its end. */
     if (!t->reserve)
         t->reserve = chunk_new(log, log->cfg.max_depth + 1u);
     t->starved = false;
+    t->room = log->budget_recs;
+}
+
+static void start_frame(tlog_thread *t, tlog_log *log)
+{
+    open_budget(t, log);
     t->frame_id++;
     atomic_store_explicit(&t->inbox_frame, t->frame_id, memory_order_release);
-    t->room = log->budget_recs;
     t->seq = 0;
     t->frame_dropped = 0;
     t->frame_repaired = 0;
@@ -316,8 +322,17 @@ static void extract_adopted(tlog_thread *t, tlog_log *log, tlog_attachment *a)
             memcpy(a->recs + n, c->recs + from, (c->used - from) * sizeof(tlog_rec));
         n += c->used - from;
     }
-    tlog_chunks_put_(log, start->next);
+    tlog_chunk *rest = start->next;
     start->next = NULL;
+    /* A reserve used up inside the adopted work comes back with its chunks:
+     * the thread's own open scopes still need one. */
+    for (tlog_chunk **p = &rest; !t->reserve && *p; p = &(*p)->next)
+        if ((*p)->cap > log->cfg.max_depth) {
+            t->reserve = *p;
+            *p = (*p)->next;
+            break;
+        }
+    tlog_chunks_put_(log, rest);
     t->cur = start;
     t->wr = start->recs + index;
     t->wr_end = start->recs + start->cap;
@@ -694,7 +709,7 @@ int tlog_adopt_begin(const tlog_token *token)
     if (!t->cur && !next_chunk(t, log))
         return TLOG_ENOMEM;
     if (t->top == t->stack)
-        t->room = log->budget_recs;
+        open_budget(t, log);
     t->adopt.active = true;
     t->adopt.token = *token;
     t->adopt.token.log = log;

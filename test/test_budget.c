@@ -275,6 +275,46 @@ static void out_of_record_memory_keeps_open_scopes_and_hand_offs_in_place(void *
     assert_int_equal(tlog_create(&c, &log), TLOG_EINVAL);
 }
 
+static void out_of_record_memory_inside_adopted_work(void **state)
+{
+    (void)state;
+    stingy mem = {.budget = 2};
+    collected_errors errors = {0};
+    tlog_config c = test_config(&errors);
+    c.record_alloc = stingy_alloc;
+    c.record_free = stingy_free;
+    c.alloc_user = &mem;
+    tlog_log *log = make_log(&c);
+    begin_at(log, "Frame", 0);
+    begin_at(log, "A", 1);
+    tlog_token token = tlog_handoff(log);
+    assert_int_equal(tlog_adopt_begin(&token), TLOG_OK); /* this thread works for A */
+    for (int i = 0; i < 3000; i++) {
+        begin_at(log, "c", 2);
+        end_at(log, "c", 2);
+    }
+    assert_int_equal(tlog_adopt_end(&token), TLOG_OK);
+    begin_at(log, "after", 3); /* still out of memory: dropped */
+    end_at(log, "after", 3);
+    end_at(log, "A", 4);
+    end_at(log, "Frame", 5);
+    assert_int_equal(stats_of(log).alloc_failures, 1);
+    tlog_frame *f = tlog_frame_latest(log);
+    const tlog_node *a = child_named(tlog_frame_root(f), "A");
+    assert_int_equal(info_of(a).total_ns, 3 * NS_PER_MS);
+    assert_null(child_named(a, "after"));
+    const tlog_node *row = tlog_node_first_child(a);
+    assert_non_null(row);
+    assert_int_equal(info_of(row).kind, TLOG_KIND_EXECUTION);
+    assert_int_equal(info_of(child_named(row, "c")).count, 2049);
+    tlog_frame_info fi = {.size = sizeof fi};
+    tlog_frame_get_info(f, &fi);
+    assert_int_equal(fi.scopes_dropped, 3000 - 2049 + 1);
+    tlog_frame_release(f);
+    tlog_destroy(log);
+    assert_int_equal(mem.live, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -287,6 +327,7 @@ int main(void)
         cmocka_unit_test(handed_off_work_is_bounded_by_the_owner_budget),
         cmocka_unit_test(ends_past_max_depth_are_matched_by_title),
         cmocka_unit_test(out_of_record_memory_keeps_open_scopes_and_hand_offs_in_place),
+        cmocka_unit_test(out_of_record_memory_inside_adopted_work),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
