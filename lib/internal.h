@@ -205,6 +205,7 @@ struct tlog_log {
     size_t chunk_recs;
 
     pthread_mutex_t lock;     /* threads, inboxes, frame queue */
+    int exiting;              /* threads leaving it now (thread.c's lock) */
     tlog_thread *threads;
     uint32_t next_thread_id;
     tlog_frame **queue;       /* ring of completed frames */
@@ -260,6 +261,8 @@ TLOG_INTERNAL tlog_thread *tlog_thread_default_(void);
 TLOG_INTERNAL tlog_thread *tlog_thread_find_(tlog_log *log, uint32_t id);
 /* The calling thread's state in `log`, or NULL: never creates one. */
 TLOG_INTERNAL tlog_thread *tlog_thread_peek_(tlog_log *log);
+/* Frees the calling thread's states of destroyed logs, if there are any. */
+TLOG_INTERNAL void tlog_thread_tidy_(void);
 TLOG_INTERNAL void tlog_threads_orphan_(tlog_log *log);
 
 /* record.c */

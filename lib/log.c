@@ -95,7 +95,7 @@ static int normalize_config(const tlog_config *in, tlog_config *out)
     return TLOG_OK;
 }
 
-int tlog_create(const tlog_config *config, tlog_log **out)
+static int create_log(const tlog_config *config, tlog_log **out, bool *bad_env)
 {
     if (!out)
         return TLOG_EINVAL;
@@ -121,13 +121,24 @@ int tlog_create(const tlog_config *config, tlog_log **out)
     pthread_mutex_init(&log->error_lock, NULL);
     tlog_clock_init_(log);
 
-    bool bad;
-    atomic_init(&log->level, starting_level(&log->cfg, &bad));
-    if (bad)
-        tlog_report_(log, NULL, TLOG_EINVAL, NULL,
-                     "TIMERLOG_LEVEL=%s is not 0, 1 or 2; ignored", getenv("TIMERLOG_LEVEL"));
+    atomic_init(&log->level, starting_level(&log->cfg, bad_env));
     *out = log;
     return TLOG_OK;
+}
+
+static void report_bad_env(tlog_log *log)
+{
+    tlog_report_(log, NULL, TLOG_EINVAL, NULL, "TIMERLOG_LEVEL=%s is not 0, 1 or 2; ignored",
+                 getenv("TIMERLOG_LEVEL"));
+}
+
+int tlog_create(const tlog_config *config, tlog_log **out)
+{
+    bool bad_env = false;
+    int rc = create_log(config, out, &bad_env);
+    if (rc == TLOG_OK && bad_env)
+        report_bad_env(*out);
+    return rc;
 }
 
 void tlog_destroy(tlog_log *log)
@@ -180,15 +191,19 @@ tlog_log *tlog_default(void)
     tlog_log *log = atomic_load_explicit(&default_log, memory_order_acquire);
     if (TLOG_LIKELY(log))
         return log;
+    bool bad_env = false, created = false;
     pthread_mutex_lock(&default_lock);
     log = atomic_load_explicit(&default_log, memory_order_relaxed);
-    if (!log && tlog_create(default_cfg_set ? &default_cfg : NULL, &log) == TLOG_OK) {
+    if (!log && create_log(default_cfg_set ? &default_cfg : NULL, &log, &bad_env) == TLOG_OK) {
         log->is_default = true;
+        created = true;
         __atomic_store_n(&tlog_active_level_, atomic_load(&log->level),
                          __ATOMIC_RELAXED);
         atomic_store_explicit(&default_log, log, memory_order_release);
     }
     pthread_mutex_unlock(&default_lock);
+    if (created && bad_env)
+        report_bad_env(log); /* outside the lock: the callback may call us */
     return log;
 }
 

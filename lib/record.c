@@ -21,27 +21,38 @@ static size_t chunk_bytes(size_t cap)
     return sizeof(tlog_chunk) + cap * sizeof(tlog_rec);
 }
 
+/* Record memory: chunks, reserves and hand-off blocks, counted in
+ * record_bytes and taken from the configured allocator. */
+static void *record_alloc(tlog_log *log, size_t bytes)
+{
+    void *p = log->cfg.record_alloc ? log->cfg.record_alloc(log->cfg.alloc_user, bytes)
+                                    : malloc(bytes);
+    if (p)
+        atomic_fetch_add_explicit(&log->chunk_bytes, bytes, memory_order_relaxed);
+    return p;
+}
+
+static void record_free(tlog_log *log, void *p, size_t bytes)
+{
+    atomic_fetch_sub_explicit(&log->chunk_bytes, bytes, memory_order_relaxed);
+    if (log->cfg.record_free)
+        log->cfg.record_free(log->cfg.alloc_user, p);
+    else
+        free(p);
+}
+
 static tlog_chunk *chunk_new(tlog_log *log, size_t cap)
 {
-    size_t bytes = chunk_bytes(cap);
-    tlog_chunk *c = log->cfg.record_alloc ? log->cfg.record_alloc(log->cfg.alloc_user, bytes)
-                                          : malloc(bytes);
-    if (c) {
+    tlog_chunk *c = record_alloc(log, chunk_bytes(cap));
+    if (c)
         c->cap = cap;
-        atomic_fetch_add_explicit(&log->chunk_bytes, bytes, memory_order_relaxed);
-    }
     return c;
 }
 
 void tlog_chunk_free_(tlog_log *log, tlog_chunk *c)
 {
-    if (!c)
-        return;
-    atomic_fetch_sub_explicit(&log->chunk_bytes, chunk_bytes(c->cap), memory_order_relaxed);
-    if (log->cfg.record_free)
-        log->cfg.record_free(log->cfg.alloc_user, c);
-    else
-        free(c);
+    if (c)
+        record_free(log, c, chunk_bytes(c->cap));
 }
 
 tlog_chunk *tlog_chunk_get_(tlog_log *log)
@@ -97,14 +108,15 @@ static tlog_chunk *use_reserve(tlog_thread *t, tlog_log *log)
     if (!c)
         return NULL;
     t->reserve = NULL;
-    t->starved = true;
     t->room = 0;
     c->next = NULL;
     c->used = 0;
     TLOG_COUNT(log, alloc_failures);
-    tlog_report_(log, t, TLOG_ENOMEM, NULL,
-                 "out of record memory: scopes already open are kept, new scopes "
-                 "are dropped until the frame ends");
+    if (!t->starved)
+        tlog_report_(log, t, TLOG_ENOMEM, NULL,
+                     "out of record memory: scopes already open are kept, new scopes "
+                     "are dropped until the frame ends");
+    t->starved = true;
     return c;
 }
 
@@ -132,7 +144,11 @@ static void write_rec(tlog_thread *t, tlog_log *log, const tlog_site *site,
                       unsigned flags)
 {
     if (t->wr == t->wr_end && !next_chunk(t, log)) {
-        if (atomic_fetch_add(&log->stats.alloc_failures, 1) == 0)
+        /* No reserve either (it could not be allocated): the record is lost,
+         * and counted. */
+        TLOG_COUNT(log, alloc_failures);
+        TLOG_COUNT(log, scopes_dropped);
+        if (t->frame_dropped++ == 0)
             tlog_report_(log, t, TLOG_ENOMEM, site,
                          "out of memory: the record of \"%s\" is lost", site->name);
         return;
@@ -162,6 +178,7 @@ static void open_budget(tlog_thread *t, tlog_log *log)
 
 static void start_frame(tlog_thread *t, tlog_log *log)
 {
+    tlog_thread_tidy_();
     open_budget(t, log);
     t->frame_id++;
     atomic_store_explicit(&t->inbox_frame, t->frame_id, memory_order_release);
@@ -173,11 +190,11 @@ static void start_frame(tlog_thread *t, tlog_log *log)
 tlog_attachment *tlog_attachment_new_(tlog_log *log, size_t nrecs)
 {
     size_t bytes = sizeof(tlog_attachment) + nrecs * sizeof(tlog_rec);
-    tlog_attachment *a = calloc(1, bytes);
+    tlog_attachment *a = record_alloc(log, bytes);
     if (a) {
+        memset(a, 0, sizeof *a);
         a->bytes = bytes;
         a->nrecs = nrecs;
-        atomic_fetch_add_explicit(&log->chunk_bytes, bytes, memory_order_relaxed);
     }
     return a;
 }
@@ -186,8 +203,7 @@ void tlog_attachments_free_(tlog_log *log, tlog_attachment *a)
 {
     while (a) {
         tlog_attachment *next = a->next;
-        atomic_fetch_sub_explicit(&log->chunk_bytes, a->bytes, memory_order_relaxed);
-        free(a);
+        record_free(log, a, a->bytes);
         a = next;
     }
 }
@@ -262,7 +278,9 @@ static void complete_frame(tlog_thread *t, tlog_log *log)
 static int deliver(tlog_log *log, const tlog_thread *from, tlog_attachment *a,
                    const tlog_token *token)
 {
-    size_t need = a->nrecs + (a->has_row ? 1u : 0u);
+    /* Charged by size, in record slots, so the allowance is honest in bytes. */
+    size_t need = (a->bytes + sizeof(tlog_rec) - 1) / sizeof(tlog_rec);
+    uint64_t scopes = a->nrecs + (a->has_row ? 1u : 0u);
     int rc = TLOG_ELATE;
     bool first_drop = false;
     pthread_mutex_lock(&log->lock);
@@ -276,7 +294,7 @@ static int deliver(tlog_log *log, const tlog_thread *from, tlog_attachment *a,
             rc = TLOG_OK;
         } else {
             first_drop = owner->inbox_dropped == 0;
-            owner->inbox_dropped += need + a->dropped;
+            owner->inbox_dropped += scopes + a->dropped;
             rc = TLOG_EFULL;
         }
     }
@@ -284,7 +302,7 @@ static int deliver(tlog_log *log, const tlog_thread *from, tlog_attachment *a,
     if (rc == TLOG_OK)
         return rc;
     if (rc == TLOG_EFULL) {
-        atomic_fetch_add_explicit(&log->stats.scopes_dropped, need, memory_order_relaxed);
+        atomic_fetch_add_explicit(&log->stats.scopes_dropped, scopes, memory_order_relaxed);
         if (first_drop)
             tlog_report_(log, from, TLOG_EFULL, NULL,
                          "work handed to thread %u's frame exceeds its budget of %zu "
@@ -475,23 +493,35 @@ static void end_slow(tlog_thread *t, const tlog_site *site, tlog_ticks now)
     if (match + 1 < depth) {
         const tlog_site *inner = past_depth && t->nover ? t->over[t->nover - 1]
                                                         : tlog_open_site(&t->stack[depth - 1]);
-        report_mismatch(t, log, site, inner, depth - match - 1 + t->nover);
+        size_t closed = depth - match - 1 - (past_depth ? 1 : 0) + t->nover + t->blind;
+        report_mismatch(t, log, site, inner, closed);
         while (tlog_thread_depth_(t) > match + 1)
             close_top(t, log, now, TLOG_REC_REPAIRED);
     }
     close_top(t, log, now, 0);
 }
 
+/* Open scopes: markers are not scopes; scopes past max_depth are. */
+static size_t open_scopes(const tlog_thread *t)
+{
+    size_t n = t->nover + t->blind;
+    for (const tlog_open *o = t->stack; o < t->top; o++)
+        n += o->site != &tlog_adopt_marker_ && o->site != &tlog_overflow_marker_;
+    return n;
+}
+
 void tlog_thread_close_all_(tlog_thread *t, int code)
 {
     tlog_log *log = log_of(t);
-    size_t depth = tlog_thread_depth_(t);
-    if (!log || !depth)
+    if (!log || !tlog_thread_depth_(t))
         return;
-    TLOG_COUNT(log, open_at_thread_exit);
-    tlog_report_(log, t, code, NULL,
-                 "thread \"%s\" ended with %zu scope(s) open; closed them", t->name,
-                 depth);
+    size_t open = open_scopes(t);
+    if (open) {
+        TLOG_COUNT(log, open_at_thread_exit);
+        tlog_report_(log, t, code, NULL,
+                     "thread \"%s\" ended with %zu scope(s) open; closed them", t->name,
+                     open);
+    }
     tlog_ticks now = tlog_read_clock_(t);
     while (tlog_thread_depth_(t))
         close_top(t, log, now, TLOG_REC_REPAIRED);
@@ -656,17 +686,11 @@ void tlog_log_end(tlog_log *log, const tlog_site *site)
         end_without_state(log, site);
 }
 
-/* Open scopes: markers are not scopes; scopes past max_depth are. */
 int tlog_depth(tlog_log *log)
 {
     log = tlog_resolve_log_(log);
     tlog_thread *t = log ? tlog_thread_peek_(log) : NULL;
-    if (!t)
-        return 0;
-    size_t depth = t->nover + t->blind;
-    for (const tlog_open *o = t->stack; o < t->top; o++)
-        depth += o->site != &tlog_adopt_marker_ && o->site != &tlog_overflow_marker_;
-    return (int)depth;
+    return t ? (int)open_scopes(t) : 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -706,10 +730,10 @@ int tlog_adopt_begin(const tlog_token *token)
         return TLOG_EBUSY;
     if (t->top >= t->stack_end)
         return TLOG_EDEPTH;
-    if (!t->cur && !next_chunk(t, log))
-        return TLOG_ENOMEM;
     if (t->top == t->stack)
         open_budget(t, log);
+    if (!t->cur && !next_chunk(t, log))
+        return TLOG_ENOMEM;
     t->adopt.active = true;
     t->adopt.token = *token;
     t->adopt.token.log = log;

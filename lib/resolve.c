@@ -263,8 +263,16 @@ static void finish_nodes(tlog_frame *f, const bnode *bn, const inst *in, uint32_
     out[0].percent = 100.0;
 }
 
-static void count_site_instances(const tlog_frame *f, const bnode *bn)
+/* Adds the frame's instances to their sites' counts: a node's count goes to
+ * its first site; an instance from another site of the same title is
+ * counted on its own. Runs once the frame is resolved for good. */
+static void count_site_instances(const tlog_frame *f, const bnode *bn, const builder *b)
 {
+    for (uint32_t i = 0; i < b->ninsts; i++) {
+        const inst *in = &b->insts[i];
+        if (in->node != NONE && in->site != b->insts[bn[in->node].inst].site)
+            tlog_site_count_(&in->site, &(uint64_t){1}, 1);
+    }
     enum { BATCH = 256 };
     const tlog_site *sites[BATCH];
     uint64_t counts[BATCH];
@@ -398,13 +406,8 @@ static int merge(tlog_frame *f, builder *b, uint32_t root, bnode *nodes, uint32_
         if (i != root)
             in[i].node = node_for(&m, nodes, nnodes, in, i);
         accumulate(&nodes[in[i].node], &in[i]);
-        /* A node's count goes to its first site; an instance from another
-         * site of the same title is counted on its own. */
-        const tlog_site *first = in[nodes[in[i].node].inst].site;
-        if (in[i].site == first)
+        if (in[i].site == in[nodes[in[i].node].inst].site)
             nodes[in[i].node].site_count++;
-        else
-            tlog_site_count_(&in[i].site, &(uint64_t){1}, 1);
         tlog_ticks d = in[i].end >= in[i].start ? in[i].end - in[i].start : 0;
         f->insts[k++] = (tlog_inst){in[i].node, in[i].thread,
                                     offset_ns(in[i].start, origin, rate), to_ns(d, rate)};
@@ -452,9 +455,9 @@ int tlog_frame_resolve_(tlog_frame *f)
     }
     f->nnodes = nnodes;
     finish_nodes(f, nodes, b.insts, nnodes, origin, rate);
-    count_site_instances(f, nodes);
     link_children(f->nodes, nodes, nnodes, keys);
     free(keys);
+    count_site_instances(f, nodes, &b);
     f->start_ns = offset_ns(origin, f->log->tick0, rate);
     f->duration_ns = f->nodes[0].total_ns;
     f->worker_names = names;

@@ -14,24 +14,52 @@ static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 static bool exit_key_made;
 
-/* Serialises what a thread's exit and tlog_destroy do to the same state:
- * whichever runs first unhooks it from the log, under this lock. */
+/* Orders a thread's exit against tlog_destroy of a log it recorded into:
+ * an exiting thread marks the log busy (log->exiting) under this lock and
+ * finishes outside it, and destroy waits for that. No callback of the
+ * application ever runs under this lock. */
 static pthread_mutex_t states_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t states_cond = PTHREAD_COND_INITIALIZER;
+
+/* Bumped by every tlog_destroy, so threads know to free dead states. */
+static _Atomic unsigned long dead_epoch;
+static TLOG_TLS unsigned long tls_seen_epoch;
 
 const tlog_site tlog_adopt_marker_ = {"(adopted work)", NULL, NULL, 0, 0};
 const tlog_site tlog_overflow_marker_ = {"(too deep)", NULL, NULL, 0, 0};
 
-/* Gives back what the state holds in its log: caller holds states_lock. */
-static void detach_from_log(tlog_log *log, tlog_thread *t)
+/* What a state holds in its log, taken away from it. */
+typedef struct held {
+    tlog_chunk *chunks;
+    tlog_attachment *inbox;
+} held;
+
+static void take_held(tlog_thread *t, held *h)
 {
-    atomic_store(&t->log, NULL);
-    tlog_attachments_free_(log, t->inbox);
-    t->inbox = NULL;
-    tlog_chunks_put_(log, t->first);
-    t->first = t->cur = NULL;
+    if (t->first) {
+        t->cur->next = h->chunks;
+        h->chunks = t->first;
+    }
+    if (t->reserve) {
+        t->reserve->next = h->chunks;
+        h->chunks = t->reserve;
+    }
+    tlog_attachment *a = t->inbox;
+    while (a) {
+        tlog_attachment *next = a->next;
+        a->next = h->inbox;
+        h->inbox = a;
+        a = next;
+    }
+    t->first = t->cur = t->reserve = NULL;
     t->wr = t->wr_end = NULL;
-    tlog_chunk_free_(log, t->reserve);
-    t->reserve = NULL;
+    t->inbox = NULL;
+}
+
+static void give_back(tlog_log *log, held *h)
+{
+    tlog_attachments_free_(log, h->inbox);
+    tlog_chunks_put_(log, h->chunks);
 }
 
 static void free_state(tlog_thread *t)
@@ -53,18 +81,26 @@ static void on_thread_exit(void *unused)
         tlog_thread *next = t->next_in_thread;
         pthread_mutex_lock(&states_lock);
         tlog_log *log = atomic_load(&t->log);
+        if (log)
+            log->exiting++;
+        pthread_mutex_unlock(&states_lock);
         if (log) {
             tlog_thread_close_all_(t, TLOG_ETHREADEXIT);
+            held h = {0};
             pthread_mutex_lock(&log->lock);
             for (tlog_thread **p = &log->threads; *p; p = &(*p)->next_in_log)
                 if (*p == t) {
                     *p = t->next_in_log;
                     break;
                 }
+            take_held(t, &h);
             pthread_mutex_unlock(&log->lock);
-            detach_from_log(log, t);
+            give_back(log, &h);
+            pthread_mutex_lock(&states_lock);
+            log->exiting--;
+            pthread_cond_broadcast(&states_cond);
+            pthread_mutex_unlock(&states_lock);
         }
-        pthread_mutex_unlock(&states_lock);
         free_state(t);
         t = next;
     }
@@ -143,6 +179,16 @@ static void prune_dead_states(void)
     pthread_mutex_unlock(&states_lock);
 }
 
+/* Called at the start of each frame: cheap unless a log was destroyed. */
+void tlog_thread_tidy_(void)
+{
+    unsigned long epoch = atomic_load_explicit(&dead_epoch, memory_order_relaxed);
+    if (epoch != tls_seen_epoch) {
+        tls_seen_epoch = epoch;
+        prune_dead_states();
+    }
+}
+
 tlog_thread *tlog_thread_peek_(tlog_log *log)
 {
     tlog_thread *t = tls_default;
@@ -180,17 +226,20 @@ tlog_thread *tlog_thread_find_(tlog_log *log, uint32_t id)
  * the library, or when it exits. */
 void tlog_threads_orphan_(tlog_log *log)
 {
+    held h = {0};
     pthread_mutex_lock(&states_lock);
+    while (log->exiting)
+        pthread_cond_wait(&states_cond, &states_lock);
     pthread_mutex_lock(&log->lock);
-    tlog_thread *t = log->threads;
+    for (tlog_thread *t = log->threads; t; t = t->next_in_log) {
+        take_held(t, &h);
+        atomic_store(&t->log, NULL);
+    }
     log->threads = NULL;
     pthread_mutex_unlock(&log->lock);
-    while (t) {
-        tlog_thread *next = t->next_in_log;
-        detach_from_log(log, t);
-        t = next;
-    }
     pthread_mutex_unlock(&states_lock);
+    atomic_fetch_add(&dead_epoch, 1);
+    give_back(log, &h);
     prune_dead_states();
 }
 

@@ -33,6 +33,7 @@ static inline void at_ms(double ms)
 typedef struct collected_errors {
     int count;
     int codes[256];
+    char last[256];  /* the last message */
 } collected_errors;
 
 static inline void collect_error(void *user, const tlog_error *e)
@@ -41,6 +42,7 @@ static inline void collect_error(void *user, const tlog_error *e)
     if (c->count < 256)
         c->codes[c->count] = e->code;
     c->count++;
+    snprintf(c->last, sizeof c->last, "%s", e->message);
 }
 
 static inline int count_code(const collected_errors *c, int code)

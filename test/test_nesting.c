@@ -131,6 +131,7 @@ static void thread_exit_closes_open_scopes_and_keeps_the_frame(void **state)
     assert_int_equal(pthread_create(&t, NULL, exit_inside_scopes, NULL), 0);
     assert_int_equal(pthread_join(t, NULL), 0);
     assert_int_equal(count_code(&fx->errors, TLOG_ETHREADEXIT), 1);
+    assert_non_null(strstr(fx->errors.last, "ended with 2 scope(s) open"));
     tlog_stats s = stats_of(fx->log);
     assert_int_equal(s.open_at_thread_exit, 1);
     assert_int_equal(s.scopes_repaired, 2);

@@ -152,6 +152,36 @@ static void destroy_races_cleanly_with_exiting_threads(void **state)
     }
 }
 
+/* An error callback may call the library, even while a thread exits. */
+static tlog_log *victim;
+
+static void destroy_victim(void *user, const tlog_error *e)
+{
+    (void)user;
+    if (e->code == TLOG_ETHREADEXIT && victim) {
+        tlog_stats s = {.size = sizeof s};
+        tlog_get_stats(NULL, &s);
+        tlog_destroy(victim);
+        victim = NULL;
+    }
+}
+
+static void error_callback_may_call_the_library_at_thread_exit(void **state)
+{
+    (void)state;
+    tlog_config vc = {.size = sizeof vc, .flags = TLOG_CONFIG_IGNORE_ENV};
+    victim = make_log(&vc);
+    tlog_config c = {.size = sizeof c, .flags = TLOG_CONFIG_IGNORE_ENV,
+                     .on_error = destroy_victim};
+    shared sh = {make_log(&c), {0}, 0, 0, 0};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, record_and_leave, &sh), 0);
+    assert_int_equal(pthread_join(t, NULL), 0); /* a deadlock would hang here */
+    assert_null(victim);
+    assert_int_equal(tlog_frame_count(sh.log), 1);
+    tlog_destroy(sh.log);
+}
+
 typedef struct relay {
     tlog_log *volatile log;
     int turn;   /* 1: the worker records, 2: main destroys, 0: stop */
@@ -201,6 +231,7 @@ int main(void)
         cmocka_unit_test(workers_hand_all_their_scopes_to_the_parent),
         cmocka_unit_test(destroy_races_cleanly_with_exiting_threads),
         cmocka_unit_test(threads_outlive_destroyed_logs),
+        cmocka_unit_test(error_callback_may_call_the_library_at_thread_exit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -128,7 +128,8 @@ typedef struct tlog_error {
     uint32_t thread;          /* id of the thread concerned (1-based) */
 } tlog_error;
 
-/* Receives each recording error once. Called on the thread that hit it. */
+/* Receives each recording error once. Called on the thread that hit it,
+ * with no lock of the library held: it may call the library. */
 typedef void (*tlog_error_fn)(void *user, const tlog_error *error);
 
 /* Flags for tlog_config.flags. */
@@ -168,10 +169,10 @@ typedef struct tlog_config {
      * stderr and counts the rest. */
     tlog_error_fn on_error;
     void *error_user;
-    /* Allocator for scope-record memory (blocks of about 64 KiB), to place
-     * it in an arena of the application's; set both or neither (NULL selects
-     * malloc and free). Called from recording threads, outside any lock of
-     * the library. */
+    /* Allocator for record memory: chunks of about 64 KiB, a per-thread
+     * reserve of (max_depth + 1) * 32 bytes, and blocks of work handed from
+     * thread to thread. Set both or neither (NULL selects malloc and free).
+     * Called from recording and reading threads; must not call the library. */
     void *(*record_alloc)(void *user, size_t bytes);
     void (*record_free)(void *user, void *block);
     void *alloc_user;
