@@ -375,7 +375,10 @@ static int finish_adoption(tlog_thread *t, tlog_log *log, tlog_ticks now)
         t->room = 0;
     if (!a) {
         TLOG_COUNT(log, alloc_failures);
-        tlog_report_(log, t, TLOG_ENOMEM, NULL, "out of memory: adopted work is lost");
+        atomic_fetch_add_explicit(&log->stats.scopes_dropped, n + 1 + dropped,
+                                  memory_order_relaxed);
+        tlog_report_(log, t, TLOG_ENOMEM, NULL,
+                     "out of memory: adopted work (%zu scopes) is lost", n);
         return TLOG_ENOMEM;
     }
     a->dropped = dropped;
