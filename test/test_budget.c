@@ -245,16 +245,22 @@ static void stingy_free(void *user, void *block)
     free(block);
 }
 
+static tlog_log *stingy_log(stingy *mem, collected_errors *errors, uint32_t max_frames)
+{
+    tlog_config c = test_config(errors);
+    c.record_alloc = stingy_alloc;
+    c.record_free = stingy_free;
+    c.alloc_user = mem;
+    c.max_frames = max_frames;
+    return make_log(&c);
+}
+
 static void out_of_record_memory_keeps_open_scopes_and_hand_offs_in_place(void **state)
 {
     (void)state;
     stingy mem = {.budget = 2}; /* the reserve and one chunk of 2048 records */
     collected_errors errors = {0};
-    tlog_config c = test_config(&errors);
-    c.record_alloc = stingy_alloc;
-    c.record_free = stingy_free;
-    c.alloc_user = &mem;
-    tlog_log *log = make_log(&c);
+    tlog_log *log = stingy_log(&mem, &errors, 0);
     begin_at(log, "Frame", 0);
     begin_at(log, "A", 1);
     for (int i = 0; i < 3000; i++) {
@@ -281,8 +287,8 @@ static void out_of_record_memory_keeps_open_scopes_and_hand_offs_in_place(void *
     tlog_frame_release(f);
     tlog_destroy(log);
     assert_int_equal(mem.live, 0);
-    c.record_free = NULL;
-    assert_int_equal(tlog_create(&c, &log), TLOG_EINVAL);
+    tlog_config half = {.size = sizeof half, .record_alloc = stingy_alloc};
+    assert_int_equal(tlog_create(&half, &log), TLOG_EINVAL);
 }
 
 static void out_of_record_memory_inside_adopted_work(void **state)
@@ -290,11 +296,7 @@ static void out_of_record_memory_inside_adopted_work(void **state)
     (void)state;
     stingy mem = {.budget = 2};
     collected_errors errors = {0};
-    tlog_config c = test_config(&errors);
-    c.record_alloc = stingy_alloc;
-    c.record_free = stingy_free;
-    c.alloc_user = &mem;
-    tlog_log *log = make_log(&c);
+    tlog_log *log = stingy_log(&mem, &errors, 0);
     begin_at(log, "Frame", 0);
     begin_at(log, "A", 1);
     tlog_token token = tlog_handoff(log);
@@ -354,12 +356,7 @@ static void adopting_with_memory_gone_drops_and_counts_everything(void **state)
     (void)state;
     stingy mem = {.budget = 100};
     collected_errors errors = {0};
-    tlog_config c = test_config(&errors);
-    c.record_alloc = stingy_alloc;
-    c.record_free = stingy_free;
-    c.alloc_user = &mem;
-    c.max_frames = 4;
-    tlog_log *log = make_log(&c);
+    tlog_log *log = stingy_log(&mem, &errors, 4);
     begin_at(log, "Frame", 0);
     late_adopter w = {log, &mem, tlog_handoff(log), -1, -1};
     pthread_t t;
