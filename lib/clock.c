@@ -1,4 +1,5 @@
 /* Clock: reading the log's clock and converting ticks to nanoseconds. */
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -69,8 +70,35 @@ static double hw_measure(void)
     return rate;
 }
 
+static tlog_ticks monotonic_ticks(void *user)
+{
+    (void)user;
+    return (tlog_ticks)tlog_mono_ns_();
+}
+
+/* The hardware counter unless it cannot be trusted (not invariant) or the
+ * environment asks for CLOCK_MONOTONIC; then the log reads that instead,
+ * through the same branch as a custom clock. */
+static bool use_monotonic(const tlog_config *cfg)
+{
+    if (!(cfg->flags & TLOG_CONFIG_IGNORE_ENV)) {
+        const char *env = getenv("TIMERLOG_CLOCK");
+        if (env && strcmp(env, "monotonic") == 0)
+            return true;
+    }
+    return !tlog_clock_invariant_();
+}
+
 void tlog_clock_init_(tlog_log *log)
 {
+    if (!log->cfg.clock && use_monotonic(&log->cfg)) {
+        log->cfg.clock = monotonic_ticks;
+        log->cfg.clock_user = NULL;
+        log->cfg.clock_hz = 0;
+        log->clock_name = "monotonic";
+    } else {
+        log->clock_name = log->cfg.clock ? "custom" : TLOG_CLOCK_NAME;
+    }
     if (log->cfg.clock) {
         uint64_t hz = log->cfg.clock_hz ? log->cfg.clock_hz : 1000000000u;
         log->custom_rate = 1e9 / (double)hz;
@@ -100,6 +128,12 @@ tlog_ticks tlog_now(tlog_log *log)
     if (!log)
         return tlog_clock_now_();
     return log->cfg.clock ? log->cfg.clock(log->cfg.clock_user) : tlog_clock_now_();
+}
+
+const char *tlog_clock_name(tlog_log *log)
+{
+    log = tlog_resolve_log_(log);
+    return log ? log->clock_name : "none";
 }
 
 uint64_t tlog_ticks_to_ns(tlog_log *log, tlog_ticks ticks)

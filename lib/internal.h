@@ -217,6 +217,7 @@ struct tlog_log {
     tlog_chunk *pool;
 
     uint64_t tick0;           /* clock at creation: origin of frame starts */
+    const char *clock_name;
     double custom_rate;       /* ns per tick of cfg.clock */
     _Atomic uint64_t chunk_bytes; /* record memory held, in use or pooled */
 

@@ -212,6 +212,14 @@ TLOG_API int tlog_get_level(tlog_log *log);
 /* Reads the log's clock. Cheap; thread-safe. */
 TLOG_API tlog_ticks tlog_now(tlog_log *log);
 
+/*
+ * The clock the log reads: "tsc" (the x86-64 time-stamp counter, when the
+ * CPU reports it invariant), "monotonic" (CLOCK_MONOTONIC: other platforms,
+ * a counter that cannot be trusted, or TIMERLOG_CLOCK=monotonic in the
+ * environment) or "custom" (tlog_config.clock).
+ */
+TLOG_API const char *tlog_clock_name(tlog_log *log);
+
 /* Converts a difference of two tlog_now() readings to nanoseconds. */
 TLOG_API uint64_t tlog_ticks_to_ns(tlog_log *log, tlog_ticks ticks);
 

@@ -2,6 +2,7 @@
 #ifndef TIMERLOG_ARCH_CLOCK_NOW_H
 #define TIMERLOG_ARCH_CLOCK_NOW_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -10,6 +11,11 @@ static inline uint64_t tlog_clock_now_(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline bool tlog_clock_invariant_(void)
+{
+    return true;
 }
 
 /* Ticks are nanoseconds already. */

@@ -2,6 +2,8 @@
 #ifndef TIMERLOG_ARCH_CLOCK_NOW_H
 #define TIMERLOG_ARCH_CLOCK_NOW_H
 
+#include <cpuid.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <x86intrin.h>
 
@@ -10,6 +12,14 @@
 static inline uint64_t tlog_clock_now_(void)
 {
     return __rdtsc();
+}
+
+/* Whether the counter ticks at one constant rate on every core, in every
+ * power state (CPUID 0x80000007, EDX bit 8). */
+static inline bool tlog_clock_invariant_(void)
+{
+    unsigned a, b, c, d;
+    return __get_cpuid(0x80000007, &a, &b, &c, &d) && ((d >> 8) & 1u);
 }
 
 /* The counter ticks at a fixed rate that must be calibrated. */
