@@ -175,7 +175,6 @@ struct tlog_frame {
     tlog_log *log;
     atomic_int refs;
     uint64_t serial;
-    uint64_t frame_id;
     uint32_t thread;
     char thread_name[TLOG_NAME_MAX];
     uint64_t dropped;

@@ -139,6 +139,17 @@ static bool next_chunk(tlog_thread *t, tlog_log *log)
     return true;
 }
 
+static inline void put_rec(tlog_rec *r, const tlog_site *site, tlog_ticks start,
+                           tlog_ticks end, size_t depth, unsigned flags)
+{
+    r->site = site;
+    r->start = start;
+    r->end = end;
+    r->depth = (uint16_t)depth;
+    r->flags = (uint16_t)flags;
+    r->reserved = 0;
+}
+
 static void write_rec(tlog_thread *t, tlog_log *log, const tlog_site *site,
                       tlog_ticks start, tlog_ticks end, size_t depth,
                       unsigned flags)
@@ -153,13 +164,7 @@ static void write_rec(tlog_thread *t, tlog_log *log, const tlog_site *site,
                          "out of memory: the record of \"%s\" is lost", site->name);
         return;
     }
-    tlog_rec *r = t->wr++;
-    r->site = site;
-    r->start = start;
-    r->end = end;
-    r->depth = (uint16_t)depth;
-    r->flags = (uint16_t)flags;
-    r->reserved = 0;
+    put_rec(t->wr++, site, start, end, depth, flags);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -246,7 +251,6 @@ static void complete_frame(tlog_thread *t, tlog_log *log)
     if (f) {
         f->log = log;
         atomic_init(&f->refs, 1);
-        f->frame_id = t->frame_id;
         f->thread = t->id;
         memcpy(f->thread_name, t->name, sizeof f->thread_name);
         f->dropped = dropped;
@@ -594,7 +598,7 @@ static void begin_slow(tlog_thread *t, const tlog_site *site)
         return;
     if (t->top >= t->stack_end)
         push_overflow(t, log, site);
-    else if (t->top == t->stack && !t->adopt.active) {
+    else if (t->top == t->stack) { /* adopted work keeps its marker below */
         start_frame(t, log);
         push(t, site);
     } else if (t->room == 0)
@@ -625,13 +629,7 @@ static inline void end_on(tlog_thread *t, const tlog_site *site)
         return;
     }
     tlog_open *o = --t->top;
-    tlog_rec *r = t->wr++;
-    r->site = site;
-    r->start = o->start;
-    r->end = now;
-    r->depth = (uint16_t)(depth - 1);
-    r->flags = 0;
-    r->reserved = 0;
+    put_rec(t->wr++, site, o->start, now, depth - 1, 0);
 }
 
 static void __attribute__((noinline)) begin_first(const tlog_site *site)
