@@ -14,6 +14,8 @@ static void print_row(FILE *out, const tlog_node *n)
             n->kind == TLOG_KIND_EXECUTION ? 'E' : 'C', n->name);
     if (n->count > 1)
         fprintf(out, " [x%llu]", (unsigned long long)n->count);
+    if (n->flags & TLOG_NODE_UNRESOLVED)
+        fputs(" [unresolved]", out);
     fputc('\n', out);
 }
 
@@ -70,12 +72,16 @@ int tlog_dump_frame(const tlog_frame *frame, FILE *out, const tlog_dump_options 
     if (frame->repaired)
         fprintf(out, "# %llu scopes closed by a repair rule\n",
                 (unsigned long long)frame->repaired);
+    if (frame->device_unresolved)
+        fprintf(out, "# %llu device intervals unresolved (forced sync timed out or "
+                     "device error)\n",
+                (unsigned long long)frame->device_unresolved);
     return ferror(out) ? TLOG_EIO : TLOG_OK;
 }
 
 int tlog_dump(tlog_log *log, FILE *out)
 {
-    tlog_frame *f = tlog_frame_latest(log);
+    tlog_frame *f = tlog_frame_for_dump_(log);
     if (!f)
         return TLOG_ENOFRAME;
     int rc = tlog_dump_frame(f, out, NULL);

@@ -50,12 +50,14 @@ void tlog_frames_clear_(tlog_log *log)
  * so readers need no lock. A frame that cannot be resolved for lack of
  * memory keeps its records for the next reader, unless it was taken out of
  * the queue, in which case it is dropped and counted. */
-static tlog_frame *resolved_or_null(tlog_frame *f, bool taken)
+static tlog_frame *resolved_or_null(tlog_frame *f, bool taken, const tlog_site *why)
 {
     if (!f)
         return NULL;
     int rc = TLOG_OK;
     if (!atomic_load_explicit(&f->resolved, memory_order_acquire)) {
+        if (why)
+            tlog_device_settle_(f, why);
         pthread_mutex_lock(&f->resolve_lock);
         if (!atomic_load_explicit(&f->resolved, memory_order_relaxed)) {
             rc = tlog_frame_resolve_(f);
@@ -75,35 +77,71 @@ static tlog_frame *resolved_or_null(tlog_frame *f, bool taken)
     return NULL;
 }
 
+#define FORCED_SITE(var, caller)                                             \
+    static const tlog_site var = {"Forced sync \"" caller "\"", __FILE__, caller,     \
+                                  __LINE__, TLOG_LEVEL_COARSE}
+FORCED_SITE(latest_site, "tlog_frame_latest");
+FORCED_SITE(pop_site, "tlog_frame_pop");
+FORCED_SITE(dump_site, "tlog_dump");
+
+enum take { TAKE_NEWEST, TAKE_OLDEST, TAKE_READY };
+
 /* The newest frame with a new reference, or the oldest taken out of the
- * queue with the queue's reference. */
-static tlog_frame *take_from_queue(tlog_log *log, bool newest)
+ * queue with the queue's reference (only if ready, for TAKE_READY). */
+static tlog_frame *take_from_queue(tlog_log *log, enum take how, const tlog_site *why)
 {
     log = tlog_resolve_log_(log);
     if (!log)
         return NULL;
+    if (how == TAKE_READY)
+        tlog_devices_poll_(log);
     tlog_frame *f = NULL;
     pthread_mutex_lock(&log->lock);
-    if (log->queue_len && newest) {
+    if (log->queue_len && how == TAKE_NEWEST) {
         f = log->queue[(log->queue_head + log->queue_len - 1) % log->cfg.max_frames];
         atomic_fetch_add(&f->refs, 1);
-    } else if (log->queue_len) {
+    } else if (log->queue_len && (how == TAKE_OLDEST ||
+                                  tlog_device_frame_ready_(log->queue[log->queue_head]))) {
         f = log->queue[log->queue_head];
         log->queue_head = (log->queue_head + 1) % log->cfg.max_frames;
         log->queue_len--;
     }
     pthread_mutex_unlock(&log->lock);
-    return resolved_or_null(f, !newest);
+    return resolved_or_null(f, how != TAKE_NEWEST, how == TAKE_READY ? NULL : why);
 }
 
 tlog_frame *tlog_frame_latest(tlog_log *log)
 {
-    return take_from_queue(log, true);
+    return take_from_queue(log, TAKE_NEWEST, &latest_site);
 }
 
 tlog_frame *tlog_frame_pop(tlog_log *log)
 {
-    return take_from_queue(log, false);
+    return take_from_queue(log, TAKE_OLDEST, &pop_site);
+}
+
+tlog_frame *tlog_frame_pop_ready(tlog_log *log)
+{
+    return take_from_queue(log, TAKE_READY, NULL);
+}
+
+/* The newest frame for tlog_dump, whose forced sync is titled after it. */
+tlog_frame *tlog_frame_for_dump_(tlog_log *log)
+{
+    return take_from_queue(log, TAKE_NEWEST, &dump_site);
+}
+
+int tlog_frame_ready(tlog_log *log)
+{
+    log = tlog_resolve_log_(log);
+    if (!log)
+        return TLOG_ENOMEM;
+    tlog_devices_poll_(log);
+    pthread_mutex_lock(&log->lock);
+    int rc = log->queue_len ? tlog_device_frame_ready_(log->queue[log->queue_head])
+                            : TLOG_ENOFRAME;
+    pthread_mutex_unlock(&log->lock);
+    return rc;
 }
 
 size_t tlog_frame_count(tlog_log *log)
@@ -135,6 +173,8 @@ int tlog_frame_get_info(const tlog_frame *f, tlog_frame_info *out)
         .tree_bytes = sizeof *f + f->nnodes * sizeof *f->nodes +
                       f->ninsts * sizeof *f->insts +
                       (f->worker_names ? f->nworker_names * TLOG_NAME_MAX : 0),
+        .device_intervals = f->device_rows,
+        .device_unresolved = f->device_unresolved,
     };
     return tlog_copy_sized_(out, &info, sizeof info);
 }
@@ -182,6 +222,10 @@ int tlog_node_get_info(const tlog_node *n, tlog_node_info *out)
         .line = n->site ? n->site->line : 0,
         .site_id = n->site ? tlog_site_id(n->site) : 0,
         .flags = n->flags,
+        .launcher = n->launcher,
+        .launch_site = n->launch_site,
+        .device = n->device,
+        .queue = n->queue,
     };
     return tlog_copy_sized_(out, &info, sizeof info);
 }
@@ -220,6 +264,7 @@ int tlog_frame_get_instance(const tlog_frame *f, size_t index, tlog_instance *ou
         .thread = in->thread,
         .start_ns = in->start_ns,
         .duration_ns = in->duration_ns,
+        .launcher = in->launcher == UINT32_MAX ? NULL : &f->nodes[in->launcher],
     };
     return tlog_copy_sized_(out, &inst, sizeof inst);
 }

@@ -21,6 +21,7 @@
 #define TLOG_DEFAULT_FRAMES 8u
 #define TLOG_DEFAULT_DEPTH 128u
 #define TLOG_MAX_DEPTH 4096u
+#define TLOG_DEFAULT_SYNC_TIMEOUT 5000000000ull
 
 /*
  * One finished scope, written when it ends: records of a frame are therefore
@@ -37,9 +38,12 @@ typedef struct tlog_rec {
 } tlog_rec;
 
 enum tlog_rec_flags {
-    TLOG_REC_EXEC = 1u << 0,     /* an execution (E) entry */
-    TLOG_REC_INSERT = 1u << 1,   /* inserted by hand: never began, no seq */
-    TLOG_REC_REPAIRED = 1u << 2  /* closed by a repair rule */
+    TLOG_REC_EXEC = 1u << 0,      /* an execution (E) entry */
+    TLOG_REC_INSERT = 1u << 1,    /* inserted by hand: never began, no seq */
+    TLOG_REC_REPAIRED = 1u << 2,  /* closed by a repair rule */
+    TLOG_REC_DEVICE = 1u << 3,    /* a device interval */
+    TLOG_REC_UNRESOLVED = 1u << 4,/* a device interval without a timing */
+    TLOG_REC_FORCED = 1u << 5     /* the wait of a forced sync */
 };
 
 typedef struct tlog_chunk {
@@ -94,6 +98,45 @@ typedef struct tlog_attachment {
     tlog_rec recs[];
 } tlog_attachment;
 
+/* Where a resolved device interval shows in its frame. */
+enum tlog_drow_place {
+    TLOG_DROW_SYNC,      /* under the sync scope that resolved it */
+    TLOG_DROW_FORCED,    /* under the frame's forced-sync row */
+    TLOG_DROW_LAUNCHER   /* under its launching scope (readiness check) */
+};
+
+/* A device interval delivered to a frame. Times are host ticks. */
+typedef struct tlog_drow {
+    const tlog_site *site;
+    const tlog_site *launch_site;
+    const char *device;      /* interned: outlives the device */
+    tlog_ticks start, end;
+    uint32_t target_seq;     /* scope it shows under (SYNC, LAUNCHER) */
+    uint32_t launch_seq;     /* launching scope, valid if launch_here */
+    uint32_t queue;
+    uint8_t place;           /* tlog_drow_place */
+    bool launch_here;        /* launched in the frame it shows in */
+    bool unresolved;
+} tlog_drow;
+
+/*
+ * A frame's device state, made at its first device scope or delivered row.
+ * Guarded by the log's device lock; `outstanding` is also read without it.
+ */
+typedef struct tlog_fdev {
+    int refs;                  /* the frame (or its thread) + pending scopes */
+    atomic_size_t outstanding; /* scopes launched here, not yet delivered */
+    atomic_bool completed;     /* its frame has ended */
+    bool closed;               /* its frame is resolved or gone: no more rows */
+    tlog_drow *rows;
+    size_t nrows, caprows;
+    uint64_t rows_lost;        /* rows that found no memory or came late */
+    bool forced;               /* a forced sync delivered rows here */
+    tlog_ticks forced_start, forced_end;
+    const tlog_site *forced_site;
+} tlog_fdev;
+
+typedef struct tlog_devices tlog_devices;
 typedef struct tlog_thread tlog_thread;
 
 struct tlog_thread {
@@ -138,6 +181,8 @@ struct tlog_thread {
         uint64_t dropped;    /* the thread's own counts, restored at the end */
         uint64_t repaired;
     } adopt;
+    tlog_fdev *fdev;         /* device state of the frame in progress,
+                              * guarded by the log's device lock */
     tlog_thread *next_in_log;    /* guarded by log->lock */
     tlog_thread *next_in_thread; /* owned by the thread */
 };
@@ -161,6 +206,10 @@ struct tlog_node {
     uint64_t max_ns;
     uint64_t count;
     double percent;
+    const tlog_node *launcher;
+    const tlog_site *launch_site;
+    const char *device;
+    uint32_t queue;
 };
 
 /* One instance on the frame's timeline. */
@@ -169,6 +218,7 @@ typedef struct tlog_inst {
     uint32_t thread;
     int64_t start_ns;
     uint64_t duration_ns;
+    uint32_t launcher;       /* node of the launching scope, or UINT32_MAX */
 } tlog_inst;
 
 struct tlog_frame {
@@ -183,6 +233,7 @@ struct tlog_frame {
     /* Raw until resolved, then given back. */
     tlog_chunk *chunks;
     tlog_attachment *attachments;
+    tlog_fdev *fdev;          /* device intervals, or NULL */
 
     pthread_mutex_t resolve_lock;
     atomic_bool resolved;
@@ -194,11 +245,13 @@ struct tlog_frame {
     size_t nworker_names;
     int64_t start_ns;
     uint64_t duration_ns;
+    uint64_t device_rows, device_unresolved;
 };
 
 struct tlog_log {
     atomic_int level;
     bool is_default;
+    bool bad_timeout_env;     /* TIMERLOG_SYNC_TIMEOUT_MS was unreadable */
     tlog_config cfg;          /* with defaults filled in */
     size_t budget_recs;       /* records per thread per frame */
     size_t chunk_recs;
@@ -219,6 +272,7 @@ struct tlog_log {
     const char *clock_name;
     double custom_rate;       /* ns per tick of cfg.clock */
     _Atomic uint64_t chunk_bytes; /* record memory held, in use or pooled */
+    _Atomic(tlog_devices *) devices; /* made with the first device */
 
     pthread_mutex_t error_lock;
     struct { int code; const tlog_site *site; } reported[64];
@@ -267,6 +321,12 @@ TLOG_INTERNAL void tlog_threads_orphan_(tlog_log *log);
 
 /* record.c */
 TLOG_INTERNAL void tlog_thread_close_all_(tlog_thread *t, int code);
+/* Ends `site` on t as of `now` (a reading taken earlier). */
+TLOG_INTERNAL void tlog_thread_end_at_(tlog_thread *t, const tlog_site *site, tlog_ticks now);
+/* The token tlog_handoff would give, and the site of the innermost open
+ * scope (NULL inside adopted work with nothing open). */
+TLOG_INTERNAL tlog_token tlog_thread_token_(tlog_thread *t, tlog_log *log,
+                                           const tlog_site **site);
 
 TLOG_INTERNAL void tlog_attachments_free_(tlog_log *log, tlog_attachment *first);
 TLOG_INTERNAL tlog_attachment *tlog_attachment_new_(tlog_log *log, size_t nrecs);
@@ -281,11 +341,24 @@ TLOG_INTERNAL void tlog_chunk_free_(tlog_log *log, tlog_chunk *c);
  * the caller to release after unlocking. */
 TLOG_INTERNAL tlog_frame *tlog_queue_push_locked_(tlog_log *log, tlog_frame *frame);
 TLOG_INTERNAL void tlog_frames_clear_(tlog_log *log);
+TLOG_INTERNAL tlog_frame *tlog_frame_for_dump_(tlog_log *log);
 
 /* resolve.c: builds nodes and instances from the raw records, then gives
  * the records back. Caller holds frame->resolve_lock. */
 TLOG_INTERNAL int tlog_frame_resolve_(tlog_frame *frame);
 TLOG_INTERNAL void tlog_frame_free_raw_(tlog_frame *frame);
+
+/* device.c */
+/* The thread's frame ended: its device state goes to the frame. */
+TLOG_INTERNAL tlog_fdev *tlog_device_frame_end_(tlog_log *log, tlog_thread *t);
+TLOG_INTERNAL bool tlog_device_frame_ready_(const tlog_frame *f);
+/* The frame is resolved or freed: no more rows; drops its reference. */
+TLOG_INTERNAL void tlog_device_frame_close_(tlog_log *log, tlog_fdev *fdev);
+/* Forces a sync if the frame has device work pending. */
+TLOG_INTERNAL void tlog_device_settle_(tlog_frame *f, const tlog_site *why);
+/* Resolves without blocking what completed frames have that is done. */
+TLOG_INTERNAL void tlog_devices_poll_(tlog_log *log);
+TLOG_INTERNAL void tlog_devices_destroy_(tlog_log *log);
 
 /* site.c */
 TLOG_INTERNAL uint64_t tlog_hash_str_(uint64_t h, const char *s);

@@ -29,6 +29,10 @@ const char *tlog_strerror(int code)
     case TLOG_EFULL: return "thread record budget used up";
     case TLOG_ELATE: return "work arrived after its frame ended";
     case TLOG_ETHREADEXIT: return "thread ended with scopes open";
+    case TLOG_EDEVICE: return "the device reported an error";
+    case TLOG_ETIMEDOUT: return "timed out waiting for the device";
+    case TLOG_ENODEVICE: return "no usable device";
+    case TLOG_ECAPTURE: return "the queue is being captured into a graph";
     default: return "unknown error";
     }
 }
@@ -92,7 +96,23 @@ static int normalize_config(const tlog_config *in, tlog_config *out)
         return TLOG_EINVAL;
     if (!out->record_alloc != !out->record_free)
         return TLOG_EINVAL;
+    if (!out->sync_timeout_ns)
+        out->sync_timeout_ns = TLOG_DEFAULT_SYNC_TIMEOUT;
     return TLOG_OK;
+}
+
+/* TIMERLOG_SYNC_TIMEOUT_MS: a whole number of milliseconds. */
+static void sync_timeout_from_env(tlog_config *cfg, bool *bad)
+{
+    const char *s = getenv("TIMERLOG_SYNC_TIMEOUT_MS");
+    if (!s || !*s || (cfg->flags & TLOG_CONFIG_IGNORE_ENV))
+        return;
+    char *end;
+    unsigned long long ms = strtoull(s, &end, 10);
+    if (*end || ms == 0 || ms > UINT64_MAX / 1000000u)
+        *bad = true;
+    else
+        cfg->sync_timeout_ns = ms * 1000000u;
 }
 
 static int create_log(const tlog_config *config, tlog_log **out, bool *bad_env)
@@ -113,6 +133,9 @@ static int create_log(const tlog_config *config, tlog_log **out, bool *bad_env)
         free(log);
         return rc;
     }
+    bool bad_timeout = false;
+    sync_timeout_from_env(&log->cfg, &bad_timeout);
+    log->bad_timeout_env = bad_timeout;
     log->budget_recs = log->cfg.thread_budget / sizeof(tlog_rec);
     log->chunk_recs = log->budget_recs < TLOG_CHUNK_RECS ? log->budget_recs
                                                          : TLOG_CHUNK_RECS;
@@ -126,18 +149,23 @@ static int create_log(const tlog_config *config, tlog_log **out, bool *bad_env)
     return TLOG_OK;
 }
 
-static void report_bad_env(tlog_log *log)
+static void report_bad_env(tlog_log *log, bool bad_level)
 {
-    tlog_report_(log, NULL, TLOG_EINVAL, NULL, "TIMERLOG_LEVEL=%s is not 0, 1 or 2; ignored",
-                 getenv("TIMERLOG_LEVEL"));
+    if (bad_level)
+        tlog_report_(log, NULL, TLOG_EINVAL, NULL,
+                     "TIMERLOG_LEVEL=%s is not 0, 1 or 2; ignored", getenv("TIMERLOG_LEVEL"));
+    if (log->bad_timeout_env)
+        tlog_report_(log, NULL, TLOG_EINVAL, NULL,
+                     "TIMERLOG_SYNC_TIMEOUT_MS=%s is not a positive number of "
+                     "milliseconds; ignored", getenv("TIMERLOG_SYNC_TIMEOUT_MS"));
 }
 
 int tlog_create(const tlog_config *config, tlog_log **out)
 {
     bool bad_env = false;
     int rc = create_log(config, out, &bad_env);
-    if (rc == TLOG_OK && bad_env)
-        report_bad_env(*out);
+    if (rc == TLOG_OK)
+        report_bad_env(*out, bad_env);
     return rc;
 }
 
@@ -147,6 +175,7 @@ void tlog_destroy(tlog_log *log)
         return;
     tlog_threads_orphan_(log);
     tlog_frames_clear_(log);
+    tlog_devices_destroy_(log);
     pthread_mutex_lock(&log->pool_lock);
     tlog_chunk *c = log->pool;
     log->pool = NULL;
@@ -202,8 +231,8 @@ tlog_log *tlog_default(void)
         atomic_store_explicit(&default_log, log, memory_order_release);
     }
     pthread_mutex_unlock(&default_lock);
-    if (created && bad_env)
-        report_bad_env(log); /* outside the lock: the callback may call us */
+    if (created) /* outside the lock: the callback may call us */
+        report_bad_env(log, bad_env);
     return log;
 }
 

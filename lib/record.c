@@ -235,6 +235,7 @@ static void complete_frame(tlog_thread *t, tlog_log *log)
     t->wr = t->wr_end = NULL;
     t->room = 0;
 
+    tlog_fdev *fdev = tlog_device_frame_end_(log, t);
     tlog_frame *f = calloc(1, sizeof *f);
     pthread_mutex_lock(&log->lock);
     atomic_store_explicit(&t->inbox_frame, 0, memory_order_relaxed);
@@ -257,6 +258,7 @@ static void complete_frame(tlog_thread *t, tlog_log *log)
         f->repaired = repaired;
         f->chunks = chunks;
         f->attachments = inbox;
+        f->fdev = fdev;
         pthread_mutex_init(&f->resolve_lock, NULL);
         atomic_init(&f->resolved, false);
         evicted = tlog_queue_push_locked_(log, f);
@@ -268,6 +270,7 @@ static void complete_frame(tlog_thread *t, tlog_log *log)
         tlog_report_(log, t, TLOG_ENOMEM, NULL, "out of memory: a frame is lost");
         tlog_chunks_put_(log, chunks);
         tlog_attachments_free_(log, inbox);
+        tlog_device_frame_close_(log, fdev);
     }
     if (evicted)
         tlog_frame_release(evicted);
@@ -508,6 +511,11 @@ static void end_slow(tlog_thread *t, const tlog_site *site, tlog_ticks now)
     close_top(t, log, now, 0);
 }
 
+void tlog_thread_end_at_(tlog_thread *t, const tlog_site *site, tlog_ticks now)
+{
+    end_slow(t, site, now);
+}
+
 /* Open scopes: markers are not scopes; scopes past max_depth are. */
 static size_t open_scopes(const tlog_thread *t)
 {
@@ -698,25 +706,32 @@ int tlog_depth(tlog_log *log)
 /* Hand-off and inserted timings                                            */
 /* ------------------------------------------------------------------------ */
 
-tlog_token tlog_handoff(tlog_log *log)
+tlog_token tlog_thread_token_(tlog_thread *t, tlog_log *log, const tlog_site **site)
 {
-    log = tlog_resolve_log_(log);
     tlog_token token = {log, 0, 0, 0};
-    tlog_thread *t = log ? tlog_thread_peek_(log) : NULL;
-    if (!t)
-        return token;
-    if (t->adopt.active)
-        return t->adopt.token;
+    *site = NULL;
     for (size_t i = tlog_thread_depth_(t); i-- > 0;) {
         const tlog_open *o = &t->stack[i];
+        if (o->site == &tlog_adopt_marker_)
+            break;
         if (o->site == &tlog_overflow_marker_ || tlog_open_dropped(o))
             continue;
+        *site = o->site;
         token.frame = t->frame_id;
         token.thread = t->id;
         token.scope = o->seq;
         break;
     }
-    return token;
+    return t->adopt.active ? t->adopt.token : token;
+}
+
+tlog_token tlog_handoff(tlog_log *log)
+{
+    log = tlog_resolve_log_(log);
+    tlog_token token = {log, 0, 0, 0};
+    tlog_thread *t = log ? tlog_thread_peek_(log) : NULL;
+    const tlog_site *site;
+    return t ? tlog_thread_token_(t, log, &site) : token;
 }
 
 int tlog_adopt_begin(const tlog_token *token)

@@ -6,7 +6,9 @@
  *  2. Scopes got a sequence number in begin order (= pre-order); hand-off
  *     tokens name scopes by it, so work that other threads attached is hung
  *     under the right instance.
- *  3. Instances with the same title and kind under the same row merge into
+ *  3. Device intervals delivered to the frame hang under the sync scope that
+ *     resolved them, under a forced-sync row, or under their launcher.
+ *  4. Instances with the same title and kind under the same row merge into
  *     one node (count, total, min, max); the instances stay as the timeline.
  */
 #include <stdlib.h>
@@ -25,6 +27,10 @@ typedef struct inst {
     uint32_t thread;
     uint32_t node;
     uint16_t flags;          /* tlog_rec_flags */
+    uint32_t launcher;       /* device intervals: launching instance */
+    const tlog_site *launch_site;
+    const char *device;
+    uint32_t queue;
 } inst;
 
 typedef struct bnode {
@@ -61,8 +67,8 @@ static uint32_t new_inst(builder *b, const tlog_site *site, const char *name,
                          tlog_ticks start, tlog_ticks end, unsigned flags)
 {
     uint32_t i = b->ninsts++;
-    b->insts[i] = (inst){site,  name, thread_name, start, end, NONE,
-                         NONE,  NONE, NONE,        thread, NONE, (uint16_t)flags};
+    b->insts[i] = (inst){site, name, thread_name, start, end, NONE, NONE, NONE, NONE,
+                         thread, NONE, (uint16_t)flags, NONE, NULL, NULL, 0};
     return i;
 }
 
@@ -178,6 +184,12 @@ static void accumulate(bnode *n, const inst *in)
         n->first_start = in->start;
     if (in->flags & TLOG_REC_REPAIRED)
         n->flags |= TLOG_NODE_REPAIRED;
+    if (in->flags & TLOG_REC_DEVICE)
+        n->flags |= TLOG_NODE_DEVICE;
+    if (in->flags & TLOG_REC_UNRESOLVED)
+        n->flags |= TLOG_NODE_UNRESOLVED;
+    if (in->flags & TLOG_REC_FORCED)
+        n->flags |= TLOG_NODE_FORCED_SYNC;
 }
 
 /* ---- ordering children by first start ---- */
@@ -248,6 +260,10 @@ static void finish_nodes(tlog_frame *f, const bnode *bn, const inst *in, uint32_
         o->min_ns = to_ns(bn[i].min, rate);
         o->max_ns = to_ns(bn[i].max, rate);
         o->count = bn[i].count;
+        o->launcher = first->launcher != NONE ? &out[in[first->launcher].node] : NULL;
+        o->launch_site = first->launch_site;
+        o->device = first->device;
+        o->queue = first->queue;
     }
     /* Self time: the total less control children; execution rows ran
      * elsewhere, beside it. */
@@ -294,6 +310,8 @@ void tlog_frame_free_raw_(tlog_frame *f)
     f->chunks = NULL;
     tlog_attachments_free_(f->log, f->attachments);
     f->attachments = NULL;
+    tlog_device_frame_close_(f->log, f->fdev);
+    f->fdev = NULL;
 }
 
 static size_t count_input(const tlog_frame *f, size_t *max_depth, size_t *rows)
@@ -316,6 +334,8 @@ static size_t count_input(const tlog_frame *f, size_t *max_depth, size_t *rows)
                 *max_depth = d + 2;
         }
     }
+    if (f->fdev)
+        n += f->fdev->nrows + 1; /* and a forced-sync row */
     return n;
 }
 
@@ -384,6 +404,53 @@ static void attach_work(builder *b, tlog_frame *f, uint32_t root, const uint32_t
     }
 }
 
+static uint32_t seq_target(uint32_t seq, const uint32_t *seqmap, uint32_t nseq,
+                           uint32_t root)
+{
+    return seq < nseq ? seqmap[seq] : root;
+}
+
+/* The forced sync's wait, as a control row under the root. */
+static uint32_t forced_row(builder *b, const tlog_frame *f, uint32_t root)
+{
+    const tlog_fdev *fd = f->fdev;
+    const tlog_site *site = fd->forced_site;
+    uint32_t r = new_inst(b, site, site->name, f->thread_name, f->thread, fd->forced_start,
+                          fd->forced_end, TLOG_REC_INSERT | TLOG_REC_FORCED);
+    append_child(b, root, r);
+    return r;
+}
+
+static void attach_device(builder *b, tlog_frame *f, uint32_t root, const uint32_t *seqmap,
+                          uint32_t nseq)
+{
+    const tlog_fdev *fd = f->fdev;
+    uint32_t forced = NONE;
+    for (size_t k = 0; fd && k < fd->nrows; k++) {
+        const tlog_drow *r = &fd->rows[k];
+        uint32_t target;
+        if (r->place == TLOG_DROW_FORCED) {
+            if (forced == NONE)
+                forced = forced_row(b, f, root);
+            target = forced;
+        } else {
+            target = seq_target(r->target_seq, seqmap, nseq, root);
+        }
+        unsigned flags = TLOG_REC_EXEC | TLOG_REC_INSERT | TLOG_REC_DEVICE |
+                         (r->unresolved ? TLOG_REC_UNRESOLVED : 0);
+        const char *name = r->site->name ? r->site->name : "(unnamed)";
+        uint32_t i = new_inst(b, r->site, name, r->device, 0, r->start, r->end, flags);
+        inst *in = &b->insts[i];
+        in->launcher = r->launch_here && r->launch_seq < nseq ? seqmap[r->launch_seq] : NONE;
+        in->launch_site = r->launch_site;
+        in->device = r->device;
+        in->queue = r->queue;
+        append_child(b, target, i);
+        f->device_rows++;
+        f->device_unresolved += r->unresolved;
+    }
+}
+
 static int merge(tlog_frame *f, builder *b, uint32_t root, bnode *nodes, uint32_t *nnodes,
                  tlog_ticks origin, double rate)
 {
@@ -410,9 +477,15 @@ static int merge(tlog_frame *f, builder *b, uint32_t root, bnode *nodes, uint32_
             nodes[in[i].node].site_count++;
         tlog_ticks d = in[i].end >= in[i].start ? in[i].end - in[i].start : 0;
         f->insts[k++] = (tlog_inst){in[i].node, in[i].thread,
-                                    offset_ns(in[i].start, origin, rate), to_ns(d, rate)};
+                                    offset_ns(in[i].start, origin, rate), to_ns(d, rate),
+                                    NONE};
     }
     f->ninsts = k;
+    /* Launchers may come later in pre-order than what they launched. */
+    k = 0;
+    for (uint32_t i = root; i != NONE; i = preorder_next(in, i), k++)
+        if (in[i].launcher != NONE)
+            f->insts[k].launcher = in[in[i].launcher].node;
     free(m.slots);
     return TLOG_OK;
 }
@@ -439,6 +512,8 @@ int tlog_frame_resolve_(tlog_frame *f)
     uint32_t root = build_own(&b, f);
     uint32_t nseq = map_sequence(&b, root, seqmap);
     attach_work(&b, f, root, seqmap, nseq, names);
+    f->device_rows = f->device_unresolved = 0;
+    attach_device(&b, f, root, seqmap, nseq);
 
     double rate = tlog_clock_calibrate_(f->log);
     tlog_ticks origin = b.insts[root].start;

@@ -55,7 +55,11 @@ enum tlog_status {
     TLOG_EDEPTH = -8,     /* scopes nested deeper than the configured limit */
     TLOG_EFULL = -9,      /* the thread's record budget is used up */
     TLOG_ELATE = -10,     /* work arrived after its frame had ended */
-    TLOG_ETHREADEXIT = -11 /* a thread ended with scopes still open */
+    TLOG_ETHREADEXIT = -11, /* a thread ended with scopes still open */
+    TLOG_EDEVICE = -12,   /* the device or its runtime reported an error */
+    TLOG_ETIMEDOUT = -13, /* a wait for the device gave up */
+    TLOG_ENODEVICE = -14, /* no usable device, or its runtime is missing */
+    TLOG_ECAPTURE = -15   /* the queue is being captured into a graph */
 };
 
 /* A static, human-readable message for a tlog_status code. Never NULL. */
@@ -176,6 +180,10 @@ typedef struct tlog_config {
     void *(*record_alloc)(void *user, size_t bytes);
     void (*record_free)(void *user, void *block);
     void *alloc_user;
+    /* How long a forced sync (tlog_dump, tlog_sync) waits for device work
+     * before giving up and marking what is left unresolved. 0 selects 5 s;
+     * TIMERLOG_SYNC_TIMEOUT_MS in the environment overrides it. */
+    uint64_t sync_timeout_ns;
 } tlog_config;
 
 /*
@@ -349,12 +357,27 @@ typedef struct tlog_node tlog_node;
 /*
  * The newest completed frame, resolved, with a reference the caller must give
  * back with tlog_frame_release(). NULL when there is none. The frame stays in
- * the queue. Safe while other threads record.
+ * the queue. Safe while other threads record. If device work of the frame is
+ * still pending, this forces a sync first (see tlog_sync).
  */
 TLOG_API tlog_frame *tlog_frame_latest(tlog_log *log);
 
-/* Takes the oldest completed frame out of the queue (resolved, referenced). */
+/* Takes the oldest completed frame out of the queue (resolved, referenced),
+ * forcing a sync first if its device work is still pending. */
 TLOG_API tlog_frame *tlog_frame_pop(tlog_log *log);
+
+/*
+ * Whether the oldest completed frame's device work is all resolved, without
+ * blocking: checks the device queues (one non-blocking query per queue with
+ * pending work) and returns 1 when the frame is ready, 0 when device work is
+ * still pending, TLOG_ENOFRAME when no frame is waiting. Frames without
+ * device work are always ready.
+ */
+TLOG_API int tlog_frame_ready(tlog_log *log);
+
+/* Takes the oldest completed frame out of the queue if it is ready, never
+ * waiting for a device; NULL otherwise (production mode). */
+TLOG_API tlog_frame *tlog_frame_pop_ready(tlog_log *log);
 
 /* Completed frames waiting in the queue. */
 TLOG_API size_t tlog_frame_count(tlog_log *log);
@@ -374,6 +397,8 @@ typedef struct tlog_frame_info {
     uint64_t scopes_dropped; /* scopes lost to the budget or max_depth */
     uint64_t scopes_repaired;/* scopes closed by a repair rule */
     size_t tree_bytes;       /* memory the resolved frame holds */
+    uint64_t device_intervals;  /* device intervals shown in the frame */
+    uint64_t device_unresolved; /* of those, left unresolved (timeout, error) */
 } tlog_frame_info;
 
 TLOG_API int tlog_frame_get_info(const tlog_frame *frame, tlog_frame_info *out);
@@ -388,7 +413,12 @@ TLOG_API const tlog_node *tlog_node_first_child(const tlog_node *node);
 TLOG_API const tlog_node *tlog_node_next_sibling(const tlog_node *node);
 
 enum tlog_node_flags {
-    TLOG_NODE_REPAIRED = 1u << 0  /* some instance was closed by a repair */
+    TLOG_NODE_REPAIRED = 1u << 0,   /* some instance was closed by a repair */
+    TLOG_NODE_DEVICE = 1u << 1,     /* a device interval */
+    TLOG_NODE_UNRESOLVED = 1u << 2, /* some device interval has no timing:
+                                     * the forced sync timed out or the
+                                     * device reported an error */
+    TLOG_NODE_FORCED_SYNC = 1u << 3 /* the wait of a forced sync */
 };
 
 /*
@@ -414,6 +444,12 @@ typedef struct tlog_node_info {
     int line;
     uint64_t site_id;         /* tlog_site_id(site), or 0 */
     unsigned flags;           /* tlog_node_flags */
+    /* Device intervals: the scope that launched the first instance, when
+     * that scope is in this frame (else NULL), and its call site, always. */
+    const tlog_node *launcher;
+    const tlog_site *launch_site;
+    const char *device;       /* device name, or NULL for host rows */
+    uint32_t queue;           /* 1-based queue number on that device, or 0 */
 } tlog_node_info;
 
 TLOG_API int tlog_node_get_info(const tlog_node *node, tlog_node_info *out);
@@ -434,10 +470,132 @@ typedef struct tlog_instance {
     uint32_t thread;
     int64_t start_ns;         /* from the frame's start */
     uint64_t duration_ns;
+    const tlog_node *launcher; /* device intervals: the launching scope's
+                                * row in this frame, or NULL */
 } tlog_instance;
 
 TLOG_API int tlog_frame_get_instance(const tlog_frame *frame, size_t index,
                                      tlog_instance *out);
+
+/* ------------------------------------------------------------------------ */
+/* Device timers                                                            */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A device: one GPU (or the simulated device) seen through one backend,
+ * created by that backend's library (timerlog/cuda.h, timerlog/sim.h) and
+ * bound to one log. A device scope puts a begin and an end marker into a
+ * device queue (a cudaStream_t, a simulated queue) and returns at once;
+ * nothing on the recording path waits for the device. The interval between
+ * the markers is resolved later, at one of three points:
+ *
+ *  - the end of a sync scope (TIMERLOG_SYNC_SCOPE): intervals complete by
+ *    then show as `==>` rows under it, beside the host's own wait;
+ *  - a forced sync (tlog_sync, and tlog_dump, tlog_frame_latest or
+ *    tlog_frame_pop on a frame with pending work): one wait, shown as its
+ *    own `(C) Forced sync` row under the frame's root, with the rows it
+ *    resolved beneath;
+ *  - a readiness check (tlog_frame_ready, tlog_frame_pop_ready), without any
+ *    wait: rows show under the scope that launched them.
+ *
+ * A device scope must begin inside a frame (some scope open on the thread);
+ * its interval belongs to that frame, which waits in the queue until its
+ * device work is resolved.
+ */
+typedef struct tlog_device tlog_device;
+
+/* Flags for tlog_device_config.flags. */
+enum tlog_device_flags {
+    /* Also time the host side of each device scope (the launch) as a
+     * `(C) Launch "name"` row. */
+    TLOG_DEVICE_LAUNCH_ROWS = 1u << 0,
+    /* Subtract the calibrated empty-scope offset (tlog_device_info.
+     * empty_scope_ns) from every interval. */
+    TLOG_DEVICE_SUBTRACT_OFFSET = 1u << 1
+};
+
+/* Settings for a device; zero-initialised means defaults. */
+typedef struct tlog_device_config {
+    size_t size;
+    unsigned flags;          /* tlog_device_flags */
+    /* Device scopes that may be in flight at once (each holds two markers
+     * until resolved). Beyond it new device scopes are dropped and counted.
+     * 0 selects 2048. */
+    uint32_t max_scopes;
+    /* Scopes' markers created at a time when the pool grows; 0 selects 32. */
+    uint32_t pool_batch;
+} tlog_device_config;
+
+typedef struct tlog_device_info {
+    size_t size;
+    const char *backend;      /* "sim", "cuda", ... */
+    const char *name;         /* the device's name */
+    /* What an empty device scope reads, measured when the device was
+     * created: the fixed cost the markers add to every interval. */
+    int64_t empty_scope_ns;
+    uint64_t scopes;          /* device scopes recorded */
+    uint64_t scopes_dropped;  /* lost to max_scopes */
+    uint64_t scopes_outside_frame; /* begun with no scope open: not timed */
+    uint64_t scopes_captured; /* queue was being captured: not timed */
+    uint64_t scopes_failed;   /* the device refused a marker */
+    uint64_t resolved;        /* intervals resolved with a timing */
+    uint64_t unresolved;      /* intervals shown unresolved */
+    uint64_t pending;         /* intervals waiting to be resolved */
+    uint64_t pool_scopes;     /* scopes' worth of markers created */
+    uint64_t pool_free;       /* of those, free for reuse */
+    uint64_t queries;         /* non-blocking marker queries */
+    uint64_t waits;           /* blocking waits (forced syncs only) */
+} tlog_device_info;
+
+TLOG_API int tlog_device_get_info(const tlog_device *dev, tlog_device_info *out);
+
+/*
+ * Destroys a device: intervals still pending are marked unresolved in their
+ * frames, then the markers are released. No thread may be recording on the
+ * device meanwhile. NULL does nothing.
+ */
+TLOG_API void tlog_device_destroy(tlog_device *dev);
+
+/* An open device scope: pass it to tlog_device_end. Members are private. */
+typedef struct tlog_device_scope {
+    void *slot_;
+    uint64_t gen_;
+} tlog_device_scope;
+
+/*
+ * Opens a device scope of `site` on `queue` (a backend queue handle; NULL
+ * means the backend's default queue, see its header). Checks the site's
+ * level. Returns an empty scope (and counts why) when the site is switched
+ * off, no scope is open on the thread, the pool is full, the queue is being
+ * captured, or the device refuses the marker; ending an empty scope does
+ * nothing.
+ */
+TLOG_API tlog_device_scope tlog_device_begin(tlog_device *dev, void *queue,
+                                             const tlog_site *site);
+
+/*
+ * Closes a device scope (from any thread) and empties *scope. Returns
+ * TLOG_ENOTOPEN for an empty scope or one already ended, TLOG_EDEVICE if the
+ * device refused the end marker (the interval then shows unresolved).
+ */
+TLOG_API int tlog_device_end(tlog_device_scope *scope);
+
+/*
+ * Ends a sync scope: a scope opened with tlog_begin(site) around the
+ * application's own wait on the device. Before closing it, resolves without
+ * blocking every device interval of `dev` (NULL: every device of the default
+ * log) that is complete, and hangs them under it as `==>` rows.
+ */
+TLOG_API void tlog_sync_end(tlog_device *dev, const tlog_site *site);
+
+/*
+ * The forced sync: waits for the device work of every completed frame, at
+ * most the log's sync_timeout_ns, then resolves it. Intervals still
+ * incomplete at the timeout are marked unresolved in their frames and
+ * TLOG_ETIMEDOUT is returned (and reported); nothing else is lost. Each frame
+ * it resolved work for gets a `(C) Forced sync "tlog_sync"` row.
+ */
+TLOG_API int tlog_sync(tlog_log *log);
 
 /* ------------------------------------------------------------------------ */
 /* Text dump                                                                */
@@ -452,7 +610,8 @@ typedef struct tlog_dump_options {
 } tlog_dump_options;
 
 /*
- * Prints the newest completed frame of `log` to `out` (NULL = stdout):
+ * Prints the newest completed frame of `log` to `out` (NULL = stdout),
+ * forcing one sync first if its device work is still pending:
  *
  *   > 100.00% 1.000000s | (C) Frame
  *   |-> 50.00% 0.500000s | (C) Simulation
@@ -501,6 +660,9 @@ static inline const tlog_site *tlog_scope_enter_(const tlog_site *site)
 #define TIMERLOG_BEGIN_L(lvl, name) ((void)0)
 #define TIMERLOG_END_L(lvl, name) ((void)0)
 #define TIMERLOG_ADOPT(token) ((void)sizeof(token)) /* no evaluation */
+#define TIMERLOG_DEVICE_SCOPE_L(lvl, dev, queue, name)                       \
+    ((void)sizeof(dev), (void)sizeof(queue))
+#define TIMERLOG_SYNC_SCOPE_L(lvl, dev, name) ((void)sizeof(dev))
 
 #else
 
@@ -522,6 +684,23 @@ static inline const tlog_site *tlog_scope_enter_(const tlog_site *site)
                          TIMERLOG_CAT_(tlog_guard_, id), lvl, name)
 #define TIMERLOG_ADOPT(token)                                                \
     TIMERLOG_ADOPT_ID_(TIMERLOG_CAT_(tlog_adopt_, __COUNTER__), token)
+#define TIMERLOG_DEVICE_SCOPE_L(lvl, dev, queue, name)                       \
+    TIMERLOG_DEVICE_ID_(__COUNTER__, lvl, dev, queue, name)
+#define TIMERLOG_DEVICE_ID_(id, lvl, dev, queue, name)                       \
+    TIMERLOG_DEVICE_VARS_(TIMERLOG_CAT_(tlog_site_, id),                     \
+                          TIMERLOG_CAT_(tlog_guard_, id), lvl, dev, queue, name)
+#define TIMERLOG_SYNC_SCOPE_L(lvl, dev, name)                                \
+    TIMERLOG_SYNC_ID_(__COUNTER__, lvl, dev, name)
+#define TIMERLOG_SYNC_ID_(id, lvl, dev, name)                                \
+    TIMERLOG_SYNC_VARS_(TIMERLOG_CAT_(tlog_site_, id),                       \
+                        TIMERLOG_CAT_(tlog_guard_, id), lvl, dev, name)
+
+static inline tlog_device_scope tlog_device_enter_(tlog_device *dev, void *queue,
+                                                   const tlog_site *site)
+{
+    tlog_device_scope none = {0, 0};
+    return TIMERLOG_ON_(*site) ? tlog_device_begin(dev, queue, site) : none;
+}
 
 #ifdef __cplusplus
 } /* extern "C" */
@@ -549,12 +728,41 @@ private:
     tlog_token token_;
     bool ok_;
 };
+/* Ends a device scope when it goes out of scope. */
+class device_guard {
+public:
+    device_guard(tlog_device *dev, void *queue, const tlog_site *site) noexcept
+        : scope_(tlog_device_enter_(dev, queue, site)) {}
+    ~device_guard() { if (scope_.slot_) tlog_device_end(&scope_); }
+    device_guard(const device_guard &) = delete;
+    device_guard &operator=(const device_guard &) = delete;
+private:
+    tlog_device_scope scope_;
+};
+/* A sync scope: what TIMERLOG_SYNC_SCOPE uses. */
+class sync_guard {
+public:
+    sync_guard(tlog_device *dev, const tlog_site *site) noexcept
+        : dev_(dev), site_(tlog_scope_enter_(site)) {}
+    ~sync_guard() { if (site_) tlog_sync_end(dev_, site_); }
+    sync_guard(const sync_guard &) = delete;
+    sync_guard &operator=(const sync_guard &) = delete;
+private:
+    tlog_device *dev_;
+    const tlog_site *site_;
+};
 } /* namespace timerlog */
 extern "C" {
 #define TIMERLOG_SCOPE_VARS_(site, guard, lvl, name)                         \
     TIMERLOG_SITE_(site, lvl, name);                                         \
     ::timerlog::scope_guard guard(&site)
 #define TIMERLOG_ADOPT_ID_(guard, token) ::timerlog::adopt_guard guard(token)
+#define TIMERLOG_DEVICE_VARS_(site, guard, lvl, dev, queue, name)            \
+    TIMERLOG_SITE_(site, lvl, name);                                         \
+    ::timerlog::device_guard guard(dev, queue, &site)
+#define TIMERLOG_SYNC_VARS_(site, guard, lvl, dev, name)                     \
+    TIMERLOG_SITE_(site, lvl, name);                                         \
+    ::timerlog::sync_guard guard(dev, &site)
 #else
 static inline void tlog_scope_exit_(const tlog_site *const *guard)
 {
@@ -576,6 +784,31 @@ static inline tlog_token tlog_adopt_enter_(tlog_token token)
 #define TIMERLOG_ADOPT_ID_(guard, token)                                     \
     __attribute__((cleanup(tlog_adopt_exit_), unused)) tlog_token guard =            \
         tlog_adopt_enter_(token)
+static inline void tlog_device_exit_(tlog_device_scope *scope)
+{
+    if (scope->slot_) tlog_device_end(scope);
+}
+typedef struct tlog_sync_guard_ {
+    tlog_device *dev;
+    const tlog_site *site;
+} tlog_sync_guard_;
+static inline tlog_sync_guard_ tlog_sync_enter_(tlog_device *dev, const tlog_site *site)
+{
+    tlog_sync_guard_ guard = {dev, tlog_scope_enter_(site)};
+    return guard;
+}
+static inline void tlog_sync_exit_(const tlog_sync_guard_ *guard)
+{
+    if (guard->site) tlog_sync_end(guard->dev, guard->site);
+}
+#define TIMERLOG_DEVICE_VARS_(site, guard, lvl, dev, queue, name)            \
+    TIMERLOG_SITE_(site, lvl, name);                                         \
+    __attribute__((cleanup(tlog_device_exit_), unused)) tlog_device_scope guard =    \
+        tlog_device_enter_(dev, queue, &site)
+#define TIMERLOG_SYNC_VARS_(site, guard, lvl, dev, name)                     \
+    TIMERLOG_SITE_(site, lvl, name);                                         \
+    __attribute__((cleanup(tlog_sync_exit_), unused)) tlog_sync_guard_ guard =       \
+        tlog_sync_enter_(dev, &site)
 #endif
 
 #endif /* TIMERLOG_DISABLE */
@@ -585,6 +818,13 @@ static inline tlog_token tlog_adopt_enter_(tlog_token token)
 /* Explicit pairs; the end names the same title as the begin. */
 #define TIMERLOG_BEGIN(name) TIMERLOG_BEGIN_L(TLOG_LEVEL_COARSE, name)
 #define TIMERLOG_END(name) TIMERLOG_END_L(TLOG_LEVEL_COARSE, name)
+/* A device scope on `queue` of `dev` that ends with the enclosing block. */
+#define TIMERLOG_DEVICE_SCOPE(dev, queue, name)                              \
+    TIMERLOG_DEVICE_SCOPE_L(TLOG_LEVEL_COARSE, dev, queue, name)
+/* A sync scope around the application's own wait on `dev` (NULL: every
+ * device of the default log); ends with the enclosing block. */
+#define TIMERLOG_SYNC_SCOPE(dev, name)                                       \
+    TIMERLOG_SYNC_SCOPE_L(TLOG_LEVEL_COARSE, dev, name)
 
 #ifdef __cplusplus
 } /* extern "C" */
