@@ -23,7 +23,6 @@
 #define CALIBRATION_PAIRS 15
 #define CALIBRATION_TIMEOUT_NS 2000000000ull
 #define ANCHOR_TIMEOUT_NS 100000000ull
-#define DEFAULT_SYNC_TIMEOUT_NS 5000000000ull
 #define POLL_BATCH 64
 
 enum slot_state { SLOT_FREE, SLOT_OPEN, SLOT_ENDING, SLOT_PENDING, SLOT_FAILED, SLOT_ZOMBIE };
@@ -636,7 +635,7 @@ static int anchor_now(tlog_device *d, uint64_t timeout_ns)
         d->fresh_pending = false;
     }
     tlog_ticks t0 = tlog_now(d->log);
-    int rc = d->ops->record(d->impl, NULL, d->fresh.marker);
+    int rc = d->ops->record_own(d->impl, d->fresh.marker);
     if (rc == TLOG_OK)
         rc = d->ops->wait(d->impl, d->fresh.marker, timeout_ns);
     tlog_ticks t1 = tlog_now(d->log);
@@ -666,7 +665,7 @@ static void anchor_refresh(tlog_device *d)
     if (d->cur.valid && frames == d->anchor_frame)
         return;
     tlog_ticks t0 = tlog_now(d->log);
-    int rc = d->ops->record(d->impl, NULL, d->fresh.marker);
+    int rc = d->ops->record_own(d->impl, d->fresh.marker);
     tlog_ticks t1 = tlog_now(d->log);
     if (rc != TLOG_OK)
         return;
@@ -1059,11 +1058,11 @@ static int calibrate(tlog_device *d)
     if (rc == TLOG_OK && ops->enqueue_busy)
         rc = ops->enqueue_busy(d->impl, 200000);
     for (int i = 0; i < CALIBRATION_PAIRS && rc == TLOG_OK; i++) {
-        rc = ops->record(d->impl, NULL, m[2 * i]);
+        rc = ops->record_own(d->impl, m[2 * i]);
         if (rc == TLOG_OK && ops->enqueue_empty)
             rc = ops->enqueue_empty(d->impl);
         if (rc == TLOG_OK)
-            rc = ops->record(d->impl, NULL, m[2 * i + 1]);
+            rc = ops->record_own(d->impl, m[2 * i + 1]);
     }
     if (rc == TLOG_OK)
         rc = ops->wait(d->impl, m[2 * CALIBRATION_PAIRS - 1], CALIBRATION_TIMEOUT_NS);
@@ -1082,7 +1081,8 @@ static int calibrate(tlog_device *d)
 static bool ops_valid(const tlog_device_ops *ops)
 {
     return ops && ops->size >= sizeof *ops && ops->abi == TLOG_DEVICE_ABI && ops->backend &&
-           ops->marker_create && ops->marker_destroy && ops->record && ops->query &&
+           ops->marker_create && ops->marker_destroy && ops->record && ops->record_own &&
+           ops->query &&
            ops->wait && ops->elapsed_ns;
 }
 

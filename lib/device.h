@@ -33,10 +33,14 @@ typedef struct tlog_device_ops {
     int (*marker_create)(void *impl, tlog_marker *out);
     void (*marker_destroy)(void *impl, tlog_marker marker);
 
-    /* Puts `marker` in `queue` (NULL: the backend's own idle queue, used for
-     * anchors and calibration). Must not block. TLOG_ECAPTURE when the
-     * queue is being captured and the marker was not recorded. */
+    /* Puts `marker` in the application's `queue` (NULL: what the backend's
+     * header says NULL means). Must not block. TLOG_ECAPTURE when the queue
+     * is being captured into a graph and the marker was not recorded. */
     int (*record)(void *impl, void *queue, tlog_marker marker);
+
+    /* Puts `marker` in the backend's own queue, idle but for the core's
+     * anchors and calibration. */
+    int (*record_own)(void *impl, tlog_marker marker);
 
     /* TLOG_OK when the marker has been reached, TLOG_PENDING when not yet,
      * or an error; never blocks. Must be safe while other threads capture
@@ -57,9 +61,6 @@ typedef struct tlog_device_ops {
      * the host. */
     int (*enqueue_empty)(void *impl);
     int (*enqueue_busy)(void *impl, uint64_t ns);
-
-    /* A number for `queue`, stable while the device lives (0 for NULL). */
-    uint64_t (*queue_id)(void *impl, void *queue);
 
     /* Called once by tlog_device_destroy, after every marker is destroyed. */
     void (*destroy)(void *impl);

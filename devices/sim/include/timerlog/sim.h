@@ -1,0 +1,111 @@
+/*
+ * libtimerlog-sim: a simulated asynchronous device.
+ *
+ * Queues of work items (kernels of a set duration, markers) run in order on a
+ * worker thread against a device clock: a manual clock that the program
+ * moves (tlog_sim_advance), or a clock function such as CLOCK_MONOTONIC for
+ * real-time runs. Queues run independently of each other, so work completes
+ * out of order across queues. Faults can be injected: markers that never
+ * complete, and errors from recording or querying.
+ *
+ * It backs the tests of every device rule on machines without a GPU, and
+ * lets examples show device rows anywhere. A device made from it
+ * (tlog_sim_device_create) behaves like a GPU device of libtimerlog.
+ */
+#ifndef TIMERLOG_SIM_H
+#define TIMERLOG_SIM_H
+
+#include <stdint.h>
+
+#include "timerlog/timerlog.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tlog_sim tlog_sim;
+typedef struct tlog_sim_queue tlog_sim_queue;
+
+/* Reads the device clock in nanoseconds; called from any thread. */
+typedef uint64_t (*tlog_sim_clock_fn)(void *user);
+
+typedef struct tlog_sim_config {
+    size_t size;
+    /* NULL selects the manual clock, starting at 0. */
+    tlog_sim_clock_fn clock;
+    void *clock_user;
+    /* Queue time a marker takes after it is reached, as on real devices
+     * (about 1.25 us per CUDA event); an empty scope reads this much. */
+    uint64_t marker_ns;
+} tlog_sim_config;
+
+TLOG_API int tlog_sim_create(const tlog_sim_config *config, tlog_sim **out);
+
+/* Destroys the simulator; destroy devices made from it first. */
+TLOG_API void tlog_sim_destroy(tlog_sim *sim);
+
+/* A new queue, owned by the simulator. NULL if memory ran out. The queue
+ * given as NULL to device scopes is the simulator's default queue. */
+TLOG_API tlog_sim_queue *tlog_sim_queue_create(tlog_sim *sim);
+
+/* Enqueues a kernel that runs for `duration_ns` once the queue reaches it.
+ * A NULL queue is the default queue. */
+TLOG_API int tlog_sim_launch(tlog_sim *sim, tlog_sim_queue *queue, uint64_t duration_ns);
+
+/* The application's own wait for everything enqueued on `queue` so far (what
+ * cudaStreamSynchronize is to CUDA). With the manual clock, the clock moves
+ * to when the queue drains. Not counted as a library wait. */
+TLOG_API int tlog_sim_queue_sync(tlog_sim *sim, tlog_sim_queue *queue);
+
+/* Manual clock: moves it forward / reads it. tlog_sim_now also reads a
+ * custom clock. */
+TLOG_API void tlog_sim_advance(tlog_sim *sim, uint64_t ns);
+TLOG_API uint64_t tlog_sim_now(tlog_sim *sim);
+
+/* The simulator's clock as a tlog_clock_fn (user = the simulator): give it
+ * to tlog_config.clock so host and device share one timeline in tests. */
+TLOG_API tlog_ticks tlog_sim_clock(void *sim);
+
+/* Waits until the worker has run everything due by the current time: after
+ * it, queries see all work that has completed. For tests. */
+TLOG_API void tlog_sim_settle(tlog_sim *sim);
+
+enum tlog_sim_fault {
+    TLOG_SIM_FAULT_HANG = 1,         /* the next recorded markers never complete */
+    TLOG_SIM_FAULT_RECORD_ERROR = 2, /* the next records fail */
+    TLOG_SIM_FAULT_QUERY_ERROR = 3,  /* the next queries fail */
+    TLOG_SIM_FAULT_CAPTURE = 4       /* the next records find the queue captured */
+};
+
+/* Arms `count` occurrences of a fault, counted on the application's queues
+ * only (the library's own queue is spared). */
+TLOG_API int tlog_sim_inject(tlog_sim *sim, int fault, unsigned count);
+
+typedef struct tlog_sim_stats {
+    size_t size;
+    uint64_t records;        /* markers recorded (all queues) */
+    uint64_t queries;        /* non-blocking queries */
+    uint64_t waits;          /* blocking waits on markers */
+    uint64_t elapsed;        /* elapsed-time reads */
+    uint64_t markers_live;   /* created and not destroyed */
+    uint64_t markers_created;
+    /* Markers recorded again while still in flight: the first timestamp is
+     * lost (as on a GPU). libtimerlog must keep this at 0. */
+    uint64_t rerecords_in_flight;
+} tlog_sim_stats;
+
+TLOG_API int tlog_sim_get_stats(tlog_sim *sim, tlog_sim_stats *out);
+
+/*
+ * A libtimerlog device on the simulator, bound to `log` (NULL: the default
+ * log). The simulator must outlive the device. `config` may be NULL.
+ */
+TLOG_API int tlog_sim_device_create(tlog_sim *sim, tlog_log *log,
+                                    const tlog_device_config *config,
+                                    tlog_device **out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
