@@ -1,0 +1,386 @@
+/*
+ * The CUDA backend: CUDA events as markers, behind the backend interface.
+ *
+ * Rules this file keeps (see the header for what users see):
+ *  - no cudaEventSynchronize, cudaStreamSynchronize or cudaDeviceSynchronize
+ *    anywhere: the one wait (the forced sync) polls cudaEventQuery;
+ *  - before recording into an application stream, check whether it is being
+ *    captured; if so, record nothing (a plain event left in a capture stays
+ *    unreadable, and recording changes the graph);
+ *  - every query and wait runs with the thread in relaxed capture mode: in
+ *    the default mode a query invalidates a capture running on another
+ *    thread;
+ *  - events are created on the device they time (an event and a stream of
+ *    different devices cannot be paired).
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "device.h"
+#include "kernels_ptx.h"
+#include "timerlog/cuda.h"
+
+#define MAX_DEVICES 64
+
+typedef struct cuda_impl {
+    int ordinal;
+    cudaStream_t own;           /* non-blocking: anchors and calibration */
+    cudaLibrary_t kernels;
+    cudaKernel_t empty, spin;
+} cuda_impl;
+
+static int status_of(cudaError_t e)
+{
+    switch (e) {
+    case cudaSuccess: return TLOG_OK;
+    case cudaErrorNotReady: return TLOG_PENDING;
+    case cudaErrorStreamCaptureUnsupported:
+    case cudaErrorStreamCaptureInvalidated:
+    case cudaErrorStreamCaptureMerge:
+    case cudaErrorStreamCaptureUnmatched:
+    case cudaErrorStreamCaptureUnjoined:
+    case cudaErrorStreamCaptureIsolation:
+    case cudaErrorStreamCaptureImplicit:
+    case cudaErrorCapturedEvent:
+    case cudaErrorStreamCaptureWrongThread:
+        return TLOG_ECAPTURE;
+    case cudaErrorNoDevice:
+    case cudaErrorInsufficientDriver:
+        return TLOG_ENODEVICE;
+    case cudaErrorMemoryAllocation: return TLOG_ENOMEM;
+    default:
+        /* Clear a non-sticky error so that the application does not see it
+         * later from an unrelated call. */
+        cudaGetLastError();
+        return TLOG_EDEVICE;
+    }
+}
+
+/* Runs `fn` with `ordinal` as the calling thread's device, then restores. */
+static int on_device(int ordinal, int (*fn)(void *), void *arg)
+{
+    int prev = -1;
+    if (cudaGetDevice(&prev) != cudaSuccess)
+        prev = -1;
+    if (prev != ordinal && cudaSetDevice(ordinal) != cudaSuccess)
+        return status_of(cudaGetLastError());
+    int rc = fn(arg);
+    if (prev >= 0 && prev != ordinal)
+        cudaSetDevice(prev);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The backend interface                                                    */
+/* ------------------------------------------------------------------------ */
+
+static int create_event(void *out)
+{
+    return status_of(cudaEventCreateWithFlags((cudaEvent_t *)out, cudaEventDefault));
+}
+
+static int cuda_marker_create(void *impl, tlog_marker *out)
+{
+    cudaEvent_t ev = NULL;
+    int rc = on_device(((cuda_impl *)impl)->ordinal, create_event, &ev);
+    *out = (tlog_marker)ev;
+    return rc;
+}
+
+static void cuda_marker_destroy(void *impl, tlog_marker marker)
+{
+    (void)impl;
+    /* Allowed while the event is in flight: released once it completes. */
+    cudaEventDestroy((cudaEvent_t)marker);
+}
+
+static int cuda_record(void *impl, void *queue, tlog_marker marker)
+{
+    (void)impl;
+    cudaStream_t stream = (cudaStream_t)queue;
+    enum cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    cudaError_t e = cudaStreamIsCapturing(stream, &capture);
+    if (e != cudaSuccess)
+        return status_of(e) == TLOG_ECAPTURE ? TLOG_ECAPTURE : status_of(e);
+    if (capture != cudaStreamCaptureStatusNone)
+        return TLOG_ECAPTURE;
+    return status_of(cudaEventRecord((cudaEvent_t)marker, stream));
+}
+
+static int cuda_record_own(void *impl, tlog_marker marker)
+{
+    return status_of(cudaEventRecord((cudaEvent_t)marker, ((cuda_impl *)impl)->own));
+}
+
+/* cudaEventQuery with the thread in relaxed capture mode. */
+static int query_relaxed(cudaEvent_t ev)
+{
+    enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    cudaThreadExchangeStreamCaptureMode(&mode);
+    cudaError_t e = cudaEventQuery(ev);
+    cudaThreadExchangeStreamCaptureMode(&mode);
+    return status_of(e);
+}
+
+static int cuda_query(void *impl, tlog_marker marker)
+{
+    (void)impl;
+    return query_relaxed((cudaEvent_t)marker);
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Polls rather than cudaEventSynchronize: the wait must give up at the
+ * timeout, and a poll can run in relaxed capture mode. Spins at first (a
+ * completion a few us away is seen at once), then sleeps briefly. */
+static int cuda_wait(void *impl, tlog_marker marker, uint64_t timeout_ns)
+{
+    (void)impl;
+    uint64_t start = mono_ns();
+    for (;;) {
+        int rc = query_relaxed((cudaEvent_t)marker);
+        if (rc != TLOG_PENDING)
+            return rc;
+        uint64_t waited = mono_ns() - start;
+        if (waited >= timeout_ns)
+            return TLOG_ETIMEDOUT;
+        if (waited < 200000) {
+            sched_yield();
+        } else {
+            struct timespec nap = {0, 20000};
+            nanosleep(&nap, NULL);
+        }
+    }
+}
+
+static int cuda_elapsed(void *impl, tlog_marker from, tlog_marker to, int64_t *ns)
+{
+    (void)impl;
+    float ms = 0;
+    int rc = status_of(cudaEventElapsedTime(&ms, (cudaEvent_t)from, (cudaEvent_t)to));
+    if (rc == TLOG_OK) {
+        double v = (double)ms * 1e6;
+        *ns = (int64_t)(v < 0 ? v - 0.5 : v + 0.5);
+    }
+    return rc;
+}
+
+static int cuda_enqueue_empty(void *impl)
+{
+    cuda_impl *c = impl;
+    dim3 one = {1, 1, 1};
+    return status_of(cudaLaunchKernel((const void *)c->empty, one, one, NULL, 0, c->own));
+}
+
+static int cuda_enqueue_busy(void *impl, uint64_t ns)
+{
+    cuda_impl *c = impl;
+    dim3 one = {1, 1, 1};
+    void *args[] = {&ns};
+    return status_of(cudaLaunchKernel((const void *)c->spin, one, one, args, 0, c->own));
+}
+
+static void impl_free(cuda_impl *c)
+{
+    if (c->own)
+        cudaStreamDestroy(c->own);
+    if (c->kernels)
+        cudaLibraryUnload(c->kernels);
+    free(c);
+}
+
+static void cuda_destroy(void *impl)
+{
+    impl_free(impl);
+}
+
+static const tlog_device_ops cuda_ops = {
+    .size = sizeof(tlog_device_ops),
+    .abi = TLOG_DEVICE_ABI,
+    .backend = "cuda",
+    .marker_create = cuda_marker_create,
+    .marker_destroy = cuda_marker_destroy,
+    .record = cuda_record,
+    .record_own = cuda_record_own,
+    .query = cuda_query,
+    .wait = cuda_wait,
+    .elapsed_ns = cuda_elapsed,
+    .enqueue_empty = cuda_enqueue_empty,
+    .enqueue_busy = cuda_enqueue_busy,
+    .destroy = cuda_destroy,
+};
+
+/* ------------------------------------------------------------------------ */
+/* Devices                                                                  */
+/* ------------------------------------------------------------------------ */
+
+static int impl_setup(void *arg)
+{
+    cuda_impl *c = arg;
+    cudaError_t e = cudaStreamCreateWithFlags(&c->own, cudaStreamNonBlocking);
+    if (e == cudaSuccess)
+        e = cudaLibraryLoadData(&c->kernels, tlog_cuda_kernels_ptx, NULL, NULL, 0, NULL,
+                                NULL, 0);
+    if (e == cudaSuccess)
+        e = cudaLibraryGetKernel(&c->empty, c->kernels, "tlog_cuda_empty");
+    if (e == cudaSuccess)
+        e = cudaLibraryGetKernel(&c->spin, c->kernels, "tlog_cuda_spin");
+    return status_of(e);
+}
+
+static int no_device(tlog_log *log, int ordinal, cudaError_t e, int count)
+{
+    if (e != cudaSuccess)
+        tlog_backend_report_(log, TLOG_ENODEVICE,
+                             "CUDA: no usable device (%s); CUDA scopes are not timed",
+                             cudaGetErrorString(e));
+    else
+        tlog_backend_report_(log, TLOG_ENODEVICE,
+                             "CUDA: no device %d (%d found); its scopes are not timed",
+                             ordinal, count);
+    return TLOG_ENODEVICE;
+}
+
+int tlog_cuda_device_create(tlog_log *log, int ordinal, const tlog_device_config *config,
+                            tlog_device **out)
+{
+    if (!out || ordinal < 0)
+        return TLOG_EINVAL;
+    *out = NULL;
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || ordinal >= count) {
+        cudaGetLastError();
+        return no_device(log, ordinal, e, count);
+    }
+    cuda_impl *c = calloc(1, sizeof *c);
+    if (!c)
+        return TLOG_ENOMEM;
+    c->ordinal = ordinal;
+    int rc = on_device(ordinal, impl_setup, c);
+    char name[300] = "CUDA device";
+    struct cudaDeviceProp prop;
+    if (rc == TLOG_OK && cudaGetDeviceProperties(&prop, ordinal) == cudaSuccess)
+        snprintf(name, sizeof name, "%s (%d)", prop.name, ordinal);
+    if (rc == TLOG_OK)
+        rc = tlog_device_register_(log, &cuda_ops, c, name, config, out);
+    if (rc != TLOG_OK) {
+        tlog_backend_report_(log, rc, "CUDA: cannot set up device %d: %s", ordinal,
+                             tlog_strerror(rc));
+        impl_free(c);
+    }
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The default log's devices                                                */
+/* ------------------------------------------------------------------------ */
+
+static pthread_mutex_t defaults_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic(tlog_device *) defaults[MAX_DEVICES];
+static bool tried[MAX_DEVICES];
+static bool configured;
+static tlog_device_config default_config;
+static atomic_bool absent;            /* CUDA has no usable device */
+static _Atomic uint64_t untimed;
+
+/* The last explicit stream seen on this thread and its device. */
+static __thread cudaStream_t cached_stream;
+static __thread int cached_ordinal = -1;
+
+int tlog_cuda_configure(const tlog_device_config *config)
+{
+    int rc = TLOG_OK;
+    pthread_mutex_lock(&defaults_lock);
+    for (int i = 0; i < MAX_DEVICES; i++)
+        if (tried[i])
+            rc = TLOG_EBUSY;
+    if (rc == TLOG_OK) {
+        configured = config != NULL;
+        memset(&default_config, 0, sizeof default_config);
+        if (config) {
+            size_t n = config->size ? config->size : sizeof *config;
+            memcpy(&default_config, config,
+                   n < sizeof default_config ? n : sizeof default_config);
+        }
+    }
+    pthread_mutex_unlock(&defaults_lock);
+    return rc;
+}
+
+/* The device that owns `stream`; NULL and the legacy and per-thread
+ * handles follow the calling thread's current device. */
+static int ordinal_of(cudaStream_t stream)
+{
+    int ordinal = -1;
+    bool special = (uintptr_t)stream <= (uintptr_t)cudaStreamPerThread;
+    if (!special && stream == cached_stream && cached_ordinal >= 0)
+        return cached_ordinal;
+    cudaError_t e = special ? cudaGetDevice(&ordinal) : cudaStreamGetDevice(stream, &ordinal);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return -1;
+    }
+    if (!special) {
+        cached_stream = stream;
+        cached_ordinal = ordinal;
+    }
+    return ordinal;
+}
+
+static tlog_device *create_default(int ordinal)
+{
+    pthread_mutex_lock(&defaults_lock);
+    tlog_device *dev = atomic_load(&defaults[ordinal]);
+    if (!dev && !tried[ordinal]) {
+        tried[ordinal] = true;
+        int rc = tlog_cuda_device_create(NULL, ordinal, configured ? &default_config : NULL,
+                                         &dev);
+        if (rc == TLOG_ENODEVICE)
+            atomic_store(&absent, true);
+        atomic_store(&defaults[ordinal], dev);
+    }
+    pthread_mutex_unlock(&defaults_lock);
+    return dev;
+}
+
+tlog_device *tlog_cuda_device(cudaStream_t stream)
+{
+    if (atomic_load_explicit(&absent, memory_order_relaxed))
+        return NULL;
+    int ordinal = ordinal_of(stream);
+    if (ordinal < 0 || ordinal >= MAX_DEVICES) {
+        if (ordinal < 0)
+            create_default(0);   /* reports why CUDA is unusable, once */
+        return NULL;
+    }
+    tlog_device *dev = atomic_load_explicit(&defaults[ordinal], memory_order_acquire);
+    return dev ? dev : create_default(ordinal);
+}
+
+uint64_t tlog_cuda_scopes_untimed(void)
+{
+    return atomic_load(&untimed);
+}
+
+tlog_device_scope tlog_cuda_begin(cudaStream_t stream, const tlog_site *site)
+{
+    tlog_device *dev = tlog_cuda_device(stream);
+    if (!dev) {
+        tlog_device_scope none = {NULL, 0};
+        atomic_fetch_add_explicit(&untimed, 1, memory_order_relaxed);
+        return none;
+    }
+    return tlog_device_begin(dev, stream, site);
+}

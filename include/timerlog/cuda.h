@@ -1,0 +1,117 @@
+/*
+ * libtimerlog-cuda: device scopes on CUDA streams (pkg-config timerlog-cuda).
+ *
+ *     TIMERLOG_CUDA_SCOPE(stream, "Filter 1: GPU Parallel Operation 1");
+ *     my_kernel<<<grid, block, 0, stream>>>(...);
+ *
+ * puts a begin and an end event around the kernel in `stream` and returns at
+ * once. Events come from a pool per device, created in batches and reused
+ * only after their interval has been read. Nothing here synchronises with
+ * the device except the forced sync (tlog_dump, tlog_sync).
+ *
+ * Streams: a scope is timed on the device that owns its stream. NULL means
+ * the legacy default stream (this library is not built for per-thread
+ * default streams): on the legacy stream an interval also waits for every
+ * blocking stream, so prefer streams created with cudaStreamNonBlocking, or
+ * cudaStreamPerThread.
+ *
+ * Graphs: a scope on a stream that is being captured into a graph is not
+ * timed and is counted (tlog_device_info.scopes_captured); the library never
+ * records an event into a capture, and it queries events only from a thread
+ * switched to relaxed capture mode, so it never invalidates a capture on
+ * another thread.
+ */
+#ifndef TIMERLOG_CUDA_H
+#define TIMERLOG_CUDA_H
+
+#include <cuda_runtime_api.h>
+
+#include "timerlog/timerlog.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * A device for CUDA device `ordinal`, bound to `log` (NULL: the default
+ * log). Creating it takes a few milliseconds: it loads two tiny kernels,
+ * measures the empty-scope offset and anchors the GPU clock to the host's.
+ * Returns TLOG_ENODEVICE (and reports why) where there is no usable GPU or
+ * driver.
+ */
+TLOG_API int tlog_cuda_device_create(tlog_log *log, int ordinal,
+                                     const tlog_device_config *config,
+                                     tlog_device **out);
+
+/*
+ * The default log's device for the GPU that owns `stream`, created with the
+ * configuration given to tlog_cuda_configure on first use. NULL where CUDA
+ * has no usable device: device scopes then do nothing but count themselves
+ * (tlog_cuda_scopes_untimed) and the application keeps running.
+ */
+TLOG_API tlog_device *tlog_cuda_device(cudaStream_t stream);
+
+/* Sets the configuration of the default log's CUDA devices; call before the
+ * first CUDA scope. TLOG_EBUSY if one was already created. */
+TLOG_API int tlog_cuda_configure(const tlog_device_config *config);
+
+/* Device scopes skipped because CUDA had no usable device. */
+TLOG_API uint64_t tlog_cuda_scopes_untimed(void);
+
+/* Opens a device scope on `stream` in the default log (checks the site's
+ * level); close it with tlog_device_end. */
+TLOG_API tlog_device_scope tlog_cuda_begin(cudaStream_t stream, const tlog_site *site);
+
+static inline tlog_device_scope tlog_cuda_enter_(cudaStream_t stream, const tlog_site *site)
+{
+    tlog_device_scope none = {0, 0};
+    return TIMERLOG_ON_(*site) ? tlog_cuda_begin(stream, site) : none;
+}
+
+#if defined(TIMERLOG_DISABLE)
+#define TIMERLOG_CUDA_SCOPE(stream, name) ((void)sizeof(stream))
+#elif defined(__cplusplus)
+} /* extern "C" */
+namespace timerlog {
+/* Ends a CUDA device scope when it goes out of scope. */
+class cuda_guard {
+public:
+    cuda_guard(cudaStream_t stream, const tlog_site *site) noexcept
+        : scope_(tlog_cuda_enter_(stream, site)) {}
+    ~cuda_guard() { if (scope_.slot_) tlog_device_end(&scope_); }
+    cuda_guard(const cuda_guard &) = delete;
+    cuda_guard &operator=(const cuda_guard &) = delete;
+private:
+    tlog_device_scope scope_;
+};
+} /* namespace timerlog */
+extern "C" {
+#define TIMERLOG_CUDA_VARS_(site, guard, stream, name)                       \
+    TIMERLOG_SITE_(site, TLOG_LEVEL_COARSE, name);                           \
+    ::timerlog::cuda_guard guard(stream, &site)
+#else
+#define TIMERLOG_CUDA_VARS_(site, guard, stream, name)                       \
+    TIMERLOG_SITE_(site, TLOG_LEVEL_COARSE, name);                           \
+    __attribute__((cleanup(tlog_device_exit_), unused)) tlog_device_scope guard =    \
+        tlog_cuda_enter_(stream, &site)
+#endif
+
+#ifndef TIMERLOG_DISABLE
+/* A device scope on `stream` that ends with the enclosing block. */
+#define TIMERLOG_CUDA_SCOPE(stream, name)                                    \
+    TIMERLOG_CUDA_ID_(__COUNTER__, stream, name)
+#define TIMERLOG_CUDA_ID_(id, stream, name)                                  \
+    TIMERLOG_CUDA_VARS_(TIMERLOG_CAT_(tlog_site_, id),                       \
+                        TIMERLOG_CAT_(tlog_guard_, id), stream, name)
+#endif
+
+/* A sync scope around the application's own wait on the GPUs (for example a
+ * cudaStreamSynchronize): resolves, without blocking, the intervals of every
+ * device of the default log that are complete, and shows them under it. */
+#define TIMERLOG_CUDA_SYNC_SCOPE(name) TIMERLOG_SYNC_SCOPE(NULL, name)
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
