@@ -21,30 +21,13 @@
 
 #include <timerlog/timerlog.h>
 
+#include "bench_util.h"
 #include "clock_now.h"
 
 #define BATCH 20000
 
 static int runs = 21;
 
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /* The floor: two back-to-back reads of the clock the library uses. */
 static bool floor_is_monotonic;

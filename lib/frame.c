@@ -26,6 +26,8 @@ static void frame_free(tlog_frame *f)
     free(f->nodes);
     free(f->insts);
     free(f->worker_names);
+    free(f->node_devs);
+    free(f->inst_devs);
     pthread_mutex_destroy(&f->resolve_lock);
     free(f);
 }
@@ -172,7 +174,9 @@ int tlog_frame_get_info(const tlog_frame *f, tlog_frame_info *out)
         .scopes_repaired = f->repaired,
         .tree_bytes = sizeof *f + f->nnodes * sizeof *f->nodes +
                       f->ninsts * sizeof *f->insts +
-                      (f->worker_names ? f->nworker_names * TLOG_NAME_MAX : 0),
+                      (f->worker_names ? f->nworker_names * TLOG_NAME_MAX : 0) +
+                      f->device_rows * sizeof *f->inst_devs +
+                      f->nnode_devs * sizeof *f->node_devs,
         .device_intervals = f->device_rows,
         .device_unresolved = f->device_unresolved,
     };
@@ -222,10 +226,10 @@ int tlog_node_get_info(const tlog_node *n, tlog_node_info *out)
         .line = n->site ? n->site->line : 0,
         .site_id = n->site ? tlog_site_id(n->site) : 0,
         .flags = n->flags,
-        .launcher = n->launcher,
-        .launch_site = n->launch_site,
-        .device = n->device,
-        .queue = n->queue,
+        .launcher = n->dev ? n->dev->launcher : NULL,
+        .launch_site = n->dev ? n->dev->launch_site : NULL,
+        .device = n->dev ? n->dev->device : NULL,
+        .queue = n->dev ? n->dev->queue : 0,
     };
     return tlog_copy_sized_(out, &info, sizeof info);
 }
@@ -253,6 +257,23 @@ int tlog_frame_walk(const tlog_frame *f, tlog_visit_fn visit, void *user)
     return TLOG_OK;
 }
 
+/* Device instances are few and sorted: a binary search finds a launcher. */
+static const tlog_node *launcher_of_instance(const tlog_frame *f, size_t index)
+{
+    size_t lo = 0, hi = f->device_rows;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (f->inst_devs[mid].inst < index)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == f->device_rows || f->inst_devs[lo].inst != index ||
+        f->inst_devs[lo].launcher == UINT32_MAX)
+        return NULL;
+    return &f->nodes[f->inst_devs[lo].launcher];
+}
+
 int tlog_frame_get_instance(const tlog_frame *f, size_t index, tlog_instance *out)
 {
     if (!f || index >= f->ninsts)
@@ -264,7 +285,7 @@ int tlog_frame_get_instance(const tlog_frame *f, size_t index, tlog_instance *ou
         .thread = in->thread,
         .start_ns = in->start_ns,
         .duration_ns = in->duration_ns,
-        .launcher = in->launcher == UINT32_MAX ? NULL : &f->nodes[in->launcher],
+        .launcher = launcher_of_instance(f, index),
     };
     return tlog_copy_sized_(out, &inst, sizeof inst);
 }

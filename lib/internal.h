@@ -206,11 +206,22 @@ struct tlog_node {
     uint64_t max_ns;
     uint64_t count;
     double percent;
+    const struct tlog_node_dev *dev; /* device rows only */
+};
+
+/* What a device row adds to a node; kept aside, host rows are most rows. */
+typedef struct tlog_node_dev {
     const tlog_node *launcher;
     const tlog_site *launch_site;
     const char *device;
     uint32_t queue;
-};
+} tlog_node_dev;
+
+/* A device instance's launcher, by instance index. */
+typedef struct tlog_inst_dev {
+    uint32_t inst;
+    uint32_t launcher;       /* node index, or UINT32_MAX */
+} tlog_inst_dev;
 
 /* One instance on the frame's timeline. */
 typedef struct tlog_inst {
@@ -218,7 +229,6 @@ typedef struct tlog_inst {
     uint32_t thread;
     int64_t start_ns;
     uint64_t duration_ns;
-    uint32_t launcher;       /* node of the launching scope, or UINT32_MAX */
 } tlog_inst;
 
 struct tlog_frame {
@@ -246,6 +256,9 @@ struct tlog_frame {
     int64_t start_ns;
     uint64_t duration_ns;
     uint64_t device_rows, device_unresolved;
+    tlog_node_dev *node_devs;
+    size_t nnode_devs;
+    tlog_inst_dev *inst_devs;    /* sorted by instance, device_rows of them */
 };
 
 struct tlog_log {

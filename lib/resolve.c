@@ -27,10 +27,7 @@ typedef struct inst {
     uint32_t thread;
     uint32_t node;
     uint16_t flags;          /* tlog_rec_flags */
-    uint32_t launcher;       /* device intervals: launching instance */
-    const tlog_site *launch_site;
-    const char *device;
-    uint32_t queue;
+    uint32_t drow;           /* device intervals: index in the frame's rows */
 } inst;
 
 typedef struct bnode {
@@ -68,7 +65,7 @@ static uint32_t new_inst(builder *b, const tlog_site *site, const char *name,
 {
     uint32_t i = b->ninsts++;
     b->insts[i] = (inst){site, name, thread_name, start, end, NONE, NONE, NONE, NONE,
-                         thread, NONE, (uint16_t)flags, NONE, NULL, NULL, 0};
+                         thread, NONE, (uint16_t)flags, NONE};
     return i;
 }
 
@@ -260,10 +257,6 @@ static void finish_nodes(tlog_frame *f, const bnode *bn, const inst *in, uint32_
         o->min_ns = to_ns(bn[i].min, rate);
         o->max_ns = to_ns(bn[i].max, rate);
         o->count = bn[i].count;
-        o->launcher = first->launcher != NONE ? &out[in[first->launcher].node] : NULL;
-        o->launch_site = first->launch_site;
-        o->device = first->device;
-        o->queue = first->queue;
     }
     /* Self time: the total less control children; execution rows ran
      * elsewhere, beside it. */
@@ -440,11 +433,7 @@ static void attach_device(builder *b, tlog_frame *f, uint32_t root, const uint32
                          (r->unresolved ? TLOG_REC_UNRESOLVED : 0);
         const char *name = r->site->name ? r->site->name : "(unnamed)";
         uint32_t i = new_inst(b, r->site, name, r->device, 0, r->start, r->end, flags);
-        inst *in = &b->insts[i];
-        in->launcher = r->launch_here && r->launch_seq < nseq ? seqmap[r->launch_seq] : NONE;
-        in->launch_site = r->launch_site;
-        in->device = r->device;
-        in->queue = r->queue;
+        b->insts[i].drow = (uint32_t)k;
         append_child(b, target, i);
         f->device_rows++;
         f->device_unresolved += r->unresolved;
@@ -477,16 +466,53 @@ static int merge(tlog_frame *f, builder *b, uint32_t root, bnode *nodes, uint32_
             nodes[in[i].node].site_count++;
         tlog_ticks d = in[i].end >= in[i].start ? in[i].end - in[i].start : 0;
         f->insts[k++] = (tlog_inst){in[i].node, in[i].thread,
-                                    offset_ns(in[i].start, origin, rate), to_ns(d, rate),
-                                    NONE};
+                                    offset_ns(in[i].start, origin, rate), to_ns(d, rate)};
     }
     f->ninsts = k;
-    /* Launchers may come later in pre-order than what they launched. */
-    k = 0;
-    for (uint32_t i = root; i != NONE; i = preorder_next(in, i), k++)
-        if (in[i].launcher != NONE)
-            f->insts[k].launcher = in[in[i].launcher].node;
     free(m.slots);
+    return TLOG_OK;
+}
+
+/* The launching instance of device row `r`, if it is in this frame. */
+static uint32_t launcher_of(const tlog_drow *r, const uint32_t *seqmap, uint32_t nseq)
+{
+    return r->launch_here && r->launch_seq < nseq ? seqmap[r->launch_seq] : NONE;
+}
+
+/* Device rows' extras, once nodes exist: launchers (which may come later in
+ * pre-order than what they launched), devices and queues. */
+static int finish_device(tlog_frame *f, const builder *b, const bnode *bn, uint32_t root,
+                         const uint32_t *seqmap, uint32_t nseq)
+{
+    if (!f->device_rows)
+        return TLOG_OK;
+    const inst *in = b->insts;
+    const tlog_drow *rows = f->fdev->rows;
+    size_t ndev = 0;
+    for (size_t j = 0; j < f->nnodes; j++)
+        ndev += in[bn[j].inst].drow != NONE;
+    f->node_devs = calloc(ndev, sizeof *f->node_devs);
+    f->nnode_devs = ndev;
+    f->inst_devs = calloc(f->device_rows, sizeof *f->inst_devs);
+    if (!f->node_devs || !f->inst_devs)
+        return TLOG_ENOMEM;
+    ndev = 0;
+    for (size_t j = 0; j < f->nnodes; j++) {
+        uint32_t d = in[bn[j].inst].drow;
+        if (d == NONE)
+            continue;
+        uint32_t l = launcher_of(&rows[d], seqmap, nseq);
+        f->node_devs[ndev] = (tlog_node_dev){l == NONE ? NULL : &f->nodes[in[l].node],
+                                             rows[d].launch_site, rows[d].device,
+                                             rows[d].queue};
+        f->nodes[j].dev = &f->node_devs[ndev++];
+    }
+    size_t k = 0, n = 0;
+    for (uint32_t i = root; i != NONE; i = preorder_next(in, i), k++)
+        if (in[i].drow != NONE) {
+            uint32_t l = launcher_of(&rows[in[i].drow], seqmap, nseq);
+            f->inst_devs[n++] = (tlog_inst_dev){(uint32_t)k, l == NONE ? NONE : in[l].node};
+        }
     return TLOG_OK;
 }
 
@@ -532,6 +558,9 @@ int tlog_frame_resolve_(tlog_frame *f)
     finish_nodes(f, nodes, b.insts, nnodes, origin, rate);
     link_children(f->nodes, nodes, nnodes, keys);
     free(keys);
+    rc = finish_device(f, &b, nodes, root, seqmap, nseq);
+    if (rc != TLOG_OK)
+        goto out;
     count_site_instances(f, nodes, &b);
     f->start_ns = offset_ns(origin, f->log->tick0, rate);
     f->duration_ns = f->nodes[0].total_ns;
@@ -544,8 +573,12 @@ out:
         /* Leave the raw records for another try. */
         free(f->nodes);
         free(f->insts);
+        free(f->node_devs);
+        free(f->inst_devs);
         f->nodes = NULL;
         f->insts = NULL;
+        f->node_devs = NULL;
+        f->inst_devs = NULL;
         f->nnodes = f->ninsts = 0;
     }
     free(b.insts);
