@@ -33,6 +33,8 @@ typedef struct tlog_slot {
     struct tlog_slot *next, *prev;  /* free list, or its queue's pending list */
     tlog_device *dev;
     tlog_marker begin, end;         /* 0 once destroyed after an error */
+    tlog_marker probe;              /* the last marker recorded: end, or
+                                     * begin if the end was refused */
     _Atomic uint64_t state;         /* generation << 8 | slot_state */
     const tlog_site *site;
     const tlog_site *launch_site;
@@ -86,7 +88,7 @@ struct tlog_device {
 
     struct {
         _Atomic uint64_t scopes, dropped, outside, captured, failed, resolved,
-            unresolved, pending, queries, waits;
+            unresolved, pending, queries, waits, late;
     } stats;
 };
 
@@ -555,6 +557,7 @@ int tlog_device_end(tlog_device_scope *scope)
     dqueue *q = queue_for(d, handle);
     if (q) {
         s->queue = q;
+        s->probe = rc == TLOG_OK ? s->end : s->begin;
         slot_set(s, rc == TLOG_OK ? SLOT_PENDING : SLOT_FAILED);
         queue_append(q, s);
     }
@@ -693,6 +696,13 @@ typedef struct poll_ctx {
     tlog_ticks forced_start, forced_end;
     const tlog_site *why;       /* POLL_FORCED: titles the row */
     size_t unresolved;
+    /* Errors seen, reported once the poll lock is released (the error
+     * callback may call the library). */
+    struct {
+        size_t count;
+        int code;
+        const char *device, *site, *what;
+    } err;
 } poll_ctx;
 
 enum action { SKIP, STOP, RECYCLE, DELIVER };
@@ -721,16 +731,35 @@ static bool eligible(const poll_ctx *c, const tlog_slot *s)
     return atomic_load_explicit(&s->fdev->completed, memory_order_acquire);
 }
 
-static void timing_of(tlog_device *d, tlog_slot *s, outcome *o)
+static void note_error(poll_ctx *c, const tlog_device *d, const tlog_slot *s, int rc,
+                       const char *what)
+{
+    if (c->err.count++ == 0) {
+        c->err.code = rc;
+        c->err.device = d->name;
+        c->err.site = s->site->name;
+        c->err.what = what;
+    }
+}
+
+static void report_errors(tlog_log *log, const poll_ctx *c)
+{
+    if (c->err.count)
+        tlog_report_(log, NULL, TLOG_EDEVICE, NULL,
+                     "device %s: %s of \"%s\" failed (%s); %zu interval(s) shown "
+                     "unresolved",
+                     c->err.device, c->err.what, c->err.site, tlog_strerror(c->err.code),
+                     c->err.count);
+}
+
+static void timing_of(tlog_device *d, tlog_slot *s, poll_ctx *c, outcome *o)
 {
     int rc = d->ops->elapsed_ns(d->impl, s->begin, s->end, &o->ns);
     if (rc == TLOG_OK)
         rc = place(d, s->begin, &o->start);
     if (rc != TLOG_OK) {
         o->unresolved = o->retire = true;
-        tlog_report_(d->log, NULL, TLOG_EDEVICE, NULL,
-                     "device %s: cannot time \"%s\": %s; shown unresolved", d->name,
-                     s->site->name, tlog_strerror(rc));
+        note_error(c, d, s, rc, "timing");
         return;
     }
     if ((d->flags & TLOG_DEVICE_SUBTRACT_OFFSET) && d->empty_ns > 0)
@@ -738,11 +767,11 @@ static void timing_of(tlog_device *d, tlog_slot *s, outcome *o)
 }
 
 /* Decides, outside the device lock, what to do with one listed slot. */
-static void examine(tlog_device *d, tlog_slot *s, const poll_ctx *c, outcome *o)
+static void examine(tlog_device *d, tlog_slot *s, poll_ctx *c, outcome *o)
 {
     int st = slot_state(s);
     *o = (outcome){.slot = s, .action = DELIVER};
-    int rc = d->ops->query(d->impl, st == SLOT_FAILED ? s->begin : s->end);
+    int rc = d->ops->query(d->impl, s->probe);
     DCOUNT(d, queries, 1);
     if (st == SLOT_ZOMBIE) {
         o->action = rc == TLOG_PENDING ? SKIP : RECYCLE;
@@ -759,16 +788,14 @@ static void examine(tlog_device *d, tlog_slot *s, const poll_ctx *c, outcome *o)
     }
     if (rc != TLOG_OK) {
         o->unresolved = o->retire = true;
-        tlog_report_(d->log, NULL, TLOG_EDEVICE, NULL,
-                     "device %s: query of \"%s\" failed: %s; shown unresolved", d->name,
-                     s->site->name, tlog_strerror(rc));
+        note_error(c, d, s, rc, "the query");
         return;
     }
     if (st == SLOT_FAILED) {
         o->unresolved = true;   /* its end marker was refused */
         return;
     }
-    timing_of(d, s, o);
+    timing_of(d, s, c, o);
 }
 
 static uint8_t place_of(int mode)
@@ -797,6 +824,8 @@ static void deliver(tlog_device *d, const outcome *o, poll_ctx *c)
     };
     if (o->unresolved)
         row.start = row.end = c->mode == POLL_FORCED ? c->forced_start : 0;
+    if (target->closed)
+        DCOUNT(d, late, 1);
     fdev_add_row(target, &row);
     if (c->mode == POLL_FORCED && !target->closed) {
         target->forced = true;
@@ -893,6 +922,7 @@ void tlog_devices_poll_(tlog_log *log)
         poll_device(d, &c);
     }
     pthread_mutex_unlock(&ds->poll_lock);
+    report_errors(log, &c);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -902,6 +932,7 @@ void tlog_devices_poll_(tlog_log *log)
 static void resolve_at_sync(tlog_log *log, tlog_devices *ds, tlog_device *only,
                             tlog_thread *t, const tlog_token *tok)
 {
+    poll_ctx c = {.mode = POLL_SYNC, .seq = tok->scope};
     pthread_mutex_lock(&ds->poll_lock);
     pthread_mutex_lock(&ds->lock);
     tlog_fdev *f = fdev_for(log, t, tok);
@@ -909,7 +940,7 @@ static void resolve_at_sync(tlog_log *log, tlog_devices *ds, tlog_device *only,
         f->refs++;
     pthread_mutex_unlock(&ds->lock);
     if (f) {
-        poll_ctx c = {.mode = POLL_SYNC, .fdev = f, .seq = tok->scope};
+        c.fdev = f;
         for (tlog_device *d = ds->list; d; d = d->next_device) {
             if (only && d != only)
                 continue;
@@ -921,6 +952,7 @@ static void resolve_at_sync(tlog_log *log, tlog_devices *ds, tlog_device *only,
         pthread_mutex_unlock(&ds->lock);
     }
     pthread_mutex_unlock(&ds->poll_lock);
+    report_errors(log, &c);
 }
 
 void tlog_sync_end(tlog_device *dev, const tlog_site *site)
@@ -959,7 +991,7 @@ static tlog_slot *next_to_wait(tlog_device *d, dqueue *q, tlog_slot *s, tlog_mar
     for (; s; s = s->next) {
         int st = slot_state(s);
         if (st != SLOT_ZOMBIE && atomic_load(&s->fdev->completed)) {
-            *m = st == SLOT_FAILED ? s->begin : s->end;
+            *m = s->probe;
             break;
         }
     }
@@ -1013,6 +1045,7 @@ static int forced_sync(tlog_log *log, const tlog_site *why)
     for (tlog_device *d = ds->list; d; d = d->next_device)
         poll_device(d, &c);
     pthread_mutex_unlock(&ds->poll_lock);
+    report_errors(log, &c);
     if (in_time && !c.unresolved)
         return TLOG_OK;
     if (!in_time)
@@ -1205,6 +1238,7 @@ void tlog_device_destroy(tlog_device *d)
     unlink_device(ds, d);
     pthread_mutex_unlock(&ds->lock);
     pthread_mutex_unlock(&ds->poll_lock);
+    report_errors(d->log, &c);
     free_markers(d);
     d->nblocks = 0;
     d->cur.marker = d->fresh.marker = 0;
@@ -1248,6 +1282,7 @@ int tlog_device_get_info(const tlog_device *dev, tlog_device_info *out)
     info.pending = DREAD(pending);
     info.queries = DREAD(queries);
     info.waits = DREAD(waits);
+    info.late = DREAD(late);
 #undef DREAD
     pthread_mutex_lock(&d->devs->lock);
     info.pool_scopes = d->nslots;

@@ -53,6 +53,67 @@ static void marker_that_never_completes_times_out_and_is_shown_unresolved(void *
     sim_fixture_free(fx);
 }
 
+static void refused_end_after_a_stuck_begin_never_reuses_the_begin(void **state)
+{
+    (void)state;
+    sim_options o = {.sync_timeout_ns = 20 * NS_PER_MS};
+    sim_fixture *fx = sim_fixture_make(&o);
+    host_begin(fx, "Frame");
+    tlog_sim_inject(fx->sim, TLOG_SIM_FAULT_HANG, 1);
+    tlog_device_scope s = tlog_device_begin(fx->dev, fx->q1, site_named("Stuck begin"));
+    tlog_sim_inject(fx->sim, TLOG_SIM_FAULT_RECORD_ERROR, 1);
+    assert_int_equal(tlog_device_end(&s), TLOG_EDEVICE);
+    host_end(fx, "Frame");
+    assert_int_equal(tlog_sync(fx->log), TLOG_ETIMEDOUT);
+    tlog_frame *f = tlog_frame_pop_ready(fx->log);
+    assert_non_null(f);
+    assert_true(info_of(path(f, "Forced sync \"tlog_sync\"", "Stuck begin", NULL)).flags &
+                TLOG_NODE_UNRESOLVED);
+    tlog_frame_release(f);
+    for (int i = 0; i < 100; i++) {
+        host_begin(fx, "Frame");
+        kernel(fx, fx->q1, "Later", 0.01);
+        host_end(fx, "Frame");
+        tlog_frame_ready(fx->log);
+    }
+    assert_int_equal(sim_stats(fx).rerecords_in_flight, 0);
+    sim_fixture_free(fx);
+}
+
+/* An error callback may call the library, even while device work resolves. */
+static void reentrant_error(void *user, const tlog_error *e)
+{
+    sim_fixture *fx = user;
+    fx->errors.count++;
+    fx->errors.codes[0] = e->code;
+    tlog_frame_ready(fx->log);
+}
+
+static void error_callback_may_call_the_library(void **state)
+{
+    (void)state;
+    sim_fixture *fx = sim_fixture_make(NULL);
+    tlog_log *log;
+    tlog_config c = {.size = sizeof c, .clock = tlog_sim_clock, .clock_user = fx->sim,
+                     .flags = TLOG_CONFIG_IGNORE_ENV, .on_error = reentrant_error,
+                     .error_user = fx};
+    assert_int_equal(tlog_create(&c, &log), TLOG_OK);
+    tlog_device *dev;
+    assert_int_equal(tlog_sim_device_create(fx->sim, log, NULL, &dev), TLOG_OK);
+    tlog_destroy(fx->log);
+    fx->log = log;
+    fx->dev = dev;
+    host_begin(fx, "Frame");
+    kernel(fx, fx->q1, "Broken", 1.0);
+    sim_at(fx, 2.0);
+    tlog_sim_inject(fx->sim, TLOG_SIM_FAULT_QUERY_ERROR, 1);
+    sync_until(fx, "Sync", 2.0);
+    host_end(fx, "Frame");
+    assert_int_equal(fx->errors.count, 1);
+    assert_int_equal(fx->errors.codes[0], TLOG_EDEVICE);
+    sim_fixture_free(fx);
+}
+
 static void refused_begin_marker_drops_the_scope(void **state)
 {
     sim_fixture *fx = *state;
@@ -248,6 +309,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(marker_that_never_completes_times_out_and_is_shown_unresolved),
+        cmocka_unit_test(refused_end_after_a_stuck_begin_never_reuses_the_begin),
+        cmocka_unit_test(error_callback_may_call_the_library),
         cmocka_unit_test_setup_teardown(refused_begin_marker_drops_the_scope, sim_setup,
                                         sim_teardown),
         cmocka_unit_test_setup_teardown(refused_end_marker_shows_the_interval_unresolved,

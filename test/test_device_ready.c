@@ -97,6 +97,7 @@ static void dropped_frames_give_their_markers_back_safely(void **state)
     assert_int_equal(stats_of(fx->log).frames_dropped, 3);
     sim_at(fx, 60.0);
     assert_int_equal(tlog_frame_ready(fx->log), 1);
+    assert_int_equal(device_info(fx).late, 3);   /* their frames are gone */
     for (int i = 0; i < 20; i++) {
         host_begin(fx, "Frame");
         kernel(fx, fx->q1, "Kernel", 0.1);
