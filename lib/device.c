@@ -1,7 +1,8 @@
 /*
- * Device timers: pooled markers, pending intervals per queue, and the three
- * points where intervals are resolved (sync scopes, readiness checks, the
- * forced sync). Vendor APIs are reached only through tlog_device_ops.
+ * Device timers, recording side: the log's device registry, frames' device
+ * state, the marker pool, the pending list of each queue, device scopes, and
+ * devices themselves. Resolving is in device_sync.c. Vendor APIs are reached
+ * only through tlog_device_ops.
  *
  * Locks, outermost first: the log's poll lock (one resolver at a time; only
  * resolvers call query, wait and elapsed), the device lock (pool, pending
@@ -15,119 +16,16 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "device.h"
-#include "internal.h"
+#include "device_impl.h"
 
 #define DEFAULT_MAX_SCOPES 2048u
 #define DEFAULT_POOL_BATCH 32u
 #define CALIBRATION_PAIRS 15
 #define CALIBRATION_TIMEOUT_NS 2000000000ull
-#define ANCHOR_TIMEOUT_NS 100000000ull
-#define POLL_BATCH 64
-
-enum slot_state { SLOT_FREE, SLOT_OPEN, SLOT_ENDING, SLOT_PENDING, SLOT_FAILED, SLOT_ZOMBIE };
-
-typedef struct dqueue dqueue;
-
-typedef struct tlog_slot {
-    struct tlog_slot *next, *prev;  /* free list, or its queue's pending list */
-    tlog_device *dev;
-    tlog_marker begin, end;         /* 0 once destroyed after an error */
-    tlog_marker probe;              /* the last marker recorded: end, or
-                                     * begin if the end was refused */
-    _Atomic uint64_t state;         /* generation << 8 | slot_state */
-    const tlog_site *site;
-    const tlog_site *launch_site;
-    const tlog_site *launch_row;    /* the Launch row opened, if any */
-    tlog_thread *thread;            /* where it began */
-    void *handle;                   /* the queue it was recorded on */
-    dqueue *queue;
-    tlog_fdev *fdev;                /* the launching frame */
-    uint32_t launch_seq;
-} tlog_slot;
-
-struct dqueue {
-    void *handle;
-    uint32_t number;
-    tlog_slot *head, *tail;
-};
-
-typedef struct anchor {
-    tlog_marker marker;
-    tlog_ticks host;
-    bool valid;
-} anchor;
-
-struct tlog_device {
-    tlog_device *next_device;
-    tlog_log *log;
-    tlog_devices *devs;
-    const tlog_device_ops *ops;
-    void *impl;
-    const char *name;               /* interned */
-    unsigned flags;
-    uint32_t max_scopes, batch;
-    int64_t empty_ns;
-
-    /* Guarded by the device lock. */
-    tlog_slot *free;
-    struct slot_block { tlog_slot *slots; uint32_t n; } *blocks;
-    size_t nblocks, capblocks;
-    uint32_t nslots, nfree;
-    dqueue **queues;
-    size_t nqueues, capqueues;
-    dqueue *last_queue;
-    const tlog_site **launch_keys, **launch_vals;
-    size_t launch_mask, nlaunch;
-    bool warned_full;
-
-    /* Guarded by the poll lock. */
-    anchor cur, fresh;          /* fresh: recorded, not yet reached */
-    bool fresh_pending;
-    uint64_t anchor_frame;          /* frames completed when last anchored */
-
-    struct {
-        _Atomic uint64_t scopes, dropped, outside, captured, failed, resolved,
-            unresolved, pending, queries, waits, late;
-    } stats;
-};
-
-struct tlog_devices {
-    pthread_mutex_t lock;
-    pthread_mutex_t poll_lock;
-    tlog_device *list;
-};
-
-#define DCOUNT(dev, field, n) \
-    atomic_fetch_add_explicit(&(dev)->stats.field, (n), memory_order_relaxed)
-
-/* ------------------------------------------------------------------------ */
-/* Slot states                                                              */
-/* ------------------------------------------------------------------------ */
-
-static int slot_state(const tlog_slot *s)
-{
-    return (int)(atomic_load_explicit(&((tlog_slot *)s)->state, memory_order_acquire) & 0xff);
-}
-
-static uint64_t slot_gen(const tlog_slot *s)
-{
-    return atomic_load_explicit(&((tlog_slot *)s)->state, memory_order_relaxed) >> 8;
-}
-
-static void slot_set(tlog_slot *s, int state)
-{
-    atomic_store_explicit(&s->state, slot_gen(s) << 8 | (uint64_t)state, memory_order_release);
-}
 
 /* ------------------------------------------------------------------------ */
 /* The log's device registry                                                */
 /* ------------------------------------------------------------------------ */
-
-static tlog_devices *devices_of(tlog_log *log)
-{
-    return atomic_load_explicit(&log->devices, memory_order_acquire);
-}
 
 static tlog_devices *devices_make(tlog_log *log)
 {
@@ -161,7 +59,7 @@ static tlog_fdev *fdev_new(void)
 }
 
 /* Caller holds the device lock. */
-static void fdev_unref(tlog_fdev *f)
+void tlog_fdev_unref_(tlog_fdev *f)
 {
     if (f && --f->refs == 0) {
         free(f->rows);
@@ -171,7 +69,7 @@ static void fdev_unref(tlog_fdev *f)
 
 /* The device state of the frame a token names, made if needed, or NULL
  * when that frame is no longer in progress. Caller holds the device lock. */
-static tlog_fdev *fdev_for(tlog_log *log, tlog_thread *t, const tlog_token *tok)
+tlog_fdev *tlog_fdev_for_(tlog_log *log, tlog_thread *t, const tlog_token *tok)
 {
     tlog_thread *owner = t;
     if (tok->thread != t->id || t->adopt.active) {
@@ -216,12 +114,12 @@ void tlog_device_frame_close_(tlog_log *log, tlog_fdev *f)
         return;
     pthread_mutex_lock(&ds->lock);
     f->closed = true;
-    fdev_unref(f);
+    tlog_fdev_unref_(f);
     pthread_mutex_unlock(&ds->lock);
 }
 
 /* Caller holds the device lock. */
-static void fdev_add_row(tlog_fdev *f, const tlog_drow *row)
+void tlog_fdev_add_row_(tlog_fdev *f, const tlog_drow *row)
 {
     if (f->closed) {
         f->rows_lost++;
@@ -305,7 +203,7 @@ static tlog_slot *pool_take(tlog_device *d)
 
 /* Caller holds the device lock. A slot whose markers misbehaved gets new
  * ones when next taken. */
-static void pool_put(tlog_device *d, tlog_slot *s, bool markers_bad)
+void tlog_pool_put_(tlog_device *d, tlog_slot *s, bool markers_bad)
 {
     if (markers_bad) {
         if (s->begin)
@@ -363,7 +261,7 @@ static void queue_append(dqueue *q, tlog_slot *s)
     q->tail = s;
 }
 
-static void queue_remove(dqueue *q, tlog_slot *s)
+void tlog_dqueue_remove_(dqueue *q, tlog_slot *s)
 {
     if (s->prev)
         s->prev->next = s->next;
@@ -437,7 +335,7 @@ static tlog_slot *slot_for_scope(tlog_device *d, tlog_thread *t, const tlog_toke
 {
     tlog_devices *ds = d->devs;
     pthread_mutex_lock(&ds->lock);
-    tlog_fdev *f = fdev_for(d->log, t, tok);
+    tlog_fdev *f = tlog_fdev_for_(d->log, t, tok);
     tlog_slot *s = f ? pool_take(d) : NULL;
     bool warn = false;
     if (s) {
@@ -468,8 +366,8 @@ static void slot_cancel(tlog_device *d, tlog_slot *s)
 {
     pthread_mutex_lock(&d->devs->lock);
     atomic_fetch_sub_explicit(&s->fdev->outstanding, 1, memory_order_release);
-    fdev_unref(s->fdev);
-    pool_put(d, s, false);
+    tlog_fdev_unref_(s->fdev);
+    tlog_pool_put_(d, s, false);
     pthread_mutex_unlock(&d->devs->lock);
 }
 
@@ -570,10 +468,10 @@ int tlog_device_end(tlog_device_scope *scope)
         tlog_drow lost = {.site = s->site, .unresolved = true, .place = TLOG_DROW_LAUNCHER,
                           .target_seq = s->launch_seq, .launch_seq = s->launch_seq,
                           .launch_here = true, .device = d->name};
-        fdev_add_row(s->fdev, &lost);
+        tlog_fdev_add_row_(s->fdev, &lost);
         atomic_fetch_sub_explicit(&s->fdev->outstanding, 1, memory_order_release);
-        fdev_unref(s->fdev);
-        pool_put(d, s, true);
+        tlog_fdev_unref_(s->fdev);
+        tlog_pool_put_(d, s, true);
         pthread_mutex_unlock(&d->devs->lock);
         atomic_fetch_sub_explicit(&d->stats.pending, 1, memory_order_relaxed);
         DCOUNT(d, unresolved, 1);
@@ -585,487 +483,6 @@ int tlog_device_end(tlog_device_scope *scope)
         tlog_log_end(d->log, row);
     return rc == TLOG_OK ? TLOG_OK : rc == TLOG_ECAPTURE ? TLOG_ECAPTURE
                          : rc == TLOG_ENOMEM ? rc : TLOG_EDEVICE;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Host timeline                                                            */
-/* ------------------------------------------------------------------------ */
-
-static int64_t ns_to_ticks(tlog_log *log, int64_t ns)
-{
-    double t = (double)ns / tlog_ns_per_tick_(log);
-    return (int64_t)(t < 0 ? t - 0.5 : t + 0.5);
-}
-
-/* A reached marker's host time: the anchor's host time plus the device time
- * between them. Anchors are renewed every frame, so the device clock's drift
- * against the host's (tens of ppm) stays far below a microsecond. Caller
- * holds the poll lock. */
-static int place(tlog_device *d, tlog_marker m, tlog_ticks *out)
-{
-    if (!d->cur.valid)
-        return TLOG_EDEVICE;
-    int64_t ns;
-    int rc = d->ops->elapsed_ns(d->impl, d->cur.marker, m, &ns);
-    if (rc == TLOG_OK)
-        *out = d->cur.host + (tlog_ticks)ns_to_ticks(d->log, ns);
-    return rc;
-}
-
-static uint64_t frames_completed(tlog_device *d)
-{
-    return atomic_load_explicit(&d->log->stats.frames_completed, memory_order_relaxed);
-}
-
-static void anchor_swap(tlog_device *d)
-{
-    anchor old = d->cur;
-    d->cur = d->fresh;
-    d->fresh = old;
-    d->fresh.valid = false;
-    d->fresh_pending = false;
-}
-
-/* Blocking: at registration and in the forced sync, right after the device
- * was busy (a device left idle answers late, which widens the window). */
-static int anchor_now(tlog_device *d, uint64_t timeout_ns)
-{
-    if (d->fresh_pending) {
-        /* Never re-record a marker that may still be in flight. */
-        int rc = d->ops->wait(d->impl, d->fresh.marker, timeout_ns);
-        if (rc != TLOG_OK)
-            return rc;
-        d->fresh_pending = false;
-    }
-    tlog_ticks t0 = tlog_now(d->log);
-    int rc = d->ops->record_own(d->impl, d->fresh.marker);
-    if (rc == TLOG_OK)
-        rc = d->ops->wait(d->impl, d->fresh.marker, timeout_ns);
-    tlog_ticks t1 = tlog_now(d->log);
-    if (rc != TLOG_OK)
-        return rc;
-    d->fresh.host = t0 + (t1 - t0) / 2;
-    d->fresh.valid = true;
-    anchor_swap(d);
-    d->anchor_frame = frames_completed(d);
-    return TLOG_OK;
-}
-
-/* Non-blocking, once per frame: a marker on the backend's idle queue, placed
- * at the time it was submitted; it replaces the anchor once reached. */
-static void anchor_refresh(tlog_device *d)
-{
-    if (d->fresh_pending) {
-        int rc = d->ops->query(d->impl, d->fresh.marker);
-        DCOUNT(d, queries, 1);
-        if (rc == TLOG_OK)
-            anchor_swap(d);
-        else if (rc != TLOG_PENDING)
-            d->fresh_pending = false;
-        return;
-    }
-    uint64_t frames = frames_completed(d);
-    if (d->cur.valid && frames == d->anchor_frame)
-        return;
-    tlog_ticks t0 = tlog_now(d->log);
-    int rc = d->ops->record_own(d->impl, d->fresh.marker);
-    tlog_ticks t1 = tlog_now(d->log);
-    if (rc != TLOG_OK)
-        return;
-    d->fresh.host = t0 + (t1 - t0) / 2;
-    d->fresh.valid = true;
-    d->fresh_pending = true;
-    d->anchor_frame = frames;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Resolving                                                                */
-/* ------------------------------------------------------------------------ */
-
-enum poll_mode {
-    POLL_SYNC,    /* a sync scope: any frame; rows go under the sync scope */
-    POLL_IDLE,    /* a readiness check: completed frames; rows under launchers */
-    POLL_FORCED,  /* the forced sync: completed frames; what is left is lost */
-    POLL_FINAL    /* the device goes: any frame; what is left is lost */
-};
-
-typedef struct poll_ctx {
-    int mode;
-    tlog_fdev *fdev;            /* POLL_SYNC: the sync scope's frame */
-    uint32_t seq;               /* POLL_SYNC: the sync scope */
-    tlog_ticks forced_start, forced_end;
-    const tlog_site *why;       /* POLL_FORCED: titles the row */
-    size_t unresolved;
-    /* Errors seen, reported once the poll lock is released (the error
-     * callback may call the library). */
-    struct {
-        size_t count;
-        int code;
-        const char *device, *site, *what;
-    } err;
-} poll_ctx;
-
-enum action { SKIP, STOP, RECYCLE, DELIVER };
-
-typedef struct outcome {
-    tlog_slot *slot;
-    int action;
-    bool unresolved;    /* delivered without a timing */
-    bool keep;          /* still in flight: stays listed as a zombie */
-    bool retire;        /* markers misbehaved: destroy them */
-    int64_t ns;
-    tlog_ticks start;
-} outcome;
-
-static bool gives_up(const poll_ctx *c)
-{
-    return c->mode == POLL_FORCED || c->mode == POLL_FINAL;
-}
-
-/* Caller holds the device lock. */
-static bool eligible(const poll_ctx *c, const tlog_slot *s)
-{
-    int st = slot_state(s);
-    if (st == SLOT_ZOMBIE || c->mode == POLL_SYNC || c->mode == POLL_FINAL)
-        return true;
-    return atomic_load_explicit(&s->fdev->completed, memory_order_acquire);
-}
-
-static void note_error(poll_ctx *c, const tlog_device *d, const tlog_slot *s, int rc,
-                       const char *what)
-{
-    if (c->err.count++ == 0) {
-        c->err.code = rc;
-        c->err.device = d->name;
-        c->err.site = s->site->name;
-        c->err.what = what;
-    }
-}
-
-static void report_errors(tlog_log *log, const poll_ctx *c)
-{
-    if (c->err.count)
-        tlog_report_(log, NULL, TLOG_EDEVICE, NULL,
-                     "device %s: %s of \"%s\" failed (%s); %zu interval(s) shown "
-                     "unresolved",
-                     c->err.device, c->err.what, c->err.site, tlog_strerror(c->err.code),
-                     c->err.count);
-}
-
-static void timing_of(tlog_device *d, tlog_slot *s, poll_ctx *c, outcome *o)
-{
-    int rc = d->ops->elapsed_ns(d->impl, s->begin, s->end, &o->ns);
-    if (rc == TLOG_OK)
-        rc = place(d, s->begin, &o->start);
-    if (rc != TLOG_OK) {
-        o->unresolved = o->retire = true;
-        note_error(c, d, s, rc, "timing");
-        return;
-    }
-    if ((d->flags & TLOG_DEVICE_SUBTRACT_OFFSET) && d->empty_ns > 0)
-        o->ns = o->ns > d->empty_ns ? o->ns - d->empty_ns : 0;
-}
-
-/* Decides, outside the device lock, what to do with one listed slot. */
-static void examine(tlog_device *d, tlog_slot *s, poll_ctx *c, outcome *o)
-{
-    int st = slot_state(s);
-    *o = (outcome){.slot = s, .action = DELIVER};
-    int rc = d->ops->query(d->impl, s->probe);
-    DCOUNT(d, queries, 1);
-    if (st == SLOT_ZOMBIE) {
-        o->action = rc == TLOG_PENDING ? SKIP : RECYCLE;
-        o->retire = rc != TLOG_OK && rc != TLOG_PENDING;
-        return;
-    }
-    if (rc == TLOG_PENDING) {
-        if (!gives_up(c)) {
-            o->action = STOP;   /* queues run in order: the rest are later */
-            return;
-        }
-        o->unresolved = o->keep = true;
-        return;
-    }
-    if (rc != TLOG_OK) {
-        o->unresolved = o->retire = true;
-        note_error(c, d, s, rc, "the query");
-        return;
-    }
-    if (st == SLOT_FAILED) {
-        o->unresolved = true;   /* its end marker was refused */
-        return;
-    }
-    timing_of(d, s, c, o);
-}
-
-static uint8_t place_of(int mode)
-{
-    return mode == POLL_SYNC ? TLOG_DROW_SYNC
-         : mode == POLL_FORCED ? TLOG_DROW_FORCED : TLOG_DROW_LAUNCHER;
-}
-
-/* Hands one interval to its frame. Caller holds the device lock. */
-static void deliver(tlog_device *d, const outcome *o, poll_ctx *c)
-{
-    tlog_slot *s = o->slot;
-    tlog_fdev *target = c->mode == POLL_SYNC ? c->fdev : s->fdev;
-    tlog_drow row = {
-        .site = s->site,
-        .launch_site = s->launch_site,
-        .device = d->name,
-        .start = o->start,
-        .end = o->start + (tlog_ticks)ns_to_ticks(d->log, o->ns),
-        .target_seq = c->mode == POLL_SYNC ? c->seq : s->launch_seq,
-        .launch_seq = s->launch_seq,
-        .queue = s->queue->number,
-        .place = place_of(c->mode),
-        .launch_here = target == s->fdev,
-        .unresolved = o->unresolved,
-    };
-    if (o->unresolved)
-        row.start = row.end = c->mode == POLL_FORCED ? c->forced_start : 0;
-    if (target->closed)
-        DCOUNT(d, late, 1);
-    fdev_add_row(target, &row);
-    if (c->mode == POLL_FORCED && !target->closed) {
-        target->forced = true;
-        target->forced_start = c->forced_start;
-        target->forced_end = c->forced_end;
-        target->forced_site = c->why;
-    }
-    atomic_fetch_sub_explicit(&s->fdev->outstanding, 1, memory_order_release);
-    fdev_unref(s->fdev);
-    s->fdev = NULL;
-    atomic_fetch_sub_explicit(&d->stats.pending, 1, memory_order_relaxed);
-    if (o->unresolved) {
-        DCOUNT(d, unresolved, 1);
-        c->unresolved++;
-    } else {
-        DCOUNT(d, resolved, 1);
-    }
-}
-
-/* Caller holds the device lock. */
-static void apply(tlog_device *d, const outcome *o, poll_ctx *c)
-{
-    tlog_slot *s = o->slot;
-    if (o->action == SKIP || o->action == STOP)
-        return;
-    if (o->action == DELIVER)
-        deliver(d, o, c);
-    if (o->keep) {
-        slot_set(s, SLOT_ZOMBIE);
-        return;
-    }
-    queue_remove(s->queue, s);
-    pool_put(d, s, o->retire);
-}
-
-/* Resolves what is done on one queue, in batches: the list is read under the
- * device lock, the backend is asked outside it. Only the poll-lock holder
- * removes slots, so the resume point stays valid. */
-static void poll_queue(tlog_device *d, dqueue *q, poll_ctx *c)
-{
-    tlog_slot *batch[POLL_BATCH], *from = NULL;
-    outcome out[POLL_BATCH];
-    for (bool more = true; more;) {
-        size_t n = 0;
-        pthread_mutex_lock(&d->devs->lock);
-        tlog_slot *s = from ? from : q->head;
-        for (; s && n < POLL_BATCH; s = s->next)
-            if (eligible(c, s))
-                batch[n++] = s;
-        from = s;
-        pthread_mutex_unlock(&d->devs->lock);
-        more = from != NULL;
-        for (size_t i = 0; i < n; i++) {
-            examine(d, batch[i], c, &out[i]);
-            if (out[i].action == STOP) {
-                n = i;
-                more = false;
-            }
-        }
-        pthread_mutex_lock(&d->devs->lock);
-        for (size_t i = 0; i < n; i++)
-            apply(d, &out[i], c);
-        pthread_mutex_unlock(&d->devs->lock);
-    }
-}
-
-/* Queue i, or NULL past the last. Queues are only ever added (the array may
- * move as it grows; a queue never does). */
-static dqueue *queue_at(tlog_device *d, size_t i)
-{
-    pthread_mutex_lock(&d->devs->lock);
-    dqueue *q = i < d->nqueues ? d->queues[i] : NULL;
-    pthread_mutex_unlock(&d->devs->lock);
-    return q;
-}
-
-/* Caller holds the poll lock. */
-static void poll_device(tlog_device *d, poll_ctx *c)
-{
-    dqueue *q;
-    for (size_t i = 0; (q = queue_at(d, i)) != NULL; i++)
-        poll_queue(d, q, c);
-}
-
-void tlog_devices_poll_(tlog_log *log)
-{
-    tlog_devices *ds = devices_of(log);
-    if (!ds)
-        return;
-    poll_ctx c = {.mode = POLL_IDLE};
-    pthread_mutex_lock(&ds->poll_lock);
-    for (tlog_device *d = ds->list; d; d = d->next_device) {
-        anchor_refresh(d);
-        poll_device(d, &c);
-    }
-    pthread_mutex_unlock(&ds->poll_lock);
-    report_errors(log, &c);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Sync scopes                                                              */
-/* ------------------------------------------------------------------------ */
-
-static void resolve_at_sync(tlog_log *log, tlog_devices *ds, tlog_device *only,
-                            tlog_thread *t, const tlog_token *tok)
-{
-    poll_ctx c = {.mode = POLL_SYNC, .seq = tok->scope};
-    pthread_mutex_lock(&ds->poll_lock);
-    pthread_mutex_lock(&ds->lock);
-    tlog_fdev *f = fdev_for(log, t, tok);
-    if (f)
-        f->refs++;
-    pthread_mutex_unlock(&ds->lock);
-    if (f) {
-        c.fdev = f;
-        for (tlog_device *d = ds->list; d; d = d->next_device) {
-            if (only && d != only)
-                continue;
-            anchor_refresh(d);
-            poll_device(d, &c);
-        }
-        pthread_mutex_lock(&ds->lock);
-        fdev_unref(f);
-        pthread_mutex_unlock(&ds->lock);
-    }
-    pthread_mutex_unlock(&ds->poll_lock);
-    report_errors(log, &c);
-}
-
-void tlog_sync_end(tlog_device *dev, const tlog_site *site)
-{
-    tlog_log *log = dev ? dev->log : tlog_default();
-    if (!log || !site)
-        return;
-    tlog_thread *t = tlog_thread_peek_(log);
-    if (!t) {
-        tlog_log_end(log, site);   /* reports the unmatched end */
-        return;
-    }
-    /* The scope is the application's wait: it ends before the resolving. */
-    tlog_ticks now = tlog_read_clock_(t);
-    tlog_devices *ds = devices_of(log);
-    const tlog_site *inner = NULL;
-    tlog_token tok = tlog_thread_token_(t, log, &inner);
-    if (ds && tok.thread)
-        resolve_at_sync(log, ds, dev, t, &tok);
-    tlog_thread_end_at_(t, site, now);
-}
-
-/* ------------------------------------------------------------------------ */
-/* The forced sync                                                          */
-/* ------------------------------------------------------------------------ */
-
-static const tlog_site sync_site = {"Forced sync \"tlog_sync\"", __FILE__, "tlog_sync",
-                                    __LINE__, TLOG_LEVEL_COARSE};
-
-/* The next listed slot from `s` (NULL: the head) that the forced sync waits
- * for, with the marker to wait on. */
-static tlog_slot *next_to_wait(tlog_device *d, dqueue *q, tlog_slot *s, tlog_marker *m)
-{
-    pthread_mutex_lock(&d->devs->lock);
-    s = s ? s->next : q->head;
-    for (; s; s = s->next) {
-        int st = slot_state(s);
-        if (st != SLOT_ZOMBIE && atomic_load(&s->fdev->completed)) {
-            *m = s->probe;
-            break;
-        }
-    }
-    pthread_mutex_unlock(&d->devs->lock);
-    return s;
-}
-
-/* Waits for every completed frame's intervals on `d`. False once the
- * deadline has passed. */
-static bool wait_device(tlog_device *d, int64_t deadline, bool *waited)
-{
-    dqueue *q;
-    for (size_t i = 0; (q = queue_at(d, i)) != NULL; i++) {
-        tlog_marker m = 0;
-        for (tlog_slot *s = next_to_wait(d, q, NULL, &m); s; s = next_to_wait(d, q, s, &m)) {
-            *waited = true;
-            int rc = d->ops->query(d->impl, m);
-            DCOUNT(d, queries, 1);
-            if (rc != TLOG_PENDING)
-                continue;
-            int64_t left = deadline - tlog_mono_ns_();
-            if (left <= 0)
-                return false;
-            rc = d->ops->wait(d->impl, m, (uint64_t)left);
-            DCOUNT(d, waits, 1);
-            if (rc == TLOG_ETIMEDOUT)
-                return false;
-        }
-    }
-    return true;
-}
-
-static int forced_sync(tlog_log *log, const tlog_site *why)
-{
-    tlog_devices *ds = devices_of(log);
-    if (!ds)
-        return TLOG_OK;
-    uint64_t timeout = log->cfg.sync_timeout_ns;
-    pthread_mutex_lock(&ds->poll_lock);
-    tlog_ticks t0 = tlog_now(log);
-    int64_t deadline = tlog_mono_ns_() + (int64_t)timeout;
-    bool in_time = true;
-    for (tlog_device *d = ds->list; d && in_time; d = d->next_device) {
-        bool waited = false;
-        in_time = wait_device(d, deadline, &waited);
-        if (in_time && waited)
-            anchor_now(d, ANCHOR_TIMEOUT_NS);
-    }
-    poll_ctx c = {.mode = POLL_FORCED, .forced_start = t0, .forced_end = tlog_now(log),
-                  .why = why};
-    for (tlog_device *d = ds->list; d; d = d->next_device)
-        poll_device(d, &c);
-    pthread_mutex_unlock(&ds->poll_lock);
-    report_errors(log, &c);
-    if (in_time && !c.unresolved)
-        return TLOG_OK;
-    if (!in_time)
-        tlog_report_(log, NULL, TLOG_ETIMEDOUT, NULL,
-                     "forced sync gave up after %.3f s: %zu device interval(s) never "
-                     "completed and are shown unresolved",
-                     (double)timeout / 1e9, c.unresolved);
-    return in_time ? TLOG_EDEVICE : TLOG_ETIMEDOUT;
-}
-
-int tlog_sync(tlog_log *log)
-{
-    log = tlog_resolve_log_(log);
-    return log ? forced_sync(log, &sync_site) : TLOG_ENOMEM;
-}
-
-void tlog_device_settle_(tlog_frame *f, const tlog_site *why)
-{
-    if (!tlog_device_frame_ready_(f))
-        forced_sync(f->log, why);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1195,7 +612,7 @@ int tlog_device_register_(tlog_log *log, const tlog_device_ops *ops, void *impl,
     if (rc == TLOG_OK)
         rc = calibrate(d);
     if (rc == TLOG_OK)
-        rc = anchor_now(d, CALIBRATION_TIMEOUT_NS);
+        rc = tlog_anchor_now_(d, CALIBRATION_TIMEOUT_NS);
     if (rc != TLOG_OK) {
         free_markers(d);
         free(d);
@@ -1216,29 +633,11 @@ void *tlog_device_impl_(const tlog_device *d)
     return d ? d->impl : NULL;
 }
 
-/* Caller holds both locks. */
-static void unlink_device(tlog_devices *ds, tlog_device *d)
-{
-    for (tlog_device **p = &ds->list; *p; p = &(*p)->next_device)
-        if (*p == d) {
-            *p = d->next_device;
-            break;
-        }
-}
-
 void tlog_device_destroy(tlog_device *d)
 {
     if (!d)
         return;
-    tlog_devices *ds = d->devs;
-    pthread_mutex_lock(&ds->poll_lock);
-    poll_ctx c = {.mode = POLL_FINAL};
-    poll_device(d, &c);
-    pthread_mutex_lock(&ds->lock);
-    unlink_device(ds, d);
-    pthread_mutex_unlock(&ds->lock);
-    pthread_mutex_unlock(&ds->poll_lock);
-    report_errors(d->log, &c);
+    tlog_device_retire_(d);
     free_markers(d);
     d->nblocks = 0;
     d->cur.marker = d->fresh.marker = 0;

@@ -1,0 +1,123 @@
+/*
+ * The device layer's shared state, between device.c (registry, pool,
+ * recording, devices) and device_sync.c (resolving: anchors, sync scopes,
+ * readiness checks, the forced sync). Not installed.
+ */
+#ifndef TIMERLOG_DEVICE_IMPL_H
+#define TIMERLOG_DEVICE_IMPL_H
+
+#include "device.h"
+#include "internal.h"
+
+enum slot_state { SLOT_FREE, SLOT_OPEN, SLOT_ENDING, SLOT_PENDING, SLOT_FAILED, SLOT_ZOMBIE };
+
+typedef struct dqueue dqueue;
+
+typedef struct tlog_slot {
+    struct tlog_slot *next, *prev;  /* free list, or its queue's pending list */
+    tlog_device *dev;
+    tlog_marker begin, end;         /* 0 once destroyed after an error */
+    tlog_marker probe;              /* the last marker recorded: end, or
+                                     * begin if the end was refused */
+    _Atomic uint64_t state;         /* generation << 8 | slot_state */
+    const tlog_site *site;
+    const tlog_site *launch_site;
+    const tlog_site *launch_row;    /* the Launch row opened, if any */
+    tlog_thread *thread;            /* where it began */
+    void *handle;                   /* the queue it was recorded on */
+    dqueue *queue;
+    tlog_fdev *fdev;                /* the launching frame */
+    uint32_t launch_seq;
+} tlog_slot;
+
+struct dqueue {
+    void *handle;
+    uint32_t number;
+    tlog_slot *head, *tail;
+};
+
+typedef struct anchor {
+    tlog_marker marker;
+    tlog_ticks host;
+    bool valid;
+} anchor;
+
+struct tlog_device {
+    tlog_device *next_device;
+    tlog_log *log;
+    tlog_devices *devs;
+    const tlog_device_ops *ops;
+    void *impl;
+    const char *name;               /* interned */
+    unsigned flags;
+    uint32_t max_scopes, batch;
+    int64_t empty_ns;
+
+    /* Guarded by the device lock. */
+    tlog_slot *free;
+    struct slot_block { tlog_slot *slots; uint32_t n; } *blocks;
+    size_t nblocks, capblocks;
+    uint32_t nslots, nfree;
+    dqueue **queues;
+    size_t nqueues, capqueues;
+    dqueue *last_queue;
+    const tlog_site **launch_keys, **launch_vals;
+    size_t launch_mask, nlaunch;
+    bool warned_full;
+
+    /* Guarded by the poll lock. */
+    anchor cur, fresh;          /* fresh: recorded, not yet reached */
+    bool fresh_pending;
+    uint64_t anchor_frame;          /* frames completed when last anchored */
+
+    struct {
+        _Atomic uint64_t scopes, dropped, outside, captured, failed, resolved,
+            unresolved, pending, queries, waits, late;
+    } stats;
+};
+
+struct tlog_devices {
+    pthread_mutex_t lock;
+    pthread_mutex_t poll_lock;
+    tlog_device *list;
+};
+
+#define DCOUNT(dev, field, n) \
+    atomic_fetch_add_explicit(&(dev)->stats.field, (n), memory_order_relaxed)
+
+static inline int slot_state(const tlog_slot *s)
+{
+    return (int)(atomic_load_explicit(&((tlog_slot *)s)->state, memory_order_acquire) & 0xff);
+}
+
+static inline uint64_t slot_gen(const tlog_slot *s)
+{
+    return atomic_load_explicit(&((tlog_slot *)s)->state, memory_order_relaxed) >> 8;
+}
+
+static inline void slot_set(tlog_slot *s, int state)
+{
+    atomic_store_explicit(&s->state, slot_gen(s) << 8 | (uint64_t)state, memory_order_release);
+}
+
+static inline tlog_devices *devices_of(tlog_log *log)
+{
+    return atomic_load_explicit(&log->devices, memory_order_acquire);
+}
+
+/* device.c; callers hold the device lock. */
+TLOG_INTERNAL void tlog_fdev_unref_(tlog_fdev *f);
+TLOG_INTERNAL tlog_fdev *tlog_fdev_for_(tlog_log *log, tlog_thread *t, const tlog_token *tok);
+TLOG_INTERNAL void tlog_fdev_add_row_(tlog_fdev *f, const tlog_drow *row);
+TLOG_INTERNAL void tlog_pool_put_(tlog_device *d, tlog_slot *s, bool markers_bad);
+TLOG_INTERNAL void tlog_dqueue_remove_(dqueue *q, tlog_slot *s);
+
+/* device_sync.c */
+/* Anchors the device clock to the host's, waiting at most timeout_ns.
+ * Caller holds the poll lock, or owns a device not yet registered. */
+TLOG_INTERNAL int tlog_anchor_now_(tlog_device *d, uint64_t timeout_ns);
+/* Resolves what the device can still give, marks the rest unresolved, and
+ * takes the device out of its log's list. */
+TLOG_INTERNAL void tlog_device_retire_(tlog_device *d);
+
+#endif
