@@ -120,18 +120,24 @@ static inline tlog_stats stats_of(tlog_log *log)
     return s;
 }
 
-/* The dump of a frame as one malloc'd string. */
-static inline char *dump_string(const tlog_frame *f, const tlog_dump_options *o)
+/* What was written to fp, as one malloc'd string; closes fp. */
+static inline char *read_back(FILE *fp)
 {
-    FILE *fp = tmpfile();
-    assert_non_null(fp);
-    assert_int_equal(tlog_dump_frame(f, fp, o), TLOG_OK);
     long n = ftell(fp);
     char *s = calloc(1, (size_t)n + 1);
     rewind(fp);
     assert_int_equal(fread(s, 1, (size_t)n, fp), (size_t)n);
     fclose(fp);
     return s;
+}
+
+/* The dump of a frame as one malloc'd string. */
+static inline char *dump_string(const tlog_frame *f, const tlog_dump_options *o)
+{
+    FILE *fp = tmpfile();
+    assert_non_null(fp);
+    assert_int_equal(tlog_dump_frame(f, fp, o), TLOG_OK);
+    return read_back(fp);
 }
 
 #define NS_PER_MS 1000000ull

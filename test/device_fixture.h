@@ -118,6 +118,15 @@ static inline tlog_device_info device_info(sim_fixture *fx)
     return i;
 }
 
+/* tlog_dump of the log, as a malloc'd string, and its return code. */
+static inline char *dump_log(sim_fixture *fx, int *rc)
+{
+    FILE *fp = tmpfile();
+    assert_non_null(fp);
+    *rc = tlog_dump(fx->log, fp);
+    return read_back(fp);
+}
+
 static inline const tlog_node *path(const tlog_frame *f, const char *a, const char *b,
                                     const char *c)
 {

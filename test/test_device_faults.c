@@ -5,18 +5,6 @@
 
 #include "device_fixture.h"
 
-static char *dump_latest(sim_fixture *fx, int *rc)
-{
-    FILE *fp = tmpfile();
-    *rc = tlog_dump(fx->log, fp);
-    long n = ftell(fp);
-    char *s = calloc(1, (size_t)n + 1);
-    rewind(fp);
-    assert_int_equal(fread(s, 1, (size_t)n, fp), (size_t)n);
-    fclose(fp);
-    return s;
-}
-
 static void marker_that_never_completes_times_out_and_is_shown_unresolved(void **state)
 {
     (void)state;
@@ -30,7 +18,7 @@ static void marker_that_never_completes_times_out_and_is_shown_unresolved(void *
     host_end(fx, "Frame");
 
     int rc;
-    char *text = dump_latest(fx, &rc);
+    char *text = dump_log(fx, &rc);
     assert_int_equal(rc, TLOG_OK);   /* the frame is still dumped */
     assert_non_null(strstr(text, "(E) Fine\n"));
     assert_non_null(strstr(text, "(E) Stuck [unresolved]\n"));
