@@ -1,8 +1,10 @@
-// The header from C++: RAII scopes and hand-off guards, mixed with the C API.
+// The header from C++: RAII scopes, hand-off guards, device and sync scopes
+// (on the simulated device), mixed with the C API.
 #include <cstdio>
 #include <cstring>
 #include <thread>
 
+#include <timerlog/sim.h>
 #include <timerlog/timerlog.h>
 
 static int failures;
@@ -28,9 +30,18 @@ static const tlog_node *child(const tlog_node *n, const char *name)
     return nullptr;
 }
 
-static void frame()
+static void frame(tlog_sim *sim, tlog_device *gpu)
 {
     TIMERLOG_SCOPE("Frame");
+    {
+        TIMERLOG_DEVICE_SCOPE(gpu, nullptr, "Kernel");
+        tlog_sim_launch(sim, nullptr, 1000);
+    }
+    {
+        TIMERLOG_SYNC_SCOPE(gpu, "Sync");
+        tlog_sim_queue_sync(sim, nullptr);
+        tlog_sim_settle(sim);
+    }
     {
         TIMERLOG_SCOPE("Scoped block");
         TIMERLOG_SCOPE_L(TLOG_LEVEL_FINE, "Fine");
@@ -46,12 +57,19 @@ static void frame()
 
 int main()
 {
-    frame();
+    tlog_sim *sim = nullptr;
+    tlog_device *gpu = nullptr;
+    CHECK(tlog_sim_create(nullptr, &sim) == TLOG_OK);
+    CHECK(tlog_sim_device_create(sim, nullptr, nullptr, &gpu) == TLOG_OK);
+    frame(sim, gpu);
     tlog_frame *f = tlog_frame_latest(nullptr);
     CHECK(f != nullptr);
     if (!f)
         return 1;
     const tlog_node *root = tlog_frame_root(f);
+    const tlog_node *sync = child(root, "Sync");
+    CHECK(sync != nullptr);
+    CHECK(sync && child(sync, "Kernel") != nullptr);
     const tlog_node *block = child(root, "Scoped block");
     CHECK(block != nullptr);
     CHECK(child(block, "Fine") != nullptr);
@@ -63,5 +81,7 @@ int main()
     s.size = sizeof s;
     tlog_get_stats(nullptr, &s);
     CHECK(s.mismatched_ends + s.unmatched_ends + s.late_work == 0);
+    tlog_device_destroy(gpu);
+    tlog_sim_destroy(sim);
     return failures ? 1 : 0;
 }

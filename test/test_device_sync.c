@@ -221,6 +221,49 @@ static void many_instances_merge_into_one_row(void **state)
     tlog_frame_release(f);
 }
 
+/* A second device whose clock reads 1 s ahead of the host's: its intervals
+ * are timed by its own markers and placed by its own anchor. */
+static void each_device_is_resolved_and_placed_on_its_own(void **state)
+{
+    sim_fixture *fx = *state;
+    tlog_sim *other;
+    assert_int_equal(tlog_sim_create(NULL, &other), TLOG_OK);
+    tlog_sim_advance(other, 1000 * NS_PER_MS);
+    tlog_device *dev2;
+    assert_int_equal(tlog_sim_device_create(other, fx->log, NULL, &dev2), TLOG_OK);
+
+    host_begin(fx, "Frame");
+    sim_at(fx, 1.0);
+    tlog_sim_advance(other, NS_PER_MS);
+    kernel(fx, fx->q1, "On device 1", 2.0);
+    tlog_device_scope s = tlog_device_begin(dev2, NULL, site_named("On device 2"));
+    tlog_sim_launch(other, NULL, 3 * NS_PER_MS);
+    tlog_device_end(&s);
+    host_begin(fx, "Sync");
+    sim_at(fx, 5.0);
+    tlog_sim_advance(other, 4 * NS_PER_MS);
+    tlog_sim_settle(other);
+    /* A sync scope on one device resolves that device's intervals only. */
+    tlog_sync_end(fx->dev, site_named("Sync"));
+    host_begin(fx, "Sync 2");
+    tlog_sync_end(dev2, site_named("Sync 2"));
+    host_end(fx, "Frame");
+
+    tlog_frame *f = tlog_frame_pop_ready(fx->log);
+    assert_non_null(f);
+    tlog_node_info one = info_of(path(f, "Sync", "On device 1", NULL));
+    tlog_node_info two = info_of(path(f, "Sync 2", "On device 2", NULL));
+    assert_null(path(f, "Sync", "On device 2", NULL));
+    assert_int_equal(one.start_ns, 1 * NS_PER_MS);
+    assert_int_equal(one.total_ns, 2 * NS_PER_MS);
+    assert_int_equal(two.total_ns, 3 * NS_PER_MS);
+    /* Placed on the host timeline despite its clock's 1 s lead. */
+    assert_int_equal(two.start_ns, 1 * NS_PER_MS);
+    tlog_frame_release(f);
+    tlog_device_destroy(dev2);
+    tlog_sim_destroy(other);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -242,6 +285,8 @@ int main(void)
         cmocka_unit_test(launch_rows_time_the_host_side),
         cmocka_unit_test(offset_is_measured_and_can_be_subtracted),
         cmocka_unit_test_setup_teardown(many_instances_merge_into_one_row, sim_setup,
+                                        sim_teardown),
+        cmocka_unit_test_setup_teardown(each_device_is_resolved_and_placed_on_its_own, sim_setup,
                                         sim_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
