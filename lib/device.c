@@ -37,6 +37,7 @@ static tlog_devices *devices_make(tlog_log *log)
     if (!ds && (ds = calloc(1, sizeof *ds)) != NULL) {
         pthread_mutex_init(&ds->lock, NULL);
         pthread_mutex_init(&ds->poll_lock, NULL);
+        pthread_mutex_init(&ds->force_lock, NULL);
         atomic_store_explicit(&log->devices, ds, memory_order_release);
     }
     pthread_mutex_unlock(&log->lock);
@@ -97,6 +98,11 @@ tlog_fdev *tlog_device_frame_end_(tlog_log *log, tlog_thread *t)
     t->fdev = NULL;
     if (f)
         atomic_store_explicit(&f->completed, true, memory_order_release);
+    /* Closed to adopting threads now, not when the frame is queued: a device
+     * scope begun for it from here on must not open a new state. */
+    pthread_mutex_lock(&log->lock);
+    atomic_store_explicit(&t->inbox_frame, 0, memory_order_relaxed);
+    pthread_mutex_unlock(&log->lock);
     pthread_mutex_unlock(&ds->lock);
     return f;
 }
@@ -105,6 +111,26 @@ bool tlog_device_frame_ready_(const tlog_frame *f)
 {
     return !f->fdev ||
            atomic_load_explicit(&f->fdev->outstanding, memory_order_acquire) == 0;
+}
+
+void tlog_device_frame_take_rows_(tlog_frame *fr)
+{
+    tlog_fdev *f = fr->fdev;
+    tlog_devices *ds = devices_of(fr->log);
+    if (!f || !ds || fr->rows_taken)
+        return;
+    pthread_mutex_lock(&ds->lock);
+    f->closed = true;
+    fr->drows = f->rows;
+    fr->ndrows = f->nrows;
+    f->rows = NULL;
+    f->nrows = f->caprows = 0;
+    fr->forced = f->forced;
+    fr->forced_start = f->forced_start;
+    fr->forced_end = f->forced_end;
+    fr->forced_site = f->forced_site;
+    pthread_mutex_unlock(&ds->lock);
+    fr->rows_taken = true;
 }
 
 void tlog_device_frame_close_(tlog_log *log, tlog_fdev *f)
@@ -226,12 +252,12 @@ void tlog_pool_put_(tlog_device *d, tlog_slot *s, bool markers_bad)
 /* ------------------------------------------------------------------------ */
 
 /* Caller holds the device lock. */
-static dqueue *queue_for(tlog_device *d, void *handle)
+static dqueue *queue_for(tlog_device *d, void *key)
 {
-    if (d->last_queue && d->last_queue->handle == handle)
+    if (d->last_queue && d->last_queue->key == key)
         return d->last_queue;
     for (size_t i = 0; i < d->nqueues; i++)
-        if (d->queues[i]->handle == handle)
+        if (d->queues[i]->key == key)
             return d->last_queue = d->queues[i];
     if (d->nqueues == d->capqueues) {
         size_t cap = d->capqueues ? d->capqueues * 2 : 8;
@@ -244,10 +270,30 @@ static dqueue *queue_for(tlog_device *d, void *handle)
     dqueue *q = calloc(1, sizeof *q);
     if (!q)
         return NULL;
-    q->handle = handle;
-    q->number = (uint32_t)d->nqueues + 1;
+    q->key = key;
+    q->number = ++d->queues_made;
     d->queues[d->nqueues++] = q;
     return d->last_queue = q;
+}
+
+#define PRUNE_ABOVE 32
+
+void tlog_dqueues_prune_(tlog_device *d)
+{
+    if (d->nqueues <= PRUNE_ABOVE)
+        return;
+    size_t kept = 0;
+    for (size_t i = 0; i < d->nqueues; i++) {
+        dqueue *q = d->queues[i];
+        if (q->head) {
+            d->queues[kept++] = q;
+            continue;
+        }
+        if (d->last_queue == q)
+            d->last_queue = NULL;
+        free(q);
+    }
+    d->nqueues = kept;
 }
 
 static void queue_append(dqueue *q, tlog_slot *s)
@@ -386,6 +432,19 @@ static void refused(tlog_device *d, int rc, const tlog_site *site)
     }
 }
 
+/* The host side of a device scope, from its begin to its end, as a control
+ * row under the launching scope; works from whichever thread ends it. */
+static void add_launch_row(tlog_device *d, const tlog_site *site, const tlog_token *launcher,
+                           tlog_ticks begin)
+{
+    pthread_mutex_lock(&d->devs->lock);
+    const tlog_site *row = launch_site_for(d, site);
+    pthread_mutex_unlock(&d->devs->lock);
+    tlog_ticks end = tlog_now(d->log);
+    if (row)
+        tlog_insert_to(launcher, row, TLOG_KIND_CONTROL, begin, end > begin ? end : begin);
+}
+
 tlog_device_scope tlog_device_begin(tlog_device *d, void *queue, const tlog_site *site)
 {
     tlog_device_scope none = {NULL, 0};
@@ -395,16 +454,9 @@ tlog_device_scope tlog_device_begin(tlog_device *d, void *queue, const tlog_site
     tlog_thread *t = tlog_thread_get_(d->log);
     if (!t)
         return none;
-    const tlog_site *row = NULL;
-    if (d->flags & TLOG_DEVICE_LAUNCH_ROWS) {
-        pthread_mutex_lock(&d->devs->lock);
-        row = launch_site_for(d, site);
-        pthread_mutex_unlock(&d->devs->lock);
-        if (row && tlog_thread_depth_(t))
-            tlog_log_begin(d->log, row);
-        else
-            row = NULL;
-    }
+    tlog_ticks launch_begin = 0;
+    if (d->flags & TLOG_DEVICE_LAUNCH_ROWS)
+        launch_begin = tlog_read_clock_(t);
     const tlog_site *launcher = NULL;
     tlog_token tok = tlog_thread_token_(t, d->log, &launcher);
     tlog_slot *s = tok.thread ? slot_for_scope(d, t, &tok) : NULL;
@@ -420,16 +472,12 @@ tlog_device_scope tlog_device_begin(tlog_device *d, void *queue, const tlog_site
         refused(d, rc, site);
         s = NULL;
     }
-    if (!s) {
-        if (row)
-            tlog_log_end(d->log, row);
+    if (!s)
         return none;
-    }
     s->site = site;
     s->launch_site = launcher;
-    s->launch_seq = tok.scope;
-    s->launch_row = row;
-    s->thread = t;
+    s->launcher = tok;
+    s->launch_begin = launch_begin;
     s->handle = queue;   /* its list is found at the end, under the lock */
     DCOUNT(d, scopes, 1);
     tlog_device_scope out = {s, slot_gen(s)};
@@ -447,12 +495,17 @@ int tlog_device_end(tlog_device_scope *scope)
         return TLOG_ENOTOPEN;
     tlog_device *d = s->dev;
     /* Once listed, a resolver may recycle the slot at any moment. */
-    const tlog_site *row = s->launch_row, *site = s->site;
-    bool here = s->thread == tlog_thread_peek_(d->log);
+    const tlog_site *site = s->site;
+    tlog_token launcher = s->launcher;
+    tlog_ticks launch_begin = s->launch_begin;
     void *handle = s->handle;
+    void *key = d->ops->queue_key ? d->ops->queue_key(d->impl, handle) : handle;
     int rc = d->ops->record(d->impl, handle, s->end);
+    if (d->flags & TLOG_DEVICE_LAUNCH_ROWS)
+        add_launch_row(d, site, &launcher, launch_begin);
+    DCOUNT(d, pending, 1);
     pthread_mutex_lock(&d->devs->lock);
-    dqueue *q = queue_for(d, handle);
+    dqueue *q = queue_for(d, key);
     if (q) {
         s->queue = q;
         s->probe = rc == TLOG_OK ? s->end : s->begin;
@@ -460,14 +513,15 @@ int tlog_device_end(tlog_device_scope *scope)
         queue_append(q, s);
     }
     pthread_mutex_unlock(&d->devs->lock);
-    DCOUNT(d, pending, 1);
     if (!q) {
         /* No memory for the queue's list: nothing can ever read this slot
          * again, so its markers are retired rather than reused. */
         pthread_mutex_lock(&d->devs->lock);
+        tlog_ticks now = tlog_now(d->log);
         tlog_drow lost = {.site = s->site, .unresolved = true, .place = TLOG_DROW_LAUNCHER,
-                          .target_seq = s->launch_seq, .launch_seq = s->launch_seq,
-                          .launch_here = true, .device = d->name};
+                          .target_seq = s->launcher.scope, .launch_seq = s->launcher.scope,
+                          .launch_here = true, .device = d->name, .start = now,
+                          .end = now};
         tlog_fdev_add_row_(s->fdev, &lost);
         atomic_fetch_sub_explicit(&s->fdev->outstanding, 1, memory_order_release);
         tlog_fdev_unref_(s->fdev);
@@ -479,8 +533,6 @@ int tlog_device_end(tlog_device_scope *scope)
     }
     if (rc != TLOG_OK && rc != TLOG_ENOMEM)
         refused(d, rc, site);
-    if (row && here)
-        tlog_log_end(d->log, row);
     return rc == TLOG_OK ? TLOG_OK : rc == TLOG_ECAPTURE ? TLOG_ECAPTURE
                          : rc == TLOG_ENOMEM ? rc : TLOG_EDEVICE;
 }
@@ -646,6 +698,23 @@ void tlog_device_destroy(tlog_device *d)
     device_free(d);
 }
 
+void tlog_devices_orphan_(tlog_log *log)
+{
+    tlog_devices *ds = devices_of(log);
+    if (!ds)
+        return;
+    pthread_mutex_lock(&ds->lock);
+    pthread_mutex_lock(&log->lock);
+    for (tlog_thread *t = log->threads; t; t = t->next_in_log)
+        if (t->fdev) {
+            t->fdev->closed = true;
+            tlog_fdev_unref_(t->fdev);
+            t->fdev = NULL;
+        }
+    pthread_mutex_unlock(&log->lock);
+    pthread_mutex_unlock(&ds->lock);
+}
+
 void tlog_devices_destroy_(tlog_log *log)
 {
     tlog_devices *ds = devices_of(log);
@@ -655,6 +724,7 @@ void tlog_devices_destroy_(tlog_log *log)
         tlog_device_destroy(ds->list);
     pthread_mutex_destroy(&ds->lock);
     pthread_mutex_destroy(&ds->poll_lock);
+    pthread_mutex_destroy(&ds->force_lock);
     free(ds);
     atomic_store(&log->devices, NULL);
 }

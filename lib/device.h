@@ -55,6 +55,11 @@ typedef struct tlog_device_ops {
      * be negative). */
     int (*elapsed_ns)(void *impl, tlog_marker from, tlog_marker to, int64_t *ns);
 
+    /* Optional: what identifies `queue` for ordering. Work on one key runs
+     * in order; NULL means the handle itself (a per-thread default stream
+     * returns a key of the calling thread). */
+    void *(*queue_key)(void *impl, void *queue);
+
     /* Optional, for calibration on the backend's own queue: the smallest
      * unit of work (an empty kernel), and work that keeps the queue busy for
      * about `ns` so that the markers measured behind it are not delayed by

@@ -9,7 +9,16 @@
 #include "device.h"
 #include "internal.h"
 
-enum slot_state { SLOT_FREE, SLOT_OPEN, SLOT_ENDING, SLOT_PENDING, SLOT_FAILED, SLOT_ZOMBIE };
+/*
+ * A slot's life: FREE -> OPEN (begun) -> ENDING -> PENDING (listed on its
+ * queue; FAILED if the end marker was refused) -> back to FREE once read.
+ * ZOMBIE: delivered unresolved but still in flight, listed until it
+ * completes. DONE: delivered while a forced sync waits on it; listed until
+ * that sync lets go.
+ */
+enum slot_state {
+    SLOT_FREE, SLOT_OPEN, SLOT_ENDING, SLOT_PENDING, SLOT_FAILED, SLOT_ZOMBIE, SLOT_DONE
+};
 
 typedef struct dqueue dqueue;
 
@@ -21,17 +30,17 @@ typedef struct tlog_slot {
                                      * begin if the end was refused */
     _Atomic uint64_t state;         /* generation << 8 | slot_state */
     const tlog_site *site;
-    const tlog_site *launch_site;
-    const tlog_site *launch_row;    /* the Launch row opened, if any */
-    tlog_thread *thread;            /* where it began */
+    const tlog_site *launch_site;   /* the launching scope's */
+    tlog_token launcher;            /* the launching scope */
+    tlog_ticks launch_begin;        /* TLOG_DEVICE_LAUNCH_ROWS: host time */
     void *handle;                   /* the queue it was recorded on */
     dqueue *queue;
     tlog_fdev *fdev;                /* the launching frame */
-    uint32_t launch_seq;
+    uint64_t sync_epoch;            /* the last forced sync that took it on */
 } tlog_slot;
 
 struct dqueue {
-    void *handle;
+    void *key;                      /* ops->queue_key of the handle */
     uint32_t number;
     tlog_slot *head, *tail;
 };
@@ -60,6 +69,7 @@ struct tlog_device {
     uint32_t nslots, nfree;
     dqueue **queues;
     size_t nqueues, capqueues;
+    uint32_t queues_made;           /* numbers queues, 1-based */
     dqueue *last_queue;
     const tlog_site **launch_keys, **launch_vals;
     size_t launch_mask, nlaunch;
@@ -69,6 +79,7 @@ struct tlog_device {
     anchor cur, fresh;          /* fresh: recorded, not yet reached */
     bool fresh_pending;
     uint64_t anchor_frame;          /* frames completed when last anchored */
+    bool forced_waited;             /* the forced sync waited here (force lock) */
 
     struct {
         _Atomic uint64_t scopes, dropped, outside, captured, failed, resolved,
@@ -79,7 +90,10 @@ struct tlog_device {
 struct tlog_devices {
     pthread_mutex_t lock;
     pthread_mutex_t poll_lock;
+    pthread_mutex_t force_lock;     /* one forced sync at a time */
     tlog_device *list;
+    uint64_t epoch;                 /* forced syncs so far (device lock) */
+    _Atomic uint64_t wait_epoch;    /* the forced sync waiting now, or 0 */
 };
 
 #define DCOUNT(dev, field, n) \
@@ -111,6 +125,9 @@ TLOG_INTERNAL tlog_fdev *tlog_fdev_for_(tlog_log *log, tlog_thread *t, const tlo
 TLOG_INTERNAL void tlog_fdev_add_row_(tlog_fdev *f, const tlog_drow *row);
 TLOG_INTERNAL void tlog_pool_put_(tlog_device *d, tlog_slot *s, bool markers_bad);
 TLOG_INTERNAL void tlog_dqueue_remove_(dqueue *q, tlog_slot *s);
+/* Frees queues with nothing pending when there are many (streams made per
+ * frame would otherwise slow every poll). Caller holds both locks. */
+TLOG_INTERNAL void tlog_dqueues_prune_(tlog_device *d);
 
 /* device_sync.c */
 /* Anchors the device clock to the host's, waiting at most timeout_ns.

@@ -118,6 +118,8 @@ typedef struct poll_ctx {
     uint32_t seq;               /* POLL_SYNC: the sync scope */
     tlog_ticks forced_start, forced_end;
     const tlog_site *why;       /* POLL_FORCED: titles the row */
+    uint64_t epoch;             /* POLL_FORCED: the slots it waited for */
+    tlog_ticks now;             /* when the poll began: unresolved rows' time */
     size_t unresolved;
     /* Errors seen, reported once the poll lock is released (the error
      * callback may call the library). */
@@ -140,18 +142,22 @@ typedef struct outcome {
     tlog_ticks start;
 } outcome;
 
-static bool gives_up(const poll_ctx *c)
-{
-    return c->mode == POLL_FORCED || c->mode == POLL_FINAL;
-}
-
 /* Caller holds the device lock. */
 static bool eligible(const poll_ctx *c, const tlog_slot *s)
 {
     int st = slot_state(s);
-    if (st == SLOT_ZOMBIE || c->mode == POLL_SYNC || c->mode == POLL_FINAL)
+    if (st == SLOT_ZOMBIE || st == SLOT_DONE || c->mode == POLL_SYNC ||
+        c->mode == POLL_FINAL)
         return true;
     return atomic_load_explicit(&s->fdev->completed, memory_order_acquire);
+}
+
+/* A forced sync is waiting on this slot's marker without the poll lock: the
+ * slot may be read but must stay listed, its markers untouched. */
+static bool pinned(const tlog_device *d, const tlog_slot *s)
+{
+    uint64_t w = atomic_load_explicit(&d->devs->wait_epoch, memory_order_acquire);
+    return w != 0 && s->sync_epoch == w;
 }
 
 static void note_error(poll_ctx *c, const tlog_device *d, const tlog_slot *s, int rc,
@@ -194,19 +200,26 @@ static void examine(tlog_device *d, tlog_slot *s, poll_ctx *c, outcome *o)
 {
     int st = slot_state(s);
     *o = (outcome){.slot = s, .action = DELIVER};
+    if (st == SLOT_DONE) {
+        o->action = pinned(d, s) ? SKIP : RECYCLE;
+        return;
+    }
     int rc = d->ops->query(d->impl, s->probe);
     DCOUNT(d, queries, 1);
     if (st == SLOT_ZOMBIE) {
-        o->action = rc == TLOG_PENDING ? SKIP : RECYCLE;
+        o->action = rc == TLOG_PENDING || pinned(d, s) ? SKIP : RECYCLE;
         o->retire = rc != TLOG_OK && rc != TLOG_PENDING;
         return;
     }
     if (rc == TLOG_PENDING) {
-        if (!gives_up(c)) {
-            o->action = STOP;   /* queues run in order: the rest are later */
-            return;
-        }
-        o->unresolved = o->keep = true;
+        /* The forced sync gives up only on what it waited for; queues run in
+         * order, so elsewhere the rest of the queue is later still. */
+        bool waited_for = c->mode == POLL_FINAL ||
+                          (c->mode == POLL_FORCED && s->sync_epoch == c->epoch);
+        if (waited_for)
+            o->unresolved = o->keep = true;
+        else
+            o->action = c->mode == POLL_FORCED ? SKIP : STOP;
         return;
     }
     if (rc != TLOG_OK) {
@@ -238,15 +251,15 @@ static void deliver(tlog_device *d, const outcome *o, poll_ctx *c)
         .device = d->name,
         .start = o->start,
         .end = o->start + (tlog_ticks)ns_to_ticks(d->log, o->ns),
-        .target_seq = c->mode == POLL_SYNC ? c->seq : s->launch_seq,
-        .launch_seq = s->launch_seq,
+        .target_seq = c->mode == POLL_SYNC ? c->seq : s->launcher.scope,
+        .launch_seq = s->launcher.scope,
         .queue = s->queue->number,
         .place = place_of(c->mode),
         .launch_here = target == s->fdev,
         .unresolved = o->unresolved,
     };
     if (o->unresolved)
-        row.start = row.end = c->mode == POLL_FORCED ? c->forced_start : 0;
+        row.start = row.end = c->mode == POLL_FORCED ? c->forced_start : c->now;
     if (target->closed)
         DCOUNT(d, late, 1);
     tlog_fdev_add_row_(target, &row);
@@ -276,8 +289,8 @@ static void apply(tlog_device *d, const outcome *o, poll_ctx *c)
         return;
     if (o->action == DELIVER)
         deliver(d, o, c);
-    if (o->keep) {
-        slot_set(s, SLOT_ZOMBIE);
+    if (o->keep || (o->action == DELIVER && pinned(d, s))) {
+        slot_set(s, o->keep ? SLOT_ZOMBIE : SLOT_DONE);
         return;
     }
     tlog_dqueue_remove_(s->queue, s);
@@ -315,8 +328,8 @@ static void poll_queue(tlog_device *d, dqueue *q, poll_ctx *c)
     }
 }
 
-/* Queue i, or NULL past the last. Queues are only ever added (the array may
- * move as it grows; a queue never does). */
+/* Queue i, or NULL past the last. Only the poll-lock holder removes queues;
+ * others add them (the array may move as it grows; a queue never does). */
 static dqueue *queue_at(tlog_device *d, size_t i)
 {
     pthread_mutex_lock(&d->devs->lock);
@@ -331,6 +344,19 @@ static void poll_device(tlog_device *d, poll_ctx *c)
     dqueue *q;
     for (size_t i = 0; (q = queue_at(d, i)) != NULL; i++)
         poll_queue(d, q, c);
+    pthread_mutex_lock(&d->devs->lock);
+    tlog_dqueues_prune_(d);
+    pthread_mutex_unlock(&d->devs->lock);
+}
+
+/* The next device of the log after `d` (NULL: the first). Devices are added
+ * under both locks, so this is safe without the poll lock. */
+static tlog_device *next_device(tlog_devices *ds, tlog_device *d)
+{
+    pthread_mutex_lock(&ds->lock);
+    d = d ? d->next_device : ds->list;
+    pthread_mutex_unlock(&ds->lock);
+    return d;
 }
 
 void tlog_devices_poll_(tlog_log *log)
@@ -338,7 +364,7 @@ void tlog_devices_poll_(tlog_log *log)
     tlog_devices *ds = devices_of(log);
     if (!ds)
         return;
-    poll_ctx c = {.mode = POLL_IDLE};
+    poll_ctx c = {.mode = POLL_IDLE, .now = tlog_now(log)};
     pthread_mutex_lock(&ds->poll_lock);
     for (tlog_device *d = ds->list; d; d = d->next_device) {
         anchor_refresh(d);
@@ -355,7 +381,7 @@ void tlog_devices_poll_(tlog_log *log)
 static void resolve_at_sync(tlog_log *log, tlog_devices *ds, tlog_device *only,
                             tlog_thread *t, const tlog_token *tok)
 {
-    poll_ctx c = {.mode = POLL_SYNC, .seq = tok->scope};
+    poll_ctx c = {.mode = POLL_SYNC, .seq = tok->scope, .now = tlog_now(log)};
     pthread_mutex_lock(&ds->poll_lock);
     pthread_mutex_lock(&ds->lock);
     tlog_fdev *f = tlog_fdev_for_(log, t, tok);
@@ -405,15 +431,43 @@ void tlog_sync_end(tlog_device *dev, const tlog_site *site)
 static const tlog_site sync_site = {"Forced sync \"tlog_sync\"", __FILE__, "tlog_sync",
                                     __LINE__, TLOG_LEVEL_COARSE};
 
-/* The next listed slot from `s` (NULL: the head) that the forced sync waits
- * for, with the marker to wait on. */
-static tlog_slot *next_to_wait(tlog_device *d, dqueue *q, tlog_slot *s, tlog_marker *m)
+/* Takes on every interval of a completed frame that is pending now: the
+ * forced sync waits for these, and gives up only on these. While it waits
+ * they stay listed (pinned), so that nothing else recycles their markers. */
+static uint64_t pin_pending(tlog_devices *ds)
+{
+    pthread_mutex_lock(&ds->lock);
+    uint64_t epoch = ++ds->epoch;
+    for (tlog_device *d = ds->list; d; d = d->next_device)
+        for (size_t i = 0; i < d->nqueues; i++)
+            for (tlog_slot *s = d->queues[i]->head; s; s = s->next) {
+                int st = slot_state(s);
+                if ((st == SLOT_PENDING || st == SLOT_FAILED) &&
+                    atomic_load_explicit(&s->fdev->completed, memory_order_acquire))
+                    s->sync_epoch = epoch;
+            }
+    atomic_store_explicit(&ds->wait_epoch, epoch, memory_order_release);
+    pthread_mutex_unlock(&ds->lock);
+    return epoch;
+}
+
+static void unpin(tlog_devices *ds)
+{
+    pthread_mutex_lock(&ds->lock);
+    atomic_store_explicit(&ds->wait_epoch, 0, memory_order_release);
+    pthread_mutex_unlock(&ds->lock);
+}
+
+/* The next pinned slot after `s` (NULL: from the head) still pending, with
+ * the marker to wait on. */
+static tlog_slot *next_to_wait(tlog_device *d, dqueue *q, tlog_slot *s, uint64_t epoch,
+                               tlog_marker *m)
 {
     pthread_mutex_lock(&d->devs->lock);
     s = s ? s->next : q->head;
     for (; s; s = s->next) {
         int st = slot_state(s);
-        if (st != SLOT_ZOMBIE && atomic_load(&s->fdev->completed)) {
+        if (s->sync_epoch == epoch && (st == SLOT_PENDING || st == SLOT_FAILED)) {
             *m = s->probe;
             break;
         }
@@ -422,15 +476,16 @@ static tlog_slot *next_to_wait(tlog_device *d, dqueue *q, tlog_slot *s, tlog_mar
     return s;
 }
 
-/* Waits for every completed frame's intervals on `d`. False once the
- * deadline has passed. */
-static bool wait_device(tlog_device *d, int64_t deadline, bool *waited)
+/* Waits for the pinned intervals of `d`, without the poll lock: sync scopes
+ * and readiness checks go on meanwhile. False once the deadline passed. */
+static bool wait_device(tlog_device *d, uint64_t epoch, int64_t deadline)
 {
     dqueue *q;
     for (size_t i = 0; (q = queue_at(d, i)) != NULL; i++) {
         tlog_marker m = 0;
-        for (tlog_slot *s = next_to_wait(d, q, NULL, &m); s; s = next_to_wait(d, q, s, &m)) {
-            *waited = true;
+        for (tlog_slot *s = next_to_wait(d, q, NULL, epoch, &m); s;
+             s = next_to_wait(d, q, s, epoch, &m)) {
+            d->forced_waited = true;
             int rc = d->ops->query(d->impl, m);
             DCOUNT(d, queries, 1);
             if (rc != TLOG_PENDING)
@@ -447,36 +502,46 @@ static bool wait_device(tlog_device *d, int64_t deadline, bool *waited)
     return true;
 }
 
+static int64_t deadline_after(uint64_t timeout_ns)
+{
+    const uint64_t far = UINT64_C(1) << 61;   /* decades: no overflow */
+    return tlog_mono_ns_() + (int64_t)(timeout_ns < far ? timeout_ns : far);
+}
+
 static int forced_sync(tlog_log *log, const tlog_site *why)
 {
     tlog_devices *ds = devices_of(log);
     if (!ds)
         return TLOG_OK;
     uint64_t timeout = log->cfg.sync_timeout_ns;
-    pthread_mutex_lock(&ds->poll_lock);
+    pthread_mutex_lock(&ds->force_lock);
+    uint64_t epoch = pin_pending(ds);
     tlog_ticks t0 = tlog_now(log);
-    int64_t deadline = tlog_mono_ns_() + (int64_t)timeout;
+    int64_t deadline = deadline_after(timeout);
     bool in_time = true;
-    for (tlog_device *d = ds->list; d && in_time; d = d->next_device) {
-        bool waited = false;
-        in_time = wait_device(d, deadline, &waited);
-        if (in_time && waited)
-            tlog_anchor_now_(d, ANCHOR_TIMEOUT_NS);
-    }
-    poll_ctx c = {.mode = POLL_FORCED, .forced_start = t0, .forced_end = tlog_now(log),
-                  .why = why};
-    for (tlog_device *d = ds->list; d; d = d->next_device)
+    for (tlog_device *d = next_device(ds, NULL); d && in_time; d = next_device(ds, d))
+        in_time = wait_device(d, epoch, deadline);
+    tlog_ticks t1 = tlog_now(log);
+
+    pthread_mutex_lock(&ds->poll_lock);
+    unpin(ds);
+    poll_ctx c = {.mode = POLL_FORCED, .epoch = epoch, .forced_start = t0,
+                  .forced_end = t1, .why = why, .now = t1};
+    for (tlog_device *d = ds->list; d; d = d->next_device) {
+        if (in_time && d->forced_waited)
+            tlog_anchor_now_(d, ANCHOR_TIMEOUT_NS);   /* right after activity */
+        d->forced_waited = false;
         poll_device(d, &c);
+    }
     pthread_mutex_unlock(&ds->poll_lock);
+    pthread_mutex_unlock(&ds->force_lock);
     report_errors(log, &c);
-    if (in_time && !c.unresolved)
-        return TLOG_OK;
     if (!in_time)
         tlog_report_(log, NULL, TLOG_ETIMEDOUT, NULL,
                      "forced sync gave up after %.3f s: %zu device interval(s) never "
                      "completed and are shown unresolved",
                      (double)timeout / 1e9, c.unresolved);
-    return in_time ? TLOG_EDEVICE : TLOG_ETIMEDOUT;
+    return !in_time ? TLOG_ETIMEDOUT : c.err.count ? TLOG_EDEVICE : TLOG_OK;
 }
 
 int tlog_sync(tlog_log *log)
@@ -508,7 +573,7 @@ static void unlink_device(tlog_devices *ds, tlog_device *d)
 void tlog_device_retire_(tlog_device *d)
 {
     tlog_devices *ds = d->devs;
-    poll_ctx c = {.mode = POLL_FINAL};
+    poll_ctx c = {.mode = POLL_FINAL, .now = tlog_now(d->log)};
     pthread_mutex_lock(&ds->poll_lock);
     poll_device(d, &c);
     pthread_mutex_lock(&ds->lock);

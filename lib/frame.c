@@ -23,6 +23,7 @@ tlog_frame *tlog_queue_push_locked_(tlog_log *log, tlog_frame *frame)
 static void frame_free(tlog_frame *f)
 {
     tlog_frame_free_raw_(f);
+    tlog_device_frame_close_(f->log, f->fdev);
     free(f->nodes);
     free(f->insts);
     free(f->worker_names);

@@ -243,7 +243,16 @@ struct tlog_frame {
     /* Raw until resolved, then given back. */
     tlog_chunk *chunks;
     tlog_attachment *attachments;
-    tlog_fdev *fdev;          /* device intervals, or NULL */
+    /* Device state, or NULL; kept until the frame is freed, so readiness
+     * checks may read it at any time. Its rows move to `drows` when the
+     * frame is resolved, and no row is added after that. */
+    tlog_fdev *fdev;
+    bool rows_taken;
+    tlog_drow *drows;
+    size_t ndrows;
+    bool forced;              /* a forced sync resolved rows of this frame */
+    tlog_ticks forced_start, forced_end;
+    const tlog_site *forced_site;
 
     pthread_mutex_t resolve_lock;
     atomic_bool resolved;
@@ -365,6 +374,9 @@ TLOG_INTERNAL void tlog_frame_free_raw_(tlog_frame *frame);
 /* The thread's frame ended: its device state goes to the frame. */
 TLOG_INTERNAL tlog_fdev *tlog_device_frame_end_(tlog_log *log, tlog_thread *t);
 TLOG_INTERNAL bool tlog_device_frame_ready_(const tlog_frame *f);
+/* Moves the frame's device rows into it and closes it to further rows.
+ * Caller holds f->resolve_lock. */
+TLOG_INTERNAL void tlog_device_frame_take_rows_(tlog_frame *f);
 /* The frame is resolved or freed: no more rows; drops its reference. */
 TLOG_INTERNAL void tlog_device_frame_close_(tlog_log *log, tlog_fdev *fdev);
 /* Forces a sync if the frame has device work pending. */
@@ -372,6 +384,8 @@ TLOG_INTERNAL void tlog_device_settle_(tlog_frame *f, const tlog_site *why);
 /* Resolves without blocking what completed frames have that is done. */
 TLOG_INTERNAL void tlog_devices_poll_(tlog_log *log);
 TLOG_INTERNAL void tlog_devices_destroy_(tlog_log *log);
+/* The log goes: frames still in progress give up their device state. */
+TLOG_INTERNAL void tlog_devices_orphan_(tlog_log *log);
 
 /* site.c */
 TLOG_INTERNAL uint64_t tlog_hash_str_(uint64_t h, const char *s);

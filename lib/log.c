@@ -173,6 +173,7 @@ void tlog_destroy(tlog_log *log)
 {
     if (!log || log->is_default)
         return;
+    tlog_devices_orphan_(log);
     tlog_threads_orphan_(log);
     tlog_frames_clear_(log);
     tlog_devices_destroy_(log);

@@ -303,8 +303,9 @@ void tlog_frame_free_raw_(tlog_frame *f)
     f->chunks = NULL;
     tlog_attachments_free_(f->log, f->attachments);
     f->attachments = NULL;
-    tlog_device_frame_close_(f->log, f->fdev);
-    f->fdev = NULL;
+    free(f->drows);
+    f->drows = NULL;
+    f->ndrows = 0;
 }
 
 static size_t count_input(const tlog_frame *f, size_t *max_depth, size_t *rows)
@@ -327,8 +328,7 @@ static size_t count_input(const tlog_frame *f, size_t *max_depth, size_t *rows)
                 *max_depth = d + 2;
         }
     }
-    if (f->fdev)
-        n += f->fdev->nrows + 1; /* and a forced-sync row */
+    n += f->ndrows + 1;   /* and a forced-sync row */
     return n;
 }
 
@@ -406,10 +406,9 @@ static uint32_t seq_target(uint32_t seq, const uint32_t *seqmap, uint32_t nseq,
 /* The forced sync's wait, as a control row under the root. */
 static uint32_t forced_row(builder *b, const tlog_frame *f, uint32_t root)
 {
-    const tlog_fdev *fd = f->fdev;
-    const tlog_site *site = fd->forced_site;
-    uint32_t r = new_inst(b, site, site->name, f->thread_name, f->thread, fd->forced_start,
-                          fd->forced_end, TLOG_REC_INSERT | TLOG_REC_FORCED);
+    const tlog_site *site = f->forced_site;
+    uint32_t r = new_inst(b, site, site->name, f->thread_name, f->thread, f->forced_start,
+                          f->forced_end, TLOG_REC_INSERT | TLOG_REC_FORCED);
     append_child(b, root, r);
     return r;
 }
@@ -417,10 +416,9 @@ static uint32_t forced_row(builder *b, const tlog_frame *f, uint32_t root)
 static void attach_device(builder *b, tlog_frame *f, uint32_t root, const uint32_t *seqmap,
                           uint32_t nseq)
 {
-    const tlog_fdev *fd = f->fdev;
     uint32_t forced = NONE;
-    for (size_t k = 0; fd && k < fd->nrows; k++) {
-        const tlog_drow *r = &fd->rows[k];
+    for (size_t k = 0; k < f->ndrows; k++) {
+        const tlog_drow *r = &f->drows[k];
         uint32_t target;
         if (r->place == TLOG_DROW_FORCED) {
             if (forced == NONE)
@@ -487,7 +485,7 @@ static int finish_device(tlog_frame *f, const builder *b, const bnode *bn, uint3
     if (!f->device_rows)
         return TLOG_OK;
     const inst *in = b->insts;
-    const tlog_drow *rows = f->fdev->rows;
+    const tlog_drow *rows = f->drows;
     size_t ndev = 0;
     for (size_t j = 0; j < f->nnodes; j++)
         ndev += in[bn[j].inst].drow != NONE;
@@ -518,6 +516,7 @@ static int finish_device(tlog_frame *f, const builder *b, const bnode *bn, uint3
 
 int tlog_frame_resolve_(tlog_frame *f)
 {
+    tlog_device_frame_take_rows_(f);
     size_t max_depth, rows;
     size_t cap = count_input(f, &max_depth, &rows);
     if (cap >= NONE)

@@ -102,6 +102,32 @@ static void error_callback_may_call_the_library(void **state)
     sim_fixture_free(fx);
 }
 
+static void stalled_queue_loses_only_its_own_intervals(void **state)
+{
+    (void)state;
+    sim_options o = {.sync_timeout_ns = 50 * NS_PER_MS};
+    sim_fixture *fx = sim_fixture_make(&o);
+    host_begin(fx, "Frame");
+    tlog_device_scope s = tlog_device_begin(fx->dev, fx->q1, site_named("Hangs"));
+    tlog_sim_launch(fx->sim, fx->q1, NS_PER_MS);
+    tlog_sim_inject(fx->sim, TLOG_SIM_FAULT_STALL, 1);
+    tlog_device_end(&s);
+    kernel(fx, fx->q1, "Behind it", 1.0);
+    kernel(fx, fx->q2, "Elsewhere", 1.0);
+    host_end(fx, "Frame");
+    assert_int_equal(tlog_sync(fx->log), TLOG_ETIMEDOUT);
+    tlog_frame *f = tlog_frame_pop_ready(fx->log);
+    assert_non_null(f);
+    const tlog_node *forced = path(f, "Forced sync \"tlog_sync\"", NULL, NULL);
+    assert_true(info_of(child_named(forced, "Hangs")).flags & TLOG_NODE_UNRESOLVED);
+    assert_true(info_of(child_named(forced, "Behind it")).flags & TLOG_NODE_UNRESOLVED);
+    tlog_node_info fine = info_of(child_named(forced, "Elsewhere"));
+    assert_false(fine.flags & TLOG_NODE_UNRESOLVED);
+    assert_int_equal(fine.total_ns, NS_PER_MS);
+    tlog_frame_release(f);
+    sim_fixture_free(fx);
+}
+
 static void refused_begin_marker_drops_the_scope(void **state)
 {
     sim_fixture *fx = *state;
@@ -298,6 +324,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(marker_that_never_completes_times_out_and_is_shown_unresolved),
         cmocka_unit_test(refused_end_after_a_stuck_begin_never_reuses_the_begin),
+        cmocka_unit_test(stalled_queue_loses_only_its_own_intervals),
         cmocka_unit_test(error_callback_may_call_the_library),
         cmocka_unit_test_setup_teardown(refused_begin_marker_drops_the_scope, sim_setup,
                                         sim_teardown),

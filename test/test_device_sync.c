@@ -1,5 +1,7 @@
 /* Device intervals resolved at sync scopes and at the forced sync: where the
  * rows go, their times, percentages, and links to their launchers. */
+#include <pthread.h>
+
 #include "device_fixture.h"
 
 static void sync_scope_shows_completed_intervals_under_it(void **state)
@@ -165,16 +167,57 @@ static void launch_rows_time_the_host_side(void **state)
     sim_options o = {.device_flags = TLOG_DEVICE_LAUNCH_ROWS};
     sim_fixture *fx = sim_fixture_make(&o);
     host_begin(fx, "Frame");
-    kernel(fx, fx->q1, "Kernel", 1.0);
+    host_begin(fx, "Filter");
+    tlog_device_scope s = tlog_device_begin(fx->dev, fx->q1, site_named("Kernel"));
+    sim_at(fx, 0.25);                       /* the launch takes 0.25 ms */
+    tlog_sim_launch(fx->sim, fx->q1, NS_PER_MS);
+    tlog_device_end(&s);
+    host_end(fx, "Filter");
     sync_until(fx, "Sync", 2.0);
     host_end(fx, "Frame");
 
     tlog_frame *f = tlog_frame_pop_ready(fx->log);
     assert_non_null(f);
-    const tlog_node *launch = path(f, "Launch \"Kernel\"", NULL, NULL);
+    const tlog_node *launch = path(f, "Filter", "Launch \"Kernel\"", NULL);
     assert_non_null(launch);
     assert_int_equal(info_of(launch).kind, TLOG_KIND_CONTROL);
-    assert_ptr_equal(info_of(path(f, "Sync", "Kernel", NULL)).launcher, launch);
+    assert_int_equal(info_of(launch).total_ns, NS_PER_MS / 4);
+    assert_ptr_equal(info_of(path(f, "Sync", "Kernel", NULL)).launcher,
+                     path(f, "Filter", NULL, NULL));
+    tlog_frame_release(f);
+    sim_fixture_free(fx);
+}
+
+typedef struct ender {
+    tlog_device_scope scope;
+    int rc;
+} ender;
+
+static void *end_elsewhere(void *p)
+{
+    ender *e = p;
+    e->rc = tlog_device_end(&e->scope);
+    return NULL;
+}
+
+static void launch_row_of_a_scope_ended_on_another_thread(void **state)
+{
+    (void)state;
+    sim_options o = {.device_flags = TLOG_DEVICE_LAUNCH_ROWS};
+    sim_fixture *fx = sim_fixture_make(&o);
+    host_begin(fx, "Frame");
+    ender e = {tlog_device_begin(fx->dev, fx->q1, site_named("Kernel")), -1};
+    tlog_sim_launch(fx->sim, fx->q1, NS_PER_MS);
+    pthread_t th;
+    pthread_create(&th, NULL, end_elsewhere, &e);
+    pthread_join(th, NULL);
+    assert_int_equal(e.rc, TLOG_OK);
+    sync_until(fx, "Sync", 2.0);
+    host_end(fx, "Frame");
+    assert_int_equal(fx->errors.count, 0);   /* nothing left open, no repair */
+    tlog_frame *f = tlog_frame_pop_ready(fx->log);
+    assert_non_null(path(f, "Launch \"Kernel\"", NULL, NULL));
+    assert_non_null(path(f, "Sync", "Kernel", NULL));
     tlog_frame_release(f);
     sim_fixture_free(fx);
 }
@@ -283,6 +326,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(sync_in_a_later_frame_shows_earlier_launches,
                                         sim_setup, sim_teardown),
         cmocka_unit_test(launch_rows_time_the_host_side),
+        cmocka_unit_test(launch_row_of_a_scope_ended_on_another_thread),
         cmocka_unit_test(offset_is_measured_and_can_be_subtracted),
         cmocka_unit_test_setup_teardown(many_instances_merge_into_one_row, sim_setup,
                                         sim_teardown),

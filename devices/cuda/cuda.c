@@ -176,19 +176,44 @@ static int cuda_elapsed(void *impl, tlog_marker from, tlog_marker to, int64_t *n
     return rc;
 }
 
+typedef struct launch {
+    cuda_impl *c;
+    cudaKernel_t kernel;
+    void **args;
+} launch;
+
+static int launch_own(void *arg)
+{
+    launch *l = arg;
+    dim3 one = {1, 1, 1};
+    return status_of(cudaLaunchKernel((const void *)l->kernel, one, one, l->args, 0,
+                                      l->c->own));
+}
+
+/* Kernels launch on the calling thread's current device: switch to ours. */
 static int cuda_enqueue_empty(void *impl)
 {
     cuda_impl *c = impl;
-    dim3 one = {1, 1, 1};
-    return status_of(cudaLaunchKernel((const void *)c->empty, one, one, NULL, 0, c->own));
+    launch l = {c, c->empty, NULL};
+    return on_device(c->ordinal, launch_own, &l);
 }
 
 static int cuda_enqueue_busy(void *impl, uint64_t ns)
 {
     cuda_impl *c = impl;
-    dim3 one = {1, 1, 1};
     void *args[] = {&ns};
-    return status_of(cudaLaunchKernel((const void *)c->spin, one, one, args, 0, c->own));
+    launch l = {c, c->spin, args};
+    return on_device(c->ordinal, launch_own, &l);
+}
+
+/* Work on cudaStreamPerThread runs in order per thread only: each thread's
+ * gets a pending list of its own. */
+static _Thread_local char per_thread_stream;
+
+static void *cuda_queue_key(void *impl, void *queue)
+{
+    (void)impl;
+    return queue == (void *)cudaStreamPerThread ? (void *)&per_thread_stream : queue;
 }
 
 static void impl_free(cuda_impl *c)
@@ -216,6 +241,7 @@ static const tlog_device_ops cuda_ops = {
     .query = cuda_query,
     .wait = cuda_wait,
     .elapsed_ns = cuda_elapsed,
+    .queue_key = cuda_queue_key,
     .enqueue_empty = cuda_enqueue_empty,
     .enqueue_busy = cuda_enqueue_busy,
     .destroy = cuda_destroy,
@@ -252,12 +278,31 @@ static int no_device(tlog_log *log, int ordinal, cudaError_t e, int count)
     return TLOG_ENODEVICE;
 }
 
+static int device_create(tlog_log *log, int ordinal, const tlog_device_config *config,
+                         tlog_device **out);
+
+/* Creating a device makes a stream, loads kernels and waits on its own
+ * stream: all in relaxed capture mode, so that a capture under way on any
+ * thread is left intact. */
 int tlog_cuda_device_create(tlog_log *log, int ordinal, const tlog_device_config *config,
                             tlog_device **out)
 {
     if (!out || ordinal < 0)
         return TLOG_EINVAL;
     *out = NULL;
+    enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    bool switched = cudaThreadExchangeStreamCaptureMode(&mode) == cudaSuccess;
+    if (!switched)
+        cudaGetLastError();
+    int rc = device_create(log, ordinal, config, out);
+    if (switched)
+        cudaThreadExchangeStreamCaptureMode(&mode);
+    return rc;
+}
+
+static int device_create(tlog_log *log, int ordinal, const tlog_device_config *config,
+                         tlog_device **out)
+{
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess || ordinal >= count) {
@@ -339,6 +384,18 @@ static int ordinal_of(cudaStream_t stream)
     return ordinal;
 }
 
+/* Whether `stream` is being captured (or cannot be asked: the legacy
+ * stream while another stream captures). */
+static bool capturing(cudaStream_t stream)
+{
+    enum cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(stream, &status) != cudaSuccess) {
+        cudaGetLastError();
+        return true;
+    }
+    return status != cudaStreamCaptureStatusNone;
+}
+
 static tlog_device *create_default(int ordinal)
 {
     pthread_mutex_lock(&defaults_lock);
@@ -366,7 +423,11 @@ tlog_device *tlog_cuda_device(cudaStream_t stream)
         return NULL;
     }
     tlog_device *dev = atomic_load_explicit(&defaults[ordinal], memory_order_acquire);
-    return dev ? dev : create_default(ordinal);
+    if (dev)
+        return dev;
+    /* A scope in a capture is not timed anyway: make the device later, when
+     * setting it up cannot touch a graph being built. */
+    return capturing(stream) ? NULL : create_default(ordinal);
 }
 
 uint64_t tlog_cuda_scopes_untimed(void)

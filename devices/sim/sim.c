@@ -31,12 +31,14 @@ typedef struct item {
     sim_marker *marker;       /* markers; NULL for kernels and dead markers */
     bool is_marker;
     bool hang;
+    bool stall;               /* reaching it halts the queue for good */
 } item;
 
 struct tlog_sim_queue {
     tlog_sim_queue *next;
     item *head, *tail;
     uint64_t free_at;         /* when the last item finished */
+    bool stalled;             /* halted by TLOG_SIM_FAULT_STALL */
 };
 
 struct tlog_sim {
@@ -53,7 +55,8 @@ struct tlog_sim {
     tlog_sim_queue *fallback; /* the NULL queue */
     tlog_sim_queue *own;      /* the library's */
     uint64_t gen, ran_gen;    /* changes seen / run by the worker */
-    unsigned faults[5];
+    unsigned faults[6];
+    bool worker_started;
     struct {
         _Atomic uint64_t records, queries, waits, elapsed, live, created, rerecords;
     } stats;
@@ -84,7 +87,7 @@ static uint64_t start_of(const tlog_sim_queue *q, const item *it)
 /* When the head of q next changes something, or UINT64_MAX if idle. */
 static uint64_t next_event(const tlog_sim_queue *q)
 {
-    if (!q->head)
+    if (!q->head || q->stalled)
         return UINT64_MAX;
     uint64_t start = start_of(q, q->head);
     return q->head->is_marker ? start : start + q->head->duration;
@@ -108,6 +111,12 @@ static void run_queue(tlog_sim *sim, tlog_sim_queue *q, uint64_t now)
     while (q->head && next_event(q) <= now) {
         item *it = q->head;
         uint64_t start = start_of(q, it);
+        if (it->stall) {
+            q->stalled = true;   /* like a device that hangs: nothing after runs */
+            if (it->marker)
+                atomic_store_explicit(&it->marker->state, M_HUNG, memory_order_release);
+            return;
+        }
         if (it->is_marker)
             reach(sim, q, it, start);
         else
@@ -236,8 +245,9 @@ int tlog_sim_create(const tlog_sim_config *config, tlog_sim **out)
     pthread_condattr_destroy(&attr);
     sim->fallback = queue_new(sim);
     sim->own = queue_new(sim);
-    if (!sim->fallback || !sim->own ||
-        pthread_create(&sim->worker, NULL, worker_main, sim) != 0) {
+    sim->worker_started = sim->fallback && sim->own &&
+                          pthread_create(&sim->worker, NULL, worker_main, sim) == 0;
+    if (!sim->worker_started) {
         tlog_sim_destroy(sim);
         return TLOG_ENOMEM;
     }
@@ -249,7 +259,7 @@ void tlog_sim_destroy(tlog_sim *sim)
 {
     if (!sim)
         return;
-    if (sim->fallback && sim->own) {
+    if (sim->worker_started) {
         pthread_mutex_lock(&sim->lock);
         sim->stop = true;
         pthread_cond_signal(&sim->work);
@@ -366,7 +376,7 @@ int tlog_sim_queue_sync(tlog_sim *sim, tlog_sim_queue *queue)
 
 int tlog_sim_inject(tlog_sim *sim, int fault, unsigned count)
 {
-    if (!sim || fault < TLOG_SIM_FAULT_HANG || fault > TLOG_SIM_FAULT_CAPTURE)
+    if (!sim || fault < TLOG_SIM_FAULT_HANG || fault > TLOG_SIM_FAULT_STALL)
         return TLOG_EINVAL;
     pthread_mutex_lock(&sim->lock);
     sim->faults[fault] += count;
@@ -453,6 +463,7 @@ static int record_on(tlog_sim *sim, tlog_sim_queue *q, sim_marker *m, bool own)
         return rc;
     }
     it->hang = !own && take_fault(sim, TLOG_SIM_FAULT_HANG);
+    it->stall = !own && take_fault(sim, TLOG_SIM_FAULT_STALL);
     int state = atomic_load(&m->state);
     if (state == M_RECORDED || state == M_HUNG)
         SCOUNT(sim, rerecords);   /* the first timestamp is lost, as on a GPU */

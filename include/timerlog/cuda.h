@@ -45,9 +45,12 @@ TLOG_API int tlog_cuda_device_create(tlog_log *log, int ordinal,
 
 /*
  * The default log's device for the GPU that owns `stream`, created with the
- * configuration given to tlog_cuda_configure on first use. NULL where CUDA
- * has no usable device: device scopes then do nothing but count themselves
- * (tlog_cuda_scopes_untimed) and the application keeps running.
+ * configuration given to tlog_cuda_configure on first use (not while the
+ * stream is being captured). Creating it waits a few milliseconds: call this
+ * once at start-up to keep that out of the first frame. NULL where CUDA has
+ * no usable device: device scopes then do nothing but count themselves
+ * (tlog_cuda_scopes_untimed) and the application keeps running. The device
+ * belongs to the library: do not destroy it.
  */
 TLOG_API tlog_device *tlog_cuda_device(cudaStream_t stream);
 

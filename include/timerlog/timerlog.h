@@ -193,10 +193,10 @@ typedef struct tlog_config {
 TLOG_API int tlog_create(const tlog_config *config, tlog_log **out);
 
 /*
- * Destroys a log and every frame in it. No thread may be recording into the
- * log, or holding its frames, while it is destroyed; threads that recorded
- * into it may be exiting at the same time. Passing NULL does nothing (the
- * default log lives until the process ends).
+ * Destroys a log, every frame in it and every device bound to it. No thread
+ * may be recording into the log, or holding its frames, while it is
+ * destroyed; threads that recorded into it may be exiting at the same time.
+ * Passing NULL does nothing (the default log lives until the process ends).
  */
 TLOG_API void tlog_destroy(tlog_log *log);
 
@@ -554,7 +554,8 @@ TLOG_API int tlog_device_get_info(const tlog_device *dev, tlog_device_info *out)
 /*
  * Destroys a device: intervals still pending are marked unresolved in their
  * frames, then the markers are released. No thread may be recording on the
- * device meanwhile. NULL does nothing.
+ * device meanwhile. NULL does nothing. tlog_destroy destroys the devices of
+ * its log: do not destroy them again after it.
  */
 TLOG_API void tlog_device_destroy(tlog_device *dev);
 
@@ -577,8 +578,9 @@ TLOG_API tlog_device_scope tlog_device_begin(tlog_device *dev, void *queue,
 
 /*
  * Closes a device scope (from any thread) and empties *scope. Returns
- * TLOG_ENOTOPEN for an empty scope or one already ended, TLOG_EDEVICE if the
- * device refused the end marker (the interval then shows unresolved).
+ * TLOG_ENOTOPEN for an empty scope or one already ended; TLOG_EDEVICE if the
+ * device refused the end marker, TLOG_ECAPTURE if the queue began to be
+ * captured meanwhile, or TLOG_ENOMEM: the interval then shows unresolved.
  */
 TLOG_API int tlog_device_end(tlog_device_scope *scope);
 

@@ -71,10 +71,15 @@ TLOG_API tlog_ticks tlog_sim_clock(void *sim);
 TLOG_API void tlog_sim_settle(tlog_sim *sim);
 
 enum tlog_sim_fault {
-    TLOG_SIM_FAULT_HANG = 1,         /* the next recorded markers never complete */
+    TLOG_SIM_FAULT_HANG = 1,         /* the next recorded markers never
+                                      * complete; their queues go on */
     TLOG_SIM_FAULT_RECORD_ERROR = 2, /* the next records fail */
     TLOG_SIM_FAULT_QUERY_ERROR = 3,  /* the next queries fail */
-    TLOG_SIM_FAULT_CAPTURE = 4       /* the next records find the queue captured */
+    TLOG_SIM_FAULT_CAPTURE = 4,      /* the next records find the queue captured */
+    TLOG_SIM_FAULT_STALL = 5         /* the next recorded marker halts its
+                                      * queue for good, as a hung device does:
+                                      * neither it nor anything after it
+                                      * completes (that queue never drains) */
 };
 
 /* Arms `count` occurrences of a fault, counted on the application's queues
