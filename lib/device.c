@@ -135,8 +135,8 @@ void tlog_device_frame_take_rows_(tlog_frame *fr)
 
 void tlog_device_frame_close_(tlog_log *log, tlog_fdev *f)
 {
-    tlog_devices *ds = devices_of(log);
-    if (!f || !ds)
+    tlog_devices *ds = f ? devices_of(log) : NULL;
+    if (!ds)
         return;
     pthread_mutex_lock(&ds->lock);
     f->closed = true;

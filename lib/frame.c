@@ -29,6 +29,7 @@ static void frame_free(tlog_frame *f)
     free(f->worker_names);
     free(f->node_devs);
     free(f->inst_devs);
+    free(f->strings);
     pthread_mutex_destroy(&f->resolve_lock);
     free(f);
 }
@@ -53,10 +54,8 @@ void tlog_frames_clear_(tlog_log *log)
  * so readers need no lock. A frame that cannot be resolved for lack of
  * memory keeps its records for the next reader, unless it was taken out of
  * the queue, in which case it is dropped and counted. */
-static tlog_frame *resolved_or_null(tlog_frame *f, bool taken, const tlog_site *why)
+int tlog_frame_resolve_once_(tlog_frame *f, const tlog_site *why)
 {
-    if (!f)
-        return NULL;
     int rc = TLOG_OK;
     if (!atomic_load_explicit(&f->resolved, memory_order_acquire)) {
         if (why)
@@ -69,6 +68,14 @@ static tlog_frame *resolved_or_null(tlog_frame *f, bool taken, const tlog_site *
         }
         pthread_mutex_unlock(&f->resolve_lock);
     }
+    return rc;
+}
+
+static tlog_frame *resolved_or_null(tlog_frame *f, bool taken, const tlog_site *why)
+{
+    if (!f)
+        return NULL;
+    int rc = tlog_frame_resolve_once_(f, why);
     if (rc == TLOG_OK)
         return f;
     if (taken)
@@ -180,6 +187,7 @@ int tlog_frame_get_info(const tlog_frame *f, tlog_frame_info *out)
                       f->nnode_devs * sizeof *f->node_devs,
         .device_intervals = f->device_rows,
         .device_unresolved = f->device_unresolved,
+        .rank = f->rank,
     };
     return tlog_copy_sized_(out, &info, sizeof info);
 }

@@ -137,6 +137,7 @@ typedef struct tlog_fdev {
 } tlog_fdev;
 
 typedef struct tlog_devices tlog_devices;
+typedef struct tlog_stream tlog_stream;
 typedef struct tlog_thread tlog_thread;
 
 struct tlog_thread {
@@ -265,6 +266,9 @@ struct tlog_frame {
     int64_t start_ns;
     uint64_t duration_ns;
     uint64_t device_rows, device_unresolved;
+    size_t stream_bytes;      /* raw records held, while the writer waits */
+    uint32_t rank;            /* of the process that recorded it */
+    char *strings;            /* names a frame read from a stream owns */
     tlog_node_dev *node_devs;
     size_t nnode_devs;
     tlog_inst_dev *inst_devs;    /* sorted by instance, device_rows of them */
@@ -295,6 +299,9 @@ struct tlog_log {
     double custom_rate;       /* ns per tick of cfg.clock */
     _Atomic uint64_t chunk_bytes; /* record memory held, in use or pooled */
     _Atomic(tlog_devices *) devices; /* made with the first device */
+    tlog_stream *stream;      /* set at creation, or NULL */
+    uint64_t wall0_ns;        /* CLOCK_REALTIME at creation */
+    uint32_t rank;            /* MPI rank from the environment, or 0 */
 
     pthread_mutex_t error_lock;
     struct { int code; const tlog_site *site; } reported[64];
@@ -364,6 +371,9 @@ TLOG_INTERNAL void tlog_chunk_free_(tlog_log *log, tlog_chunk *c);
 TLOG_INTERNAL tlog_frame *tlog_queue_push_locked_(tlog_log *log, tlog_frame *frame);
 TLOG_INTERNAL void tlog_frames_clear_(tlog_log *log);
 TLOG_INTERNAL tlog_frame *tlog_frame_for_dump_(tlog_log *log);
+/* Resolves the frame if no one has yet (forcing a sync titled `why` if its
+ * device work is pending); keeps the caller's reference either way. */
+TLOG_INTERNAL int tlog_frame_resolve_once_(tlog_frame *f, const tlog_site *why);
 
 /* resolve.c: builds nodes and instances from the raw records, then gives
  * the records back. Caller holds frame->resolve_lock. */
@@ -386,6 +396,17 @@ TLOG_INTERNAL void tlog_devices_poll_(tlog_log *log);
 TLOG_INTERNAL void tlog_devices_destroy_(tlog_log *log);
 /* The log goes: frames still in progress give up their device state. */
 TLOG_INTERNAL void tlog_devices_orphan_(tlog_log *log);
+
+/* stream.c */
+TLOG_INTERNAL int tlog_stream_open_(tlog_log *log);
+/* The MPI rank the environment shows (Open MPI, PMIx, MPICH/PMI, Slurm),
+ * or -1. */
+TLOG_INTERNAL long tlog_env_rank_(void);
+/* Hands a frame (and one reference) to the writer; false if not taken. */
+TLOG_INTERNAL bool tlog_stream_take_(tlog_log *log, tlog_frame *f);
+/* Writes what is waiting, ends the file; `release` frees the stream. */
+TLOG_INTERNAL void tlog_stream_close_(tlog_log *log, bool release);
+TLOG_INTERNAL void tlog_stream_stats_(tlog_log *log, uint64_t *written, uint64_t *lost);
 
 /* site.c */
 TLOG_INTERNAL uint64_t tlog_hash_str_(uint64_t h, const char *s);

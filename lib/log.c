@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "internal.h"
 
@@ -33,6 +34,8 @@ const char *tlog_strerror(int code)
     case TLOG_ETIMEDOUT: return "timed out waiting for the device";
     case TLOG_ENODEVICE: return "no usable device";
     case TLOG_ECAPTURE: return "the queue is being captured into a graph";
+    case TLOG_EFORMAT: return "not a timerlog stream, or a damaged one";
+    case TLOG_EVERSION: return "stream written by a newer, incompatible version";
     default: return "unknown error";
     }
 }
@@ -145,6 +148,11 @@ static int create_log(const tlog_config *config, tlog_log **out, bool *bad_env)
     tlog_clock_init_(log);
 
     atomic_init(&log->level, starting_level(&log->cfg, bad_env));
+    struct timespec wall;
+    clock_gettime(CLOCK_REALTIME, &wall);
+    log->wall0_ns = (uint64_t)wall.tv_sec * 1000000000u + (uint64_t)wall.tv_nsec;
+    long rank = tlog_env_rank_();
+    log->rank = rank > 0 ? (uint32_t)rank : 0;
     *out = log;
     return TLOG_OK;
 }
@@ -164,8 +172,10 @@ int tlog_create(const tlog_config *config, tlog_log **out)
 {
     bool bad_env = false;
     int rc = create_log(config, out, &bad_env);
-    if (rc == TLOG_OK)
+    if (rc == TLOG_OK) {
         report_bad_env(*out, bad_env);
+        tlog_stream_open_(*out);   /* a stream that cannot open is reported */
+    }
     return rc;
 }
 
@@ -173,6 +183,7 @@ void tlog_destroy(tlog_log *log)
 {
     if (!log || log->is_default)
         return;
+    tlog_stream_close_(log, true);
     tlog_devices_orphan_(log);
     tlog_threads_orphan_(log);
     tlog_frames_clear_(log);
@@ -216,6 +227,13 @@ int tlog_default_config(const tlog_config *config)
     return rc;
 }
 
+static void close_default_stream(void)
+{
+    tlog_log *log = atomic_load(&default_log);
+    if (log)
+        tlog_stream_close_(log, false);
+}
+
 tlog_log *tlog_default(void)
 {
     tlog_log *log = atomic_load_explicit(&default_log, memory_order_acquire);
@@ -232,8 +250,11 @@ tlog_log *tlog_default(void)
         atomic_store_explicit(&default_log, log, memory_order_release);
     }
     pthread_mutex_unlock(&default_lock);
-    if (created) /* outside the lock: the callback may call us */
+    if (created) { /* outside the lock: the callback may call us */
         report_bad_env(log, bad_env);
+        if (tlog_stream_open_(log) == TLOG_OK && log->stream)
+            atexit(close_default_stream);
+    }
     return log;
 }
 
@@ -282,6 +303,7 @@ int tlog_get_stats(tlog_log *log, tlog_stats *out)
     TLOG_READ(alloc_failures);
     TLOG_READ(threads);
     s.record_bytes = atomic_load_explicit(&log->chunk_bytes, memory_order_relaxed);
+    tlog_stream_stats_(log, &s.frames_streamed, &s.frames_not_streamed);
 #undef TLOG_READ
     return tlog_copy_sized_(out, &s, sizeof s);
 }

@@ -226,6 +226,17 @@ static tlog_attachment *reversed(tlog_attachment *a)
     return out;
 }
 
+/* Record memory a completed frame holds until it is resolved. */
+static size_t raw_bytes(const tlog_chunk *chunks, const tlog_attachment *inbox)
+{
+    size_t n = 0;
+    for (const tlog_chunk *c = chunks; c; c = c->next)
+        n += chunk_bytes(c->cap);
+    for (const tlog_attachment *a = inbox; a; a = a->next)
+        n += a->bytes;
+    return n;
+}
+
 static void complete_frame(tlog_thread *t, tlog_log *log)
 {
     if (t->cur)
@@ -237,6 +248,7 @@ static void complete_frame(tlog_thread *t, tlog_log *log)
 
     tlog_fdev *fdev = tlog_device_frame_end_(log, t);
     tlog_frame *f = calloc(1, sizeof *f);
+    bool streamed = f && log->stream;
     pthread_mutex_lock(&log->lock);
     atomic_store_explicit(&t->inbox_frame, 0, memory_order_relaxed);
     tlog_attachment *inbox = reversed(t->inbox);
@@ -251,7 +263,9 @@ static void complete_frame(tlog_thread *t, tlog_log *log)
     tlog_frame *evicted = NULL;
     if (f) {
         f->log = log;
-        atomic_init(&f->refs, 1);
+        f->rank = log->rank;
+        atomic_init(&f->refs, streamed ? 2 : 1);   /* the writer's reference */
+        f->stream_bytes = streamed ? raw_bytes(chunks, inbox) : 0;
         f->thread = t->id;
         memcpy(f->thread_name, t->name, sizeof f->thread_name);
         f->dropped = dropped;
@@ -274,6 +288,8 @@ static void complete_frame(tlog_thread *t, tlog_log *log)
     }
     if (evicted)
         tlog_frame_release(evicted);
+    if (streamed && !tlog_stream_take_(log, f))
+        tlog_frame_release(f);
 }
 
 /* ------------------------------------------------------------------------ */

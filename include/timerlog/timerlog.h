@@ -59,7 +59,9 @@ enum tlog_status {
     TLOG_EDEVICE = -12,   /* the device or its runtime reported an error */
     TLOG_ETIMEDOUT = -13, /* a wait for the device gave up */
     TLOG_ENODEVICE = -14, /* no usable device, or its runtime is missing */
-    TLOG_ECAPTURE = -15   /* the queue is being captured into a graph */
+    TLOG_ECAPTURE = -15,  /* the queue is being captured into a graph */
+    TLOG_EFORMAT = -16,   /* not a timerlog stream, or a damaged one */
+    TLOG_EVERSION = -17   /* a stream from a newer, incompatible version */
 };
 
 /* A static, human-readable message for a tlog_status code. Never NULL. */
@@ -184,6 +186,15 @@ typedef struct tlog_config {
      * before giving up and marking what is left unresolved. 0 selects 5 s;
      * TIMERLOG_SYNC_TIMEOUT_MS in the environment overrides it. */
     uint64_t sync_timeout_ns;
+    /* Streams every completed frame to this file (see tlog_stream_flush and
+     * doc/stream.md); each `%` becomes the MPI rank when the environment
+     * shows one (Open MPI, PMIx, MPICH/PMI, Slurm), else the process id.
+     * NULL: no stream. TIMERLOG_OUTPUT=path overrides it. */
+    const char *stream_path;
+    /* Bytes buffered before a write, and the bound on frames waiting to be
+     * written; 0 selects 4 MiB. TIMERLOG_BUFSIZE (bytes, or with a K, M or G
+     * suffix) overrides it. */
+    size_t stream_buffer;
 } tlog_config;
 
 /*
@@ -247,10 +258,22 @@ typedef struct tlog_stats {
     uint64_t threads;           /* threads that have recorded into the log */
     uint64_t record_bytes;      /* memory held for scope records and
                                  * hand-off work (in use or kept for reuse) */
+    uint64_t frames_streamed;   /* frames written to the stream */
+    uint64_t frames_not_streamed; /* frames the stream could not take or
+                                   * write (after a write error) */
 } tlog_stats;
 
 /* Fills *out (set out->size first). Thread-safe. */
 TLOG_API int tlog_get_stats(tlog_log *log, tlog_stats *out);
+
+/*
+ * Waits until every frame completed so far is in the stream file, and the
+ * file is written up to it. TLOG_EINVAL when the log has no stream, TLOG_EIO
+ * when writing it failed (reported once; the file holds what came before).
+ * The file is ended when the log is destroyed, or at exit for the default
+ * log.
+ */
+TLOG_API int tlog_stream_flush(tlog_log *log);
 
 /* ------------------------------------------------------------------------ */
 /* Threads                                                                  */
@@ -399,6 +422,7 @@ typedef struct tlog_frame_info {
     size_t tree_bytes;       /* memory the resolved frame holds */
     uint64_t device_intervals;  /* device intervals shown in the frame */
     uint64_t device_unresolved; /* of those, left unresolved (timeout, error) */
+    uint32_t rank;           /* MPI rank of the recording process (0 if none) */
 } tlog_frame_info;
 
 TLOG_API int tlog_frame_get_info(const tlog_frame *frame, tlog_frame_info *out);
@@ -628,6 +652,88 @@ TLOG_API int tlog_dump(tlog_log *log, FILE *out);
 /* Prints one frame with options (NULL = show every row). */
 TLOG_API int tlog_dump_frame(const tlog_frame *frame, FILE *out,
                              const tlog_dump_options *options);
+
+/* ------------------------------------------------------------------------ */
+/* Merging, exports and reading streams back                                */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * One tree out of n frames: rows with the same titles and kinds along the
+ * same path from the root add up (count, total, min, max); the roots merge
+ * under the first frame's title. The result has rows only (no instances) and
+ * is released with tlog_frame_release. The inputs may be released first.
+ */
+TLOG_API int tlog_frame_merge(const tlog_frame *const *frames, size_t n,
+                              tlog_frame **out);
+
+/*
+ * Chrome Trace Event JSON, which Perfetto and chrome://tracing open: one
+ * process per rank, one track per host thread and per device queue (a
+ * thread's inserted timings and forced syncs get a track beside it),
+ * complete ("X") events in microseconds, thread and queue names as "M"
+ * events, and an arrow from each launching scope to its device interval.
+ * Frames read from several streams may be mixed. out NULL = stdout.
+ */
+TLOG_API int tlog_export_chrome(const tlog_frame *const *frames, size_t n, FILE *out);
+
+/* {"frames":[...]}: each frame's tree, every field of tlog_node_info on
+ * every row, children nested. */
+TLOG_API int tlog_export_json(const tlog_frame *const *frames, size_t n, FILE *out);
+
+/* CSV with a header line, one line per row: rank, frame, path (titles from
+ * the root, joined by " / "), kind, thread, count, total, min, max (ns),
+ * percent of parent. */
+TLOG_API int tlog_export_csv(const tlog_frame *const *frames, size_t n, FILE *out);
+
+/* Reads a stream file (doc/stream.md) frame by frame. */
+typedef struct tlog_reader tlog_reader;
+
+/*
+ * Opens a stream file, or a stream in memory (not copied: keep it while
+ * reading). Sets *out even on failure (except TLOG_ENOMEM), so that
+ * tlog_reader_error can say what is wrong: TLOG_EIO when the file cannot be
+ * opened, TLOG_EFORMAT when it is not a stream, TLOG_EVERSION when a newer
+ * writer made it. Close the reader either way.
+ */
+TLOG_API int tlog_reader_open(const char *path, tlog_reader **out);
+TLOG_API int tlog_reader_open_memory(const void *data, size_t size, tlog_reader **out);
+
+/*
+ * The next frame, resolved, with a reference for tlog_frame_release; it may
+ * refer to the reader's call sites, so release it before closing the reader.
+ * TLOG_ENOFRAME at the end (tlog_reader_error then says whether the file was
+ * ended properly), TLOG_EFORMAT on damage: the frames before it were good,
+ * and tlog_reader_error names the problem and its byte offset.
+ */
+TLOG_API int tlog_reader_next(tlog_reader *reader, tlog_frame **frame);
+
+/* What went wrong, with its byte offset; "" while all is well. */
+TLOG_API const char *tlog_reader_error(const tlog_reader *reader);
+
+typedef struct tlog_reader_info {
+    size_t size;
+    unsigned version_major, version_minor;
+    int64_t rank;            /* -1 when the writer saw no MPI rank */
+    uint32_t pid;
+    uint64_t start_wall_ns;  /* the log's creation, ns since the Unix epoch */
+    size_t sites, threads, devices;  /* described so far */
+    uint64_t frames;         /* read so far */
+    uint64_t bytes_read;
+    int ended;               /* the end block was read */
+    uint64_t end_frames;     /* from the end block: frames the writer wrote */
+    uint64_t frames_lost;    /* from the end block: frames it could not */
+} tlog_reader_info;
+
+TLOG_API int tlog_reader_get_info(const tlog_reader *reader, tlog_reader_info *out);
+
+/* What the stream described so far: call sites by index, threads (with
+ * their ids) and devices by index; NULL past the last. */
+TLOG_API const tlog_site *tlog_reader_site(const tlog_reader *reader, size_t index);
+TLOG_API const char *tlog_reader_thread(const tlog_reader *reader, size_t index,
+                                        uint32_t *id);
+TLOG_API const char *tlog_reader_device(const tlog_reader *reader, size_t index);
+
+TLOG_API void tlog_reader_close(tlog_reader *reader);
 
 /* ------------------------------------------------------------------------ */
 /* Macros                                                                   */

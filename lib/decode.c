@@ -1,0 +1,266 @@
+/*
+ * Decoding a FRAME block (doc/stream.md) into a resolved frame, the inverse
+ * of encode.c. Input is untrusted: every count is checked against the bytes
+ * there are, every index against what it indexes.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "decode.h"
+#include "stream_format.h"
+
+#define NONE TLOG_STREAM_NONE
+/* The smallest encoded node and instance, to bound counts before
+ * allocating. */
+#define MIN_NODE_BYTES 82u
+#define INSTANCE_BYTES 28u
+
+typedef struct in {
+    const uint8_t *p, *end;
+    bool short_read;
+    char *arena;                  /* where strings are copied, NUL-ended */
+} in;
+
+static const uint8_t *need(in *c, size_t n)
+{
+    if ((size_t)(c->end - c->p) < n) {
+        c->short_read = true;
+        c->p = c->end;
+        return NULL;
+    }
+    const uint8_t *at = c->p;
+    c->p += n;
+    return at;
+}
+
+static uint8_t u8(in *c)
+{
+    const uint8_t *p = need(c, 1);
+    return p ? *p : 0;
+}
+
+static uint32_t u32(in *c)
+{
+    const uint8_t *p = need(c, 4);
+    return p ? tlog_get_u32_(p) : 0;
+}
+
+static uint64_t u64(in *c)
+{
+    const uint8_t *p = need(c, 8);
+    return p ? tlog_get_u64_(p) : 0;
+}
+
+/* Copies a string into the arena: it costs there at most what it takes in
+ * the block (2-byte length in, NUL out), so the arena never overflows. */
+static const char *str(in *c)
+{
+    const uint8_t *p = need(c, 2);
+    size_t n = p ? tlog_get_u16_(p) : 0;
+    const uint8_t *s = p ? need(c, n) : NULL;
+    if (!s)
+        return "";
+    char *out = c->arena;
+    memcpy(out, s, n);
+    out[n] = '\0';
+    c->arena += n + 1;
+    return out;
+}
+
+static int bad(char *why, size_t size, const char *what)
+{
+    snprintf(why, size, "corrupt frame block: %s", what);
+    return TLOG_EFORMAT;
+}
+
+/* Frame header fields, before the rows. */
+static void read_head(in *c, tlog_frame *f, uint32_t *nnodes, uint32_t *ninsts)
+{
+    f->serial = u64(c);
+    f->thread = u32(c);
+    const char *tname = str(c);
+    snprintf(f->thread_name, sizeof f->thread_name, "%s", tname);
+    f->start_ns = (int64_t)u64(c);
+    f->duration_ns = u64(c);
+    f->dropped = u64(c);
+    f->repaired = u64(c);
+    f->device_rows = u64(c);
+    f->device_unresolved = u64(c);
+    *nnodes = u32(c);
+    *ninsts = u32(c);
+}
+
+typedef struct row_refs {
+    uint32_t launcher, launch_site, device, queue;
+} row_refs;
+
+static int read_node(in *c, const tlog_decode_tables *t, tlog_frame *f, uint32_t i,
+                     row_refs *refs, char *why, size_t size)
+{
+    tlog_node *n = &f->nodes[i];
+    uint32_t parent = u32(c), site = u32(c);
+    n->name = str(c);
+    n->kind = u8(c);
+    n->flags = u8(c);
+    n->thread = u32(c);
+    n->thread_name = str(c);
+    n->start_ns = (int64_t)u64(c);
+    n->total_ns = u64(c);
+    n->self_ns = u64(c);
+    n->min_ns = u64(c);
+    n->max_ns = u64(c);
+    n->count = u64(c);
+    refs->launcher = u32(c);
+    refs->launch_site = u32(c);
+    refs->device = u32(c);
+    refs->queue = u32(c);
+    if (c->short_read)
+        return bad(why, size, "rows run past the block");
+    if ((i == 0) != (parent == NONE) || (i && parent >= i))
+        return bad(why, size, "a row's parent is not an earlier row");
+    if ((site != NONE && site >= t->nsites) ||
+        (refs->launch_site != NONE && refs->launch_site >= t->nsites))
+        return bad(why, size, "a row names an undescribed call site");
+    if (refs->launcher != NONE && refs->launcher >= f->nnodes)
+        return bad(why, size, "a row's launcher is out of range");
+    if (refs->device != NONE && !t->device(t->user, refs->device))
+        return bad(why, size, "a row names an undescribed device");
+    if (n->kind > TLOG_KIND_EXECUTION)
+        return bad(why, size, "a row of unknown kind");
+    n->site = site == NONE ? NULL : t->sites[site];
+    n->parent = i ? &f->nodes[parent] : NULL;
+    n->depth = i ? n->parent->depth + 1 : 0;
+    return TLOG_OK;
+}
+
+/* Children in the order the rows came; percentages as the resolver makes
+ * them, so that a dump reads the same byte for byte. */
+static void link_rows(tlog_frame *f, const tlog_node **last)
+{
+    for (size_t i = 1; i < f->nnodes; i++) {
+        tlog_node *n = &f->nodes[i], *p = (tlog_node *)n->parent;
+        if (last[p - f->nodes])
+            ((tlog_node *)last[p - f->nodes])->next_sibling = n;
+        else
+            p->first_child = n;
+        last[p - f->nodes] = n;
+        n->percent = p->total_ns ? 100.0 * (double)n->total_ns / (double)p->total_ns : 0.0;
+    }
+    f->nodes[0].percent = 100.0;
+}
+
+static int attach_devs(const tlog_decode_tables *t, tlog_frame *f, const row_refs *refs)
+{
+    size_t ndev = 0;
+    for (size_t i = 0; i < f->nnodes; i++)
+        ndev += refs[i].device != NONE || refs[i].launch_site != NONE ||
+                refs[i].launcher != NONE;
+    if (!ndev)
+        return TLOG_OK;
+    f->node_devs = calloc(ndev, sizeof *f->node_devs);
+    if (!f->node_devs)
+        return TLOG_ENOMEM;
+    f->nnode_devs = ndev;
+    ndev = 0;
+    for (size_t i = 0; i < f->nnodes; i++) {
+        const row_refs *r = &refs[i];
+        if (r->device == NONE && r->launch_site == NONE && r->launcher == NONE)
+            continue;
+        tlog_node_dev *d = &f->node_devs[ndev++];
+        d->launcher = r->launcher == NONE ? NULL : &f->nodes[r->launcher];
+        d->launch_site = r->launch_site == NONE ? NULL : t->sites[r->launch_site];
+        d->device = r->device == NONE ? NULL : t->device(t->user, r->device);
+        d->queue = r->queue;
+        f->nodes[i].dev = d;
+    }
+    return TLOG_OK;
+}
+
+static int read_rows(in *c, const tlog_decode_tables *t, tlog_frame *f, char *why,
+                     size_t size)
+{
+    row_refs *refs = calloc(f->nnodes, sizeof *refs);
+    const tlog_node **last = calloc(f->nnodes, sizeof *last);
+    int rc = refs && last ? TLOG_OK : TLOG_ENOMEM;
+    for (uint32_t i = 0; rc == TLOG_OK && i < f->nnodes; i++)
+        rc = read_node(c, t, f, i, &refs[i], why, size);
+    if (rc == TLOG_OK) {
+        link_rows(f, last);
+        rc = attach_devs(t, f, refs);
+    }
+    free(refs);
+    free(last);
+    return rc;
+}
+
+static int read_instances(in *c, tlog_frame *f, char *why, size_t size)
+{
+    if (f->device_rows > f->ninsts)
+        return bad(why, size, "more device intervals than instances");
+    f->inst_devs = calloc(f->device_rows ? f->device_rows : 1, sizeof *f->inst_devs);
+    if (!f->inst_devs)
+        return TLOG_ENOMEM;
+    size_t ndev = 0;
+    for (size_t k = 0; k < f->ninsts; k++) {
+        tlog_inst *x = &f->insts[k];
+        x->node = u32(c);
+        x->thread = u32(c);
+        x->start_ns = (int64_t)u64(c);
+        x->duration_ns = u64(c);
+        uint32_t launcher = u32(c);
+        if (c->short_read)
+            return bad(why, size, "instances run past the block");
+        if (x->node >= f->nnodes || (launcher != NONE && launcher >= f->nnodes))
+            return bad(why, size, "an instance names a row out of range");
+        if (!(f->nodes[x->node].flags & TLOG_NODE_DEVICE))
+            continue;
+        if (ndev == f->device_rows)
+            return bad(why, size, "more device instances than announced");
+        f->inst_devs[ndev++] = (tlog_inst_dev){(uint32_t)k, launcher};
+    }
+    if (ndev != f->device_rows)
+        return bad(why, size, "fewer device instances than announced");
+    return TLOG_OK;
+}
+
+int tlog_decode_frame_(const tlog_decode_tables *t, const uint8_t *p, size_t n,
+                       tlog_frame **out, char *why, size_t why_size)
+{
+    *out = NULL;
+    tlog_frame *f = calloc(1, sizeof *f);
+    char *arena = malloc(n + 1);
+    if (!f || !arena) {
+        free(f);
+        free(arena);
+        return TLOG_ENOMEM;
+    }
+    in c = {p, p + n, false, arena};
+    f->strings = arena;
+    atomic_init(&f->refs, 1);
+    atomic_init(&f->resolved, true);
+    pthread_mutex_init(&f->resolve_lock, NULL);
+    uint32_t nnodes, ninsts;
+    read_head(&c, f, &nnodes, &ninsts);
+    size_t left = (size_t)(c.end - c.p);
+    int rc = TLOG_OK;
+    if (c.short_read || nnodes == 0 || nnodes > left / MIN_NODE_BYTES ||
+        ninsts > (left - nnodes * (size_t)MIN_NODE_BYTES) / INSTANCE_BYTES)
+        rc = bad(why, why_size, "row or instance counts do not fit the block");
+    if (rc == TLOG_OK) {
+        f->nnodes = nnodes;
+        f->ninsts = ninsts;
+        f->nodes = calloc(nnodes, sizeof *f->nodes);
+        f->insts = calloc(ninsts ? ninsts : 1, sizeof *f->insts);
+        rc = f->nodes && f->insts ? read_rows(&c, t, f, why, why_size) : TLOG_ENOMEM;
+    }
+    if (rc == TLOG_OK)
+        rc = read_instances(&c, f, why, why_size);
+    if (rc == TLOG_OK && c.p != c.end)
+        rc = bad(why, why_size, "bytes left over after the instances");
+    if (rc != TLOG_OK) {
+        tlog_frame_release(f);
+        return rc;
+    }
+    *out = f;
+    return TLOG_OK;
+}

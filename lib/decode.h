@@ -1,0 +1,20 @@
+/* Decoding FRAME blocks (decode.c). Not installed. */
+#ifndef TIMERLOG_DECODE_H
+#define TIMERLOG_DECODE_H
+
+#include "internal.h"
+
+/* What earlier blocks described, for a frame to refer to. */
+typedef struct tlog_decode_tables {
+    tlog_site *const *sites;
+    size_t nsites;
+    const char *(*device)(void *user, uint32_t index);   /* NULL if unknown */
+    void *user;
+} tlog_decode_tables;
+
+/* A resolved frame from a FRAME block's payload. TLOG_EFORMAT (with the
+ * reason in `why`) when the payload is damaged, TLOG_ENOMEM. */
+TLOG_INTERNAL int tlog_decode_frame_(const tlog_decode_tables *t, const uint8_t *p, size_t n,
+                                     tlog_frame **out, char *why, size_t why_size);
+
+#endif

@@ -1,0 +1,357 @@
+/*
+ * Encoding resolved frames as stream blocks (doc/stream.md): each call site,
+ * thread name and device is described once, before the first frame that
+ * refers to it; a frame is its rows in tree order, then its instances.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "encode.h"
+#include "stream_format.h"
+
+/* ------------------------------------------------------------------------ */
+/* Bytes                                                                    */
+/* ------------------------------------------------------------------------ */
+
+static uint8_t *grow(tlog_bytes *b, size_t n)
+{
+    if (b->failed)
+        return NULL;
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + n)
+            cap *= 2;
+        uint8_t *d = realloc(b->data, cap);
+        if (!d) {
+            b->failed = true;
+            return NULL;
+        }
+        b->data = d;
+        b->cap = cap;
+    }
+    uint8_t *p = b->data + b->len;
+    b->len += n;
+    return p;
+}
+
+static void put_u8(tlog_bytes *b, uint8_t v)
+{
+    uint8_t *p = grow(b, 1);
+    if (p)
+        *p = v;
+}
+
+static void put_u32(tlog_bytes *b, uint32_t v)
+{
+    uint8_t *p = grow(b, 4);
+    if (p)
+        tlog_put_u32_(p, v);
+}
+
+static void put_u64(tlog_bytes *b, uint64_t v)
+{
+    uint8_t *p = grow(b, 8);
+    if (p)
+        tlog_put_u64_(p, v);
+}
+
+static void put_str(tlog_bytes *b, const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    if (n > 0xffff)
+        n = 0xffff;
+    uint8_t *p = grow(b, 2 + n);
+    if (p) {
+        tlog_put_u16_(p, (uint16_t)n);
+        memcpy(p + 2, s, n);
+    }
+}
+
+static size_t block_begin(tlog_bytes *b, uint32_t type)
+{
+    size_t at = b->len;
+    put_u32(b, type);
+    put_u32(b, 0);
+    return at;
+}
+
+static void block_end(tlog_bytes *b, size_t at)
+{
+    if (b->failed)
+        return;
+    tlog_put_u32_(b->data + at + 4, (uint32_t)(b->len - at - TLOG_BLOCK_HEAD));
+    uint32_t crc = tlog_crc32_(0, b->data + at, b->len - at);
+    put_u32(b, crc);
+}
+
+/* ------------------------------------------------------------------------ */
+/* What the stream has described                                            */
+/* ------------------------------------------------------------------------ */
+
+/* Index of `key` in the map, adding it (then *added is set) if absent. */
+static uint32_t map_index(tlog_ptr_map *m, const void *key, bool *added)
+{
+    *added = false;
+    if (m->count * 2 >= m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 256;
+        tlog_ptr_slot *slots = calloc(cap, sizeof *slots);
+        if (!slots)
+            return TLOG_STREAM_NONE;
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->slots[i].key)
+                continue;
+            size_t j = ((uintptr_t)m->slots[i].key >> 4) & (cap - 1);
+            while (slots[j].key)
+                j = (j + 1) & (cap - 1);
+            slots[j] = m->slots[i];
+        }
+        free(m->slots);
+        m->slots = slots;
+        m->cap = cap;
+    }
+    size_t j = ((uintptr_t)key >> 4) & (m->cap - 1);
+    for (; m->slots[j].key; j = (j + 1) & (m->cap - 1))
+        if (m->slots[j].key == key)
+            return m->slots[j].index;
+    m->slots[j].key = key;
+    m->slots[j].index = (uint32_t)m->count++;
+    *added = true;
+    return m->slots[j].index;
+}
+
+void tlog_seen_free_(tlog_seen *s)
+{
+    free(s->sites.slots);
+    free(s->devices.slots);
+    free(s->threads);
+    memset(s, 0, sizeof *s);
+}
+
+static uint32_t site_index(tlog_seen *seen, tlog_bytes *b, const tlog_site *site)
+{
+    if (!site)
+        return TLOG_STREAM_NONE;
+    bool added;
+    uint32_t i = map_index(&seen->sites, site, &added);
+    if (added) {
+        size_t at = block_begin(b, TLOG_BLOCK_SITE);
+        put_u32(b, i);
+        put_u64(b, tlog_site_id(site));
+        put_u32(b, (uint32_t)site->line);
+        put_u8(b, (uint8_t)site->level);
+        put_str(b, site->name);
+        put_str(b, site->file);
+        put_str(b, site->function);
+        block_end(b, at);
+    }
+    return i;
+}
+
+static uint32_t device_index(tlog_seen *seen, tlog_bytes *b, const char *device)
+{
+    if (!device)
+        return TLOG_STREAM_NONE;
+    bool added;
+    uint32_t i = map_index(&seen->devices, device, &added);
+    if (added) {
+        size_t at = block_begin(b, TLOG_BLOCK_DEVICE);
+        put_u32(b, i);
+        put_str(b, device);
+        block_end(b, at);
+    }
+    return i;
+}
+
+/* Describes thread `id` again whenever its name changes. */
+static void note_thread(tlog_seen *seen, tlog_bytes *b, uint32_t id, const char *name)
+{
+    if (id == 0 || !name)
+        return;
+    if (id >= seen->nthreads) {
+        size_t n = (size_t)id + 64;
+        char (*t)[TLOG_NAME_MAX] = realloc(seen->threads, n * TLOG_NAME_MAX);
+        if (!t)
+            return;
+        memset(t + seen->nthreads, 0, (n - seen->nthreads) * TLOG_NAME_MAX);
+        seen->threads = t;
+        seen->nthreads = n;
+    }
+    if (seen->threads[id][0] && strncmp(seen->threads[id], name, TLOG_NAME_MAX - 1) == 0)
+        return;
+    snprintf(seen->threads[id], TLOG_NAME_MAX, "%s", name);
+    size_t at = block_begin(b, TLOG_BLOCK_THREAD);
+    put_u32(b, id);
+    put_str(b, name);
+    block_end(b, at);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Frames                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Rows in tree order (parents first, children in their order), as the
+ * reader rebuilds them; `order[k]` is the node written k-th. */
+static size_t tree_order(const tlog_frame *f, uint32_t *order, uint32_t *rank_of)
+{
+    size_t k = 0;
+    const tlog_node *n = tlog_frame_root(f);
+    while (n) {
+        uint32_t i = (uint32_t)(n - f->nodes);
+        rank_of[i] = (uint32_t)k;
+        order[k++] = i;
+        if (n->first_child) {
+            n = n->first_child;
+            continue;
+        }
+        while (n && !n->next_sibling)
+            n = n->parent;
+        n = n ? n->next_sibling : NULL;
+    }
+    return k;
+}
+
+static void describe(tlog_seen *seen, tlog_bytes *b, const tlog_frame *f)
+{
+    note_thread(seen, b, f->thread, f->thread_name);
+    for (size_t i = 0; i < f->nnodes; i++) {
+        const tlog_node *n = &f->nodes[i];
+        site_index(seen, b, n->site);
+        if (n->dev) {
+            site_index(seen, b, n->dev->launch_site);
+            device_index(seen, b, n->dev->device);
+        } else if (n->thread != f->thread && !n->site) {
+            note_thread(seen, b, n->thread, n->thread_name);
+        }
+    }
+}
+
+static uint32_t mapped(const uint32_t *rank_of, const tlog_node *base, const tlog_node *n)
+{
+    return n ? rank_of[n - base] : TLOG_STREAM_NONE;
+}
+
+static void put_node(tlog_seen *seen, tlog_bytes *b, const tlog_frame *f,
+                     const uint32_t *rank_of, const tlog_node *n)
+{
+    bool added;
+    put_u32(b, mapped(rank_of, f->nodes, n->parent));
+    put_u32(b, n->site ? map_index(&seen->sites, n->site, &added) : TLOG_STREAM_NONE);
+    put_str(b, n->name);
+    put_u8(b, n->kind);
+    put_u8(b, n->flags);
+    put_u32(b, n->thread);
+    put_str(b, n->thread_name);
+    put_u64(b, (uint64_t)n->start_ns);
+    put_u64(b, n->total_ns);
+    put_u64(b, n->self_ns);
+    put_u64(b, n->min_ns);
+    put_u64(b, n->max_ns);
+    put_u64(b, n->count);
+    const tlog_node_dev *d = n->dev;
+    put_u32(b, d ? mapped(rank_of, f->nodes, d->launcher) : TLOG_STREAM_NONE);
+    put_u32(b, d && d->launch_site ? map_index(&seen->sites, d->launch_site, &added)
+                                   : TLOG_STREAM_NONE);
+    put_u32(b, d && d->device ? map_index(&seen->devices, d->device, &added)
+                              : TLOG_STREAM_NONE);
+    put_u32(b, d ? d->queue : 0);
+}
+
+static void put_instances(tlog_bytes *b, const tlog_frame *f, const uint32_t *rank_of)
+{
+    size_t dev = 0;
+    for (size_t k = 0; k < f->ninsts; k++) {
+        const tlog_inst *in = &f->insts[k];
+        uint32_t launcher = TLOG_STREAM_NONE;
+        if (dev < f->device_rows && f->inst_devs[dev].inst == k) {
+            uint32_t l = f->inst_devs[dev++].launcher;
+            launcher = l == UINT32_MAX ? TLOG_STREAM_NONE : rank_of[l];
+        }
+        put_u32(b, rank_of[in->node]);
+        put_u32(b, in->thread);
+        put_u64(b, (uint64_t)in->start_ns);
+        put_u64(b, in->duration_ns);
+        put_u32(b, launcher);
+    }
+}
+
+int tlog_encode_frame_(tlog_seen *seen, const tlog_frame *f, tlog_bytes *b)
+{
+    uint32_t *order = malloc(f->nnodes * sizeof *order);
+    uint32_t *rank_of = malloc(f->nnodes * sizeof *rank_of);
+    if (!order || !rank_of) {
+        free(order);
+        free(rank_of);
+        return TLOG_ENOMEM;
+    }
+    describe(seen, b, f);
+    size_t rows = tree_order(f, order, rank_of);
+    size_t at = block_begin(b, TLOG_BLOCK_FRAME);
+    put_u64(b, f->serial);
+    put_u32(b, f->thread);
+    put_str(b, f->thread_name);
+    put_u64(b, (uint64_t)f->start_ns);
+    put_u64(b, f->duration_ns);
+    put_u64(b, f->dropped);
+    put_u64(b, f->repaired);
+    put_u64(b, f->device_rows);
+    put_u64(b, f->device_unresolved);
+    put_u32(b, (uint32_t)rows);
+    put_u32(b, (uint32_t)f->ninsts);
+    for (size_t k = 0; k < rows; k++)
+        put_node(seen, b, f, rank_of, &f->nodes[order[k]]);
+    put_instances(b, f, rank_of);
+    block_end(b, at);
+    free(order);
+    free(rank_of);
+    return b->failed ? TLOG_ENOMEM : TLOG_OK;
+}
+
+void tlog_encode_header_(uint8_t out[TLOG_STREAM_HEADER_BYTES], uint32_t rank, uint32_t pid,
+                         uint64_t wall_ns)
+{
+    memset(out, 0, TLOG_STREAM_HEADER_BYTES);
+    memcpy(out, TLOG_STREAM_MAGIC, 8);
+    tlog_put_u16_(out + 8, TLOG_STREAM_MAJOR);
+    tlog_put_u16_(out + 10, TLOG_STREAM_MINOR);
+    tlog_put_u32_(out + 12, TLOG_STREAM_HEADER_BYTES);
+    tlog_put_u32_(out + 16, rank);
+    tlog_put_u32_(out + 20, pid);
+    tlog_put_u64_(out + 24, wall_ns);
+}
+
+void tlog_encode_end_(tlog_bytes *b, uint64_t frames, uint64_t frames_lost)
+{
+    size_t at = block_begin(b, TLOG_BLOCK_END);
+    put_u64(b, frames);
+    put_u64(b, frames_lost);
+    block_end(b, at);
+}
+
+/* ------------------------------------------------------------------------ */
+/* CRC-32                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static uint32_t crc_table[256];
+static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
+
+static void crc_init(void)
+{
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++)
+            c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
+        crc_table[i] = c;
+    }
+}
+
+uint32_t tlog_crc32_(uint32_t crc, const void *data, size_t n)
+{
+    pthread_once(&crc_once, crc_init);
+    const uint32_t *table = crc_table;
+    const uint8_t *p = data;
+    crc = ~crc;
+    while (n--)
+        crc = table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+    return ~crc;
+}

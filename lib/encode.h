@@ -1,0 +1,44 @@
+/* Encoding frames as stream blocks (encode.c). Not installed. */
+#ifndef TIMERLOG_ENCODE_H
+#define TIMERLOG_ENCODE_H
+
+#include "internal.h"
+#include "stream_format.h"
+
+/* A growing byte buffer; `failed` once memory ran out. */
+typedef struct tlog_bytes {
+    uint8_t *data;
+    size_t len, cap;
+    bool failed;
+} tlog_bytes;
+
+typedef struct tlog_ptr_slot {
+    const void *key;
+    uint32_t index;
+} tlog_ptr_slot;
+
+/* Pointers numbered in order of first sight. */
+typedef struct tlog_ptr_map {
+    tlog_ptr_slot *slots;
+    size_t cap, count;
+} tlog_ptr_map;
+
+/* What a stream has described so far. */
+typedef struct tlog_seen {
+    tlog_ptr_map sites;
+    tlog_ptr_map devices;
+    char (*threads)[TLOG_NAME_MAX];   /* by thread id: the name last written */
+    size_t nthreads;
+} tlog_seen;
+
+TLOG_INTERNAL void tlog_seen_free_(tlog_seen *seen);
+
+/* Appends the blocks describing what `f` refers to that `seen` lacks, then
+ * f's FRAME block. `f` must be resolved. TLOG_ENOMEM if `b` failed. */
+TLOG_INTERNAL int tlog_encode_frame_(tlog_seen *seen, const tlog_frame *f, tlog_bytes *b);
+
+TLOG_INTERNAL void tlog_encode_header_(uint8_t out[TLOG_STREAM_HEADER_BYTES], uint32_t rank,
+                                       uint32_t pid, uint64_t wall_ns);
+TLOG_INTERNAL void tlog_encode_end_(tlog_bytes *b, uint64_t frames, uint64_t frames_lost);
+
+#endif

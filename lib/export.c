@@ -1,0 +1,402 @@
+/*
+ * Exports of resolved frames: Chrome Trace Event JSON (a timeline that
+ * Perfetto and chrome://tracing open), a JSON tree per frame with every
+ * field of the tree-walk API, and CSV with one row per merged node.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define DEVICE_TRACKS 1000000u   /* tids of device queues start here */
+#define SIDE_TRACKS 2000000u     /* a thread's inserted and sync rows */
+
+static void json_str(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(out, "\\%c", *p);
+        else if (*p == '\n')
+            fputs("\\n", out);
+        else if (*p == '\t')
+            fputs("\\t", out);
+        else if (*p < 0x20)
+            fprintf(out, "\\u%04x", *p);
+        else
+            fputc(*p, out);
+    }
+    fputc('"', out);
+}
+
+/* Microseconds with nanosecond precision, as Chrome's format wants. */
+static void json_us(FILE *out, int64_t ns)
+{
+    fprintf(out, "%s%" PRId64 ".%03d", ns < 0 ? "-" : "", (ns < 0 ? -ns : ns) / 1000,
+            (int)((ns < 0 ? -ns : ns) % 1000));
+}
+
+/* Pre-order walk without recursion: frames may be deep. */
+static const tlog_node *next_node(const tlog_node *n)
+{
+    if (n->first_child)
+        return n->first_child;
+    while (n && !n->next_sibling)
+        n = n->parent;
+    return n ? n->next_sibling : NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Chrome Trace Event format                                                */
+/* ------------------------------------------------------------------------ */
+
+typedef struct track {
+    uint32_t pid, tid;
+} track;
+
+typedef struct chrome {
+    FILE *out;
+    bool first;
+    track *named;               /* tracks whose name was written */
+    size_t nnamed, capnamed;
+    const char **devices;       /* device names, numbered for their tids */
+    size_t ndevices, capdevices;
+    uint64_t flows;
+} chrome;
+
+static void event_sep(chrome *c)
+{
+    fputs(c->first ? "\n" : ",\n", c->out);
+    c->first = false;
+}
+
+static bool grow(void **arr, size_t *cap, size_t want, size_t elem)
+{
+    if (want <= *cap)
+        return true;
+    size_t n = *cap ? *cap * 2 : 32;
+    void *p = realloc(*arr, n * elem);
+    if (!p)
+        return false;
+    *arr = p;
+    *cap = n;
+    return true;
+}
+
+static uint32_t device_number(chrome *c, const char *device)
+{
+    for (size_t i = 0; i < c->ndevices; i++)
+        if (c->devices[i] == device || strcmp(c->devices[i], device) == 0)
+            return (uint32_t)i;
+    if (!grow((void **)&c->devices, &c->capdevices, c->ndevices + 1, sizeof *c->devices))
+        return 0;
+    c->devices[c->ndevices] = device;
+    return (uint32_t)c->ndevices++;
+}
+
+/* One "M" thread_name event per track, the first time it is used. */
+static void name_track(chrome *c, uint32_t pid, uint32_t tid, const char *name,
+                       const char *suffix)
+{
+    for (size_t i = 0; i < c->nnamed; i++)
+        if (c->named[i].pid == pid && c->named[i].tid == tid)
+            return;
+    if (!grow((void **)&c->named, &c->capnamed, c->nnamed + 1, sizeof *c->named))
+        return;
+    c->named[c->nnamed++] = (track){pid, tid};
+    char full[200];
+    snprintf(full, sizeof full, "%s%s", name ? name : "?", suffix);
+    event_sep(c);
+    fprintf(c->out, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,"
+                    "\"args\":{\"name\":", pid, tid);
+    json_str(c->out, full);
+    fputs("}}", c->out);
+}
+
+/* The track an instance goes on: device rows on their queue's, rows a
+ * thread did not time itself (inserted timings, forced syncs) beside the
+ * thread, so that every track's slices nest. */
+static uint32_t track_of(chrome *c, const tlog_frame *f, const tlog_node *n, uint32_t thread)
+{
+    if (n->dev && (n->flags & TLOG_NODE_DEVICE)) {
+        uint32_t tid = DEVICE_TRACKS + device_number(c, n->dev->device) * 1000u +
+                       (n->dev->queue % 1000u);
+        char label[160];
+        snprintf(label, sizeof label, " queue %u", n->dev->queue);
+        name_track(c, f->rank, tid, n->dev->device, label);
+        return tid;
+    }
+    bool side = (n->kind == TLOG_KIND_EXECUTION && n->site) ||
+                (n->flags & TLOG_NODE_FORCED_SYNC);
+    uint32_t tid = side ? SIDE_TRACKS + thread : thread;
+    name_track(c, f->rank, tid, n->thread_name, side ? " (inserted and sync rows)" : "");
+    return tid;
+}
+
+static void complete_event(chrome *c, const tlog_frame *f, const tlog_inst *in,
+                           const tlog_node *n, uint32_t tid)
+{
+    event_sep(c);
+    fputs("{\"name\":", c->out);
+    json_str(c->out, n->name);
+    fprintf(c->out, ",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":",
+            (n->flags & TLOG_NODE_DEVICE) ? "device"
+            : n->kind == TLOG_KIND_EXECUTION ? "execution" : "control");
+    json_us(c->out, f->start_ns + in->start_ns);
+    fputs(",\"dur\":", c->out);
+    json_us(c->out, (int64_t)in->duration_ns);
+    fprintf(c->out, ",\"pid\":%u,\"tid\":%u,\"args\":{\"frame\":%" PRIu64 "}}", f->rank, tid,
+            f->serial);
+}
+
+/* An arrow from the launching scope's slice to the device interval. */
+static void flow(chrome *c, const tlog_frame *f, const tlog_inst *from,
+                 const tlog_inst *device, uint32_t device_tid)
+{
+    uint64_t id = ++c->flows;
+    event_sep(c);
+    fprintf(c->out, "{\"name\":\"launch\",\"cat\":\"launch\",\"ph\":\"s\",\"id\":%" PRIu64
+                    ",\"pid\":%u,\"tid\":%u,\"ts\":", id, f->rank, from->thread);
+    json_us(c->out, f->start_ns + from->start_ns);
+    fputs("},", c->out);
+    fprintf(c->out, "\n{\"name\":\"launch\",\"cat\":\"launch\",\"ph\":\"f\",\"bp\":\"e\","
+                    "\"id\":%" PRIu64 ",\"pid\":%u,\"tid\":%u,\"ts\":", id, f->rank, device_tid);
+    json_us(c->out, f->start_ns + device->start_ns);
+    fputc('}', c->out);
+}
+
+static int chrome_frame(chrome *c, const tlog_frame *f)
+{
+    /* A launcher's first instance is where its arrows start. */
+    const tlog_inst **first = calloc(f->nnodes, sizeof *first);
+    if (!first)
+        return TLOG_ENOMEM;
+    for (size_t k = 0; k < f->ninsts; k++)
+        if (!first[f->insts[k].node])
+            first[f->insts[k].node] = &f->insts[k];
+    for (size_t k = 0; k < f->ninsts; k++) {
+        const tlog_inst *in = &f->insts[k];
+        const tlog_node *n = &f->nodes[in->node];
+        uint32_t tid = track_of(c, f, n, in->thread);
+        complete_event(c, f, in, n, tid);
+        tlog_instance info = {.size = sizeof info};
+        if ((n->flags & TLOG_NODE_DEVICE) && tlog_frame_get_instance(f, k, &info) == TLOG_OK &&
+            info.launcher && first[info.launcher - f->nodes])
+            flow(c, f, first[info.launcher - f->nodes], in, tid);
+    }
+    free(first);
+    return TLOG_OK;
+}
+
+static bool has_rank(const uint32_t *ranks, size_t n, uint32_t rank)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ranks[i] == rank)
+            return true;
+    return false;
+}
+
+int tlog_export_chrome(const tlog_frame *const *frames, size_t n, FILE *out)
+{
+    if (!frames && n)
+        return TLOG_EINVAL;
+    if (!out)
+        out = stdout;
+    chrome c = {.out = out, .first = true};
+    uint32_t *ranks = calloc(n ? n : 1, sizeof *ranks);
+    if (!ranks)
+        return TLOG_ENOMEM;
+    size_t nranks = 0;
+    fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", out);
+    for (size_t i = 0; i < n; i++) {
+        if (!frames[i] || has_rank(ranks, nranks, frames[i]->rank))
+            continue;
+        ranks[nranks++] = frames[i]->rank;
+        event_sep(&c);
+        fprintf(out, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":0,"
+                     "\"args\":{\"name\":\"rank %u\"}}", frames[i]->rank, frames[i]->rank);
+    }
+    int rc = TLOG_OK;
+    for (size_t i = 0; i < n && rc == TLOG_OK; i++)
+        if (frames[i])
+            rc = chrome_frame(&c, frames[i]);
+    fputs("\n]}\n", out);
+    free(ranks);
+    free(c.named);
+    free(c.devices);
+    return rc != TLOG_OK ? rc : ferror(out) ? TLOG_EIO : TLOG_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* JSON trees                                                               */
+/* ------------------------------------------------------------------------ */
+
+static void json_node_fields(FILE *out, const tlog_frame *f, const tlog_node *n,
+                             const uint32_t *index_of)
+{
+    tlog_node_info i = {.size = sizeof i};
+    tlog_node_get_info(n, &i);
+    fprintf(out, "{\"index\":%u,\"name\":", index_of[n - f->nodes]);
+    json_str(out, i.name);
+    fprintf(out, ",\"kind\":\"%s\",\"thread\":%u,\"thread_name\":",
+            i.kind == TLOG_KIND_EXECUTION ? "execution" : "control", i.thread);
+    json_str(out, i.thread_name);
+    fprintf(out, ",\"depth\":%d,\"start_ns\":%" PRId64 ",\"total_ns\":%" PRIu64
+                 ",\"self_ns\":%" PRIu64 ",\"percent_of_parent\":%.6f,\"count\":%" PRIu64
+                 ",\"min_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64 ",\"file\":",
+            i.depth, i.start_ns, i.total_ns, i.self_ns, i.percent_of_parent, i.count,
+            i.min_ns, i.max_ns);
+    if (i.file)
+        json_str(out, i.file);
+    else
+        fputs("null", out);
+    fprintf(out, ",\"line\":%d,\"site_id\":\"0x%016" PRIx64 "\",\"flags\":[", i.line,
+            i.site_id);
+    static const char *const names[] = {"repaired", "device", "unresolved", "forced_sync"};
+    bool first = true;
+    for (unsigned b = 0; b < 4; b++)
+        if (i.flags & (1u << b)) {
+            fprintf(out, "%s\"%s\"", first ? "" : ",", names[b]);
+            first = false;
+        }
+    fputs("],\"launcher\":", out);
+    if (i.launcher)
+        fprintf(out, "%u", index_of[i.launcher - f->nodes]);
+    else
+        fputs("null", out);
+    fputs(",\"launch_site\":", out);
+    if (i.launch_site)
+        json_str(out, i.launch_site->name);
+    else
+        fputs("null", out);
+    fputs(",\"device\":", out);
+    if (i.device)
+        json_str(out, i.device);
+    else
+        fputs("null", out);
+    fprintf(out, ",\"queue\":%u,\"children\":[", i.queue);
+}
+
+static int json_frame(FILE *out, const tlog_frame *f)
+{
+    uint32_t *index_of = malloc(f->nnodes * sizeof *index_of);
+    if (!index_of)
+        return TLOG_ENOMEM;
+    uint32_t k = 0;
+    for (const tlog_node *n = tlog_frame_root(f); n; n = next_node(n))
+        index_of[n - f->nodes] = k++;
+    fprintf(out, "{\"serial\":%" PRIu64 ",\"rank\":%u,\"thread\":%u,\"thread_name\":",
+            f->serial, f->rank, f->thread);
+    json_str(out, f->thread_name);
+    fprintf(out, ",\"start_ns\":%" PRId64 ",\"duration_ns\":%" PRIu64
+                 ",\"scopes_dropped\":%" PRIu64 ",\"scopes_repaired\":%" PRIu64
+                 ",\"device_intervals\":%" PRIu64 ",\"device_unresolved\":%" PRIu64
+                 ",\"root\":",
+            f->start_ns, f->duration_ns, f->dropped, f->repaired, f->device_rows,
+            f->device_unresolved);
+    /* Iterative: open a node, and close as many as the walk climbs. */
+    for (const tlog_node *n = tlog_frame_root(f); n;) {
+        json_node_fields(out, f, n, index_of);
+        if (n->first_child) {
+            n = n->first_child;
+            continue;
+        }
+        fputs("]}", out);
+        while (n && !n->next_sibling) {
+            n = n->parent;
+            if (n)
+                fputs("]}", out);
+        }
+        if (n) {
+            n = n->next_sibling;
+            fputc(',', out);
+        }
+    }
+    fputc('}', out);
+    free(index_of);
+    return TLOG_OK;
+}
+
+int tlog_export_json(const tlog_frame *const *frames, size_t n, FILE *out)
+{
+    if (!frames && n)
+        return TLOG_EINVAL;
+    if (!out)
+        out = stdout;
+    fputs("{\"frames\":[", out);
+    int rc = TLOG_OK;
+    for (size_t i = 0; i < n && rc == TLOG_OK; i++) {
+        if (i)
+            fputc(',', out);
+        fputc('\n', out);
+        rc = frames[i] ? json_frame(out, frames[i]) : TLOG_EINVAL;
+    }
+    fputs("\n]}\n", out);
+    return rc != TLOG_OK ? rc : ferror(out) ? TLOG_EIO : TLOG_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* CSV                                                                      */
+/* ------------------------------------------------------------------------ */
+
+static void csv_field(FILE *out, const char *s)
+{
+    if (!strpbrk(s, ",\"\n\r")) {
+        fputs(s, out);
+        return;
+    }
+    fputc('"', out);
+    for (const char *p = s; *p; p++) {
+        if (*p == '"')
+            fputc('"', out);
+        fputc(*p, out);
+    }
+    fputc('"', out);
+}
+
+/* The row's path: its ancestors' titles and its own, joined by " / ". */
+static void csv_path(FILE *out, const tlog_node *n)
+{
+    const tlog_node *chain[TLOG_MAX_DEPTH + 2];
+    size_t k = 0;
+    for (; n && k < sizeof chain / sizeof chain[0]; n = n->parent)
+        chain[k++] = n;
+    size_t len = 0;
+    for (size_t i = k; i-- > 0;)
+        len += strlen(chain[i]->name) + 3;
+    char *path = malloc(len + 1);
+    if (!path)
+        return;
+    path[0] = '\0';
+    char *w = path;
+    for (size_t i = k; i-- > 0;)
+        w += sprintf(w, "%s%s", i + 1 == k ? "" : " / ", chain[i]->name);
+    csv_field(out, path);
+    free(path);
+}
+
+int tlog_export_csv(const tlog_frame *const *frames, size_t n, FILE *out)
+{
+    if (!frames && n)
+        return TLOG_EINVAL;
+    if (!out)
+        out = stdout;
+    fputs("rank,frame,path,kind,thread,count,total_ns,min_ns,max_ns,percent_of_parent\n", out);
+    for (size_t i = 0; i < n; i++) {
+        const tlog_frame *f = frames[i];
+        if (!f)
+            return TLOG_EINVAL;
+        for (const tlog_node *node = tlog_frame_root(f); node; node = next_node(node)) {
+            fprintf(out, "%u,%" PRIu64 ",", f->rank, f->serial);
+            csv_path(out, node);
+            fprintf(out, ",%s,", node->kind == TLOG_KIND_EXECUTION ? "E" : "C");
+            csv_field(out, node->thread_name ? node->thread_name : "");
+            fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.2f\n",
+                    node->count, node->total_ns, node->min_ns, node->max_ns,
+                    node->percent);
+        }
+    }
+    return ferror(out) ? TLOG_EIO : TLOG_OK;
+}

@@ -1,0 +1,453 @@
+/*
+ * Reading a stream (doc/stream.md) back into frames that the tree-walk API,
+ * the dump and the exports take like any other. Every length, index and
+ * checksum is checked before use: damage stops the reading with a message
+ * that names the problem and its byte offset, and what came before it stays
+ * available.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode.h"
+#include "internal.h"
+#include "stream_format.h"
+
+typedef struct named {
+    uint32_t id;
+    char *name;
+} named;
+
+struct tlog_reader {
+    FILE *fp;                     /* or: */
+    const uint8_t *mem;
+    size_t mem_len;
+    uint64_t offset;              /* bytes consumed */
+    uint8_t *block;               /* the current block, header to checksum */
+    size_t block_cap;
+    uint64_t block_at;            /* its offset */
+
+    tlog_reader_info info;
+    tlog_site **sites;            /* by stream index */
+    size_t nsites, capsites;
+    named *threads, *devices;
+    size_t nthreads, capthreads, ndevices, capdevices;
+    int status;                   /* TLOG_OK until the end or damage */
+    char error[256];
+};
+
+static int damage(tlog_reader *r, int code, uint64_t at, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int damage(tlog_reader *r, int code, uint64_t at, const char *fmt, ...)
+{
+    char what[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    snprintf(r->error, sizeof r->error, "%s at byte %llu", what, (unsigned long long)at);
+    r->status = code;
+    return code;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Bytes in                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* Reads exactly n bytes to dst; fewer means the input ended. */
+static size_t take(tlog_reader *r, void *dst, size_t n)
+{
+    size_t got;
+    if (r->fp) {
+        got = fread(dst, 1, n, r->fp);
+    } else {
+        size_t left = r->mem_len - (size_t)r->offset;
+        got = n < left ? n : left;
+        memcpy(dst, r->mem + r->offset, got);
+    }
+    r->offset += got;
+    return got;
+}
+
+/* A cursor over a block's payload that never reads past its end. */
+typedef struct cursor {
+    const uint8_t *p, *end;
+    bool short_read;
+} cursor;
+
+static const uint8_t *need(cursor *c, size_t n)
+{
+    if ((size_t)(c->end - c->p) < n) {
+        c->short_read = true;
+        c->p = c->end;
+        return NULL;
+    }
+    const uint8_t *at = c->p;
+    c->p += n;
+    return at;
+}
+
+static uint8_t get_u8(cursor *c)
+{
+    const uint8_t *p = need(c, 1);
+    return p ? *p : 0;
+}
+
+static uint32_t get_u32(cursor *c)
+{
+    const uint8_t *p = need(c, 4);
+    return p ? tlog_get_u32_(p) : 0;
+}
+
+static uint64_t get_u64(cursor *c)
+{
+    const uint8_t *p = need(c, 8);
+    return p ? tlog_get_u64_(p) : 0;
+}
+
+/* A string: its bytes and length, not NUL-terminated. */
+static const char *get_str(cursor *c, size_t *len)
+{
+    const uint8_t *p = need(c, 2);
+    *len = p ? tlog_get_u16_(p) : 0;
+    const uint8_t *s = need(c, *len);
+    if (!s)
+        *len = 0;
+    return s ? (const char *)s : "";
+}
+
+static char *dup_str(cursor *c)
+{
+    size_t n;
+    const char *s = get_str(c, &n);
+    char *out = malloc(n + 1);
+    if (out) {
+        memcpy(out, s, n);
+        out[n] = '\0';
+    }
+    return out;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Opening                                                                  */
+/* ------------------------------------------------------------------------ */
+
+static int read_header(tlog_reader *r)
+{
+    uint8_t h[TLOG_STREAM_HEADER_BYTES];
+    size_t got = take(r, h, sizeof h);
+    if (got < 8 || memcmp(h, TLOG_STREAM_MAGIC, 8) != 0)
+        return damage(r, TLOG_EFORMAT, 0, "not a timerlog stream (no \"TLOGSTRM\" magic)");
+    if (got < sizeof h)
+        return damage(r, TLOG_EFORMAT, got, "truncated header (%zu of %u bytes)", got,
+                      TLOG_STREAM_HEADER_BYTES);
+    r->info.version_major = tlog_get_u16_(h + 8);
+    r->info.version_minor = tlog_get_u16_(h + 10);
+    uint32_t header_bytes = tlog_get_u32_(h + 12);
+    if (r->info.version_major != TLOG_STREAM_MAJOR)
+        return damage(r, r->info.version_major > TLOG_STREAM_MAJOR ? TLOG_EVERSION
+                                                                   : TLOG_EFORMAT,
+                      8, "stream version %u.%u; this reader reads version %u",
+                      r->info.version_major, r->info.version_minor, TLOG_STREAM_MAJOR);
+    if (header_bytes < TLOG_STREAM_HEADER_BYTES || header_bytes > 65536)
+        return damage(r, TLOG_EFORMAT, 12, "bad header size %u", header_bytes);
+    uint32_t rank = tlog_get_u32_(h + 16);
+    r->info.rank = rank == TLOG_STREAM_NONE ? -1 : (int64_t)rank;
+    r->info.pid = tlog_get_u32_(h + 20);
+    r->info.start_wall_ns = tlog_get_u64_(h + 24);
+    /* A later minor version may have a longer header: skip the rest. */
+    for (uint32_t skip = header_bytes - TLOG_STREAM_HEADER_BYTES; skip; skip--) {
+        uint8_t b;
+        if (take(r, &b, 1) != 1)
+            return damage(r, TLOG_EFORMAT, r->offset, "truncated header");
+    }
+    return TLOG_OK;
+}
+
+static int open_common(tlog_reader *r, tlog_reader **out)
+{
+    r->info.size = sizeof r->info;
+    r->info.rank = -1;
+    r->status = read_header(r);
+    *out = r;
+    return r->status;
+}
+
+int tlog_reader_open(const char *path, tlog_reader **out)
+{
+    if (!path || !out)
+        return TLOG_EINVAL;
+    tlog_reader *r = calloc(1, sizeof *r);
+    if (!r)
+        return TLOG_ENOMEM;
+    r->fp = fopen(path, "rb");
+    if (!r->fp) {
+        snprintf(r->error, sizeof r->error, "cannot open %s: %s", path, strerror(errno));
+        r->status = TLOG_EIO;
+        *out = r;
+        return TLOG_EIO;
+    }
+    return open_common(r, out);
+}
+
+int tlog_reader_open_memory(const void *data, size_t size, tlog_reader **out)
+{
+    if ((!data && size) || !out)
+        return TLOG_EINVAL;
+    tlog_reader *r = calloc(1, sizeof *r);
+    if (!r)
+        return TLOG_ENOMEM;
+    r->mem = data;
+    r->mem_len = size;
+    return open_common(r, out);
+}
+
+void tlog_reader_close(tlog_reader *r)
+{
+    if (!r)
+        return;
+    if (r->fp)
+        fclose(r->fp);
+    for (size_t i = 0; i < r->nsites; i++) {
+        if (!r->sites[i])
+            continue;
+        free((char *)r->sites[i]->name);
+        free((char *)r->sites[i]->file);
+        free((char *)r->sites[i]->function);
+        free(r->sites[i]);
+    }
+    for (size_t i = 0; i < r->nthreads; i++)
+        free(r->threads[i].name);
+    for (size_t i = 0; i < r->ndevices; i++)
+        free(r->devices[i].name);
+    free(r->sites);
+    free(r->threads);
+    free(r->devices);
+    free(r->block);
+    free(r);
+}
+
+const char *tlog_reader_error(const tlog_reader *r)
+{
+    return r ? r->error : "no reader";
+}
+
+int tlog_reader_get_info(const tlog_reader *r, tlog_reader_info *out)
+{
+    if (!r)
+        return TLOG_EINVAL;
+    tlog_reader_info info = r->info;
+    info.sites = r->nsites;
+    info.threads = r->nthreads;
+    info.devices = r->ndevices;
+    info.bytes_read = r->offset;
+    return tlog_copy_sized_(out, &info, sizeof info);
+}
+
+const tlog_site *tlog_reader_site(const tlog_reader *r, size_t index)
+{
+    return r && index < r->nsites ? r->sites[index] : NULL;
+}
+
+const char *tlog_reader_thread(const tlog_reader *r, size_t index, uint32_t *id)
+{
+    if (!r || index >= r->nthreads)
+        return NULL;
+    if (id)
+        *id = r->threads[index].id;
+    return r->threads[index].name;
+}
+
+const char *tlog_reader_device(const tlog_reader *r, size_t index)
+{
+    return r && index < r->ndevices ? r->devices[index].name : NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Blocks                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Reads the next whole block, checksum checked. TLOG_ENOFRAME at a clean
+ * end of input (between blocks). */
+static int next_block(tlog_reader *r, uint32_t *type, cursor *payload)
+{
+    uint8_t head[TLOG_BLOCK_HEAD];
+    r->block_at = r->offset;
+    size_t got = take(r, head, sizeof head);
+    if (got == 0)
+        return TLOG_ENOFRAME;
+    if (got < sizeof head)
+        return damage(r, TLOG_EFORMAT, r->block_at, "truncated block header");
+    *type = tlog_get_u32_(head);
+    uint32_t len = tlog_get_u32_(head + 4);
+    if (len > TLOG_STREAM_MAX_PAYLOAD)
+        return damage(r, TLOG_EFORMAT, r->block_at, "block of %u bytes is implausible", len);
+    size_t whole = TLOG_BLOCK_HEAD + (size_t)len + TLOG_BLOCK_TAIL;
+    if (whole > r->block_cap) {
+        uint8_t *b = realloc(r->block, whole);
+        if (!b)
+            return damage(r, TLOG_ENOMEM, r->block_at, "no memory for a block of %u bytes",
+                          len);
+        r->block = b;
+        r->block_cap = whole;
+    }
+    memcpy(r->block, head, sizeof head);
+    if (take(r, r->block + sizeof head, whole - sizeof head) < whole - sizeof head)
+        return damage(r, TLOG_EFORMAT, r->block_at,
+                      "truncated block (type %u, %u bytes announced)", *type, len);
+    uint32_t crc = tlog_get_u32_(r->block + TLOG_BLOCK_HEAD + len);
+    if (tlog_crc32_(0, r->block, TLOG_BLOCK_HEAD + len) != crc)
+        return damage(r, TLOG_EFORMAT, r->block_at, "corrupt block (type %u): bad checksum",
+                      *type);
+    payload->p = r->block + TLOG_BLOCK_HEAD;
+    payload->end = payload->p + len;
+    payload->short_read = false;
+    return TLOG_OK;
+}
+
+static bool grow_array(void **arr, size_t *cap, size_t want, size_t elem)
+{
+    if (want <= *cap)
+        return true;
+    size_t cap2 = *cap ? *cap * 2 : 16;
+    while (cap2 < want)
+        cap2 *= 2;
+    void *p = realloc(*arr, cap2 * elem);
+    if (!p)
+        return false;
+    *arr = p;
+    *cap = cap2;
+    return true;
+}
+
+static int read_site(tlog_reader *r, cursor *c)
+{
+    uint32_t index = get_u32(c);
+    get_u64(c);   /* the id: recomputed from file, function and line */
+    int line = (int)get_u32(c);
+    int level = get_u8(c);
+    if (index != r->nsites)
+        return damage(r, TLOG_EFORMAT, r->block_at, "site %u out of order (expected %zu)",
+                      index, r->nsites);
+    tlog_site *s = calloc(1, sizeof *s);
+    if (!s || !grow_array((void **)&r->sites, &r->capsites, r->nsites + 1, sizeof *r->sites)) {
+        free(s);
+        return damage(r, TLOG_ENOMEM, r->block_at, "no memory for sites");
+    }
+    s->line = line;
+    s->level = level;
+    s->name = dup_str(c);
+    s->file = dup_str(c);
+    s->function = dup_str(c);
+    r->sites[r->nsites++] = s;
+    if (!s->name || !s->file || !s->function)
+        return damage(r, TLOG_ENOMEM, r->block_at, "no memory for sites");
+    return c->short_read ? damage(r, TLOG_EFORMAT, r->block_at, "truncated site block")
+                         : TLOG_OK;
+}
+
+/* THREAD and DEVICE blocks: an id and a name; a later name replaces one. */
+static int read_named(tlog_reader *r, cursor *c, named **arr, size_t *n, size_t *cap,
+                      const char *what)
+{
+    uint32_t id = get_u32(c);
+    char *name = dup_str(c);
+    if (c->short_read || !name) {
+        free(name);
+        return damage(r, c->short_read ? TLOG_EFORMAT : TLOG_ENOMEM, r->block_at,
+                      "truncated %s block", what);
+    }
+    for (size_t i = 0; i < *n; i++)
+        if ((*arr)[i].id == id) {
+            free((*arr)[i].name);
+            (*arr)[i].name = name;
+            return TLOG_OK;
+        }
+    if (!grow_array((void **)arr, cap, *n + 1, sizeof **arr)) {
+        free(name);
+        return damage(r, TLOG_ENOMEM, r->block_at, "no memory for names");
+    }
+    (*arr)[(*n)++] = (named){id, name};
+    return TLOG_OK;
+}
+
+static int read_end(tlog_reader *r, cursor *c)
+{
+    r->info.end_frames = get_u64(c);
+    r->info.frames_lost = get_u64(c);
+    if (c->short_read)
+        return damage(r, TLOG_EFORMAT, r->block_at, "truncated end block");
+    r->info.ended = true;
+    uint8_t extra;
+    if (take(r, &extra, 1))
+        return damage(r, TLOG_EFORMAT, r->offset - 1, "data after the end block");
+    return TLOG_ENOFRAME;
+}
+
+static const char *device_named(void *user, uint32_t index)
+{
+    const tlog_reader *r = user;
+    for (size_t i = 0; i < r->ndevices; i++)
+        if (r->devices[i].id == index)
+            return r->devices[i].name;
+    return NULL;
+}
+
+static int read_frame(tlog_reader *r, const cursor *c, tlog_frame **out)
+{
+    tlog_decode_tables t = {r->sites, r->nsites, device_named, r};
+    char why[160];
+    int rc = tlog_decode_frame_(&t, c->p, (size_t)(c->end - c->p), out, why, sizeof why);
+    if (rc == TLOG_ENOMEM)
+        return damage(r, rc, r->block_at, "no memory for a frame");
+    if (rc != TLOG_OK)
+        return damage(r, rc, r->block_at, "%s", why);
+    (*out)->rank = r->info.rank < 0 ? 0 : (uint32_t)r->info.rank;
+    return TLOG_OK;
+}
+
+int tlog_reader_next(tlog_reader *r, tlog_frame **out)
+{
+    if (!r || !out)
+        return TLOG_EINVAL;
+    *out = NULL;
+    while (r->status == TLOG_OK) {
+        uint32_t type = 0;
+        cursor c;
+        int rc = next_block(r, &type, &c);
+        if (rc == TLOG_ENOFRAME) {
+            if (!r->info.ended)
+                snprintf(r->error, sizeof r->error,
+                         "the stream ends without its end block at byte %llu (the "
+                         "writer stopped early); the frames before are complete",
+                         (unsigned long long)r->offset);
+            r->status = rc;
+        }
+        if (rc != TLOG_OK)
+            return r->status;
+        switch (type) {
+        case TLOG_BLOCK_SITE: rc = read_site(r, &c); break;
+        case TLOG_BLOCK_THREAD:
+            rc = read_named(r, &c, &r->threads, &r->nthreads, &r->capthreads, "thread");
+            break;
+        case TLOG_BLOCK_DEVICE:
+            rc = read_named(r, &c, &r->devices, &r->ndevices, &r->capdevices, "device");
+            break;
+        case TLOG_BLOCK_FRAME:
+            rc = read_frame(r, &c, out);
+            if (rc == TLOG_OK) {
+                r->info.frames++;
+                return TLOG_OK;
+            }
+            break;
+        case TLOG_BLOCK_END: rc = read_end(r, &c); r->status = rc; return rc;
+        default: break;   /* from a later minor version: skipped */
+        }
+        if (rc != TLOG_OK)
+            return r->status;
+    }
+    return r->status;
+}

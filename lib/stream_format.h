@@ -1,0 +1,76 @@
+/*
+ * The binary stream's layout, shared by the writer (stream.c, encode.c) and
+ * the reader (reader.c). doc/stream.md is the specification; this file and it
+ * must agree. Not installed.
+ */
+#ifndef TIMERLOG_STREAM_FORMAT_H
+#define TIMERLOG_STREAM_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define TLOG_STREAM_MAGIC "TLOGSTRM"
+#define TLOG_STREAM_MAJOR 1u
+#define TLOG_STREAM_MINOR 0u
+#define TLOG_STREAM_HEADER_BYTES 64u
+#define TLOG_STREAM_NONE 0xffffffffu
+/* Larger payloads are taken for damage, not allocated. */
+#define TLOG_STREAM_MAX_PAYLOAD (256u << 20)
+
+enum tlog_block_type {
+    TLOG_BLOCK_SITE = 1,
+    TLOG_BLOCK_THREAD = 2,
+    TLOG_BLOCK_DEVICE = 3,
+    TLOG_BLOCK_FRAME = 4,
+    TLOG_BLOCK_END = 5
+};
+
+/* Block: u32 type, u32 payload length, payload, u32 CRC-32 of all before. */
+#define TLOG_BLOCK_HEAD 8u
+#define TLOG_BLOCK_TAIL 4u
+
+/* CRC-32 (IEEE 802.3, as zlib's crc32), bytewise with a small table. */
+uint32_t tlog_crc32_(uint32_t crc, const void *data, size_t n)
+    __attribute__((visibility("hidden")));
+
+static inline void tlog_put_u16_(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static inline void tlog_put_u32_(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline void tlog_put_u64_(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline uint16_t tlog_get_u16_(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static inline uint32_t tlog_get_u32_(const uint8_t *p)
+{
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static inline uint64_t tlog_get_u64_(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+#endif

@@ -1,0 +1,402 @@
+/*
+ * timerlog: reads libtimerlog streams.
+ *
+ *   timerlog dump [--frame N | --frames A-B | --aggregate] FILE...
+ *   timerlog export --chrome|--json|--csv [-o OUT] FILE...
+ *   timerlog info FILE...
+ *
+ * Exit status: 0 when every file read cleanly, 1 when a file could not be
+ * read or is damaged (what came before the damage is still printed), 2 for
+ * a usage error.
+ */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <timerlog/timerlog.h>
+
+#define EXIT_DAMAGED 1
+#define EXIT_USAGE 2
+
+static const char *const usage_main =
+    "usage: timerlog COMMAND [OPTIONS] FILE...\n"
+    "\n"
+    "Reads libtimerlog streams (files written with TIMERLOG_OUTPUT or\n"
+    "tlog_config.stream_path); the format is found from the file's magic, not\n"
+    "its name. Several files (ranks of one run) can be read together.\n"
+    "\n"
+    "commands:\n"
+    "  dump     print frame trees in the standard text format\n"
+    "  export   write Chrome trace, JSON or CSV\n"
+    "  info     describe files: header, ranks, threads, sites, frames, damage\n"
+    "\n"
+    "'timerlog COMMAND --help' describes a command. Exit status: 0 when all\n"
+    "files read cleanly, 1 when one is unreadable or damaged (what came before\n"
+    "the damage is still shown), 2 for a usage error.\n";
+
+static const char *const usage_dump =
+    "usage: timerlog dump [--frame N | --frames A-B | --aggregate] FILE...\n"
+    "\n"
+    "Prints frames as tlog_dump does. By default every frame, each after a\n"
+    "'# FILE: frame N' line; with --frame N only frame N of one file, exactly\n"
+    "as the recording process would have printed it.\n"
+    "\n"
+    "  --frame N       only the frame with serial N\n"
+    "  --frames A-B    frames with serials A to B\n"
+    "  --aggregate     all selected frames of all files merged into one tree\n"
+    "  --min-percent P hide rows below P% of their parent\n";
+
+static const char *const usage_export =
+    "usage: timerlog export --chrome|--json|--csv [-o OUT] FILE...\n"
+    "\n"
+    "  --chrome   Chrome Trace Event JSON (open in Perfetto or chrome://tracing):\n"
+    "             one process per rank, a track per thread and device queue\n"
+    "  --json     every frame's tree with every row's fields\n"
+    "  --csv      one line per row of every frame\n"
+    "  -o OUT     write to OUT instead of standard output\n";
+
+static const char *const usage_info =
+    "usage: timerlog info FILE...\n"
+    "\n"
+    "Shows each file's header (version, rank, process, start time), its\n"
+    "threads, devices and call sites, how many frames it holds, and any damage\n"
+    "with its byte offset.\n";
+
+static int usage(const char *text, const char *problem)
+{
+    if (problem)
+        fprintf(stderr, "timerlog: %s\n\n", problem);
+    fputs(text, problem ? stderr : stdout);
+    return problem ? EXIT_USAGE : 0;
+}
+
+static bool wants_help(int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return true;
+    return false;
+}
+
+/* Opens a file; reports why not. */
+static tlog_reader *open_stream(const char *path, int *status)
+{
+    tlog_reader *r = NULL;
+    int rc = tlog_reader_open(path, &r);
+    if (rc != TLOG_OK) {
+        fprintf(stderr, "timerlog: %s: %s\n", path, r ? tlog_reader_error(r) : tlog_strerror(rc));
+        tlog_reader_close(r);
+        *status = EXIT_DAMAGED;
+        return NULL;
+    }
+    return r;
+}
+
+/* After the last frame: damage, or a file the writer did not end. */
+static void report_end(tlog_reader *r, const char *path, int rc, int *status)
+{
+    if (rc == TLOG_ENOFRAME) {
+        tlog_reader_info info = {.size = sizeof info};
+        tlog_reader_get_info(r, &info);
+        if (!info.ended)
+            fprintf(stderr, "timerlog: %s: warning: %s\n", path, tlog_reader_error(r));
+        return;
+    }
+    fprintf(stderr, "timerlog: %s: %s\n", path, tlog_reader_error(r));
+    *status = EXIT_DAMAGED;
+}
+
+/* ------------------------------------------------------------------------ */
+/* dump                                                                     */
+/* ------------------------------------------------------------------------ */
+
+typedef struct selection {
+    uint64_t first, last;
+    bool single, aggregate;
+    double min_percent;
+} selection;
+
+static bool parse_range(const char *s, selection *sel)
+{
+    char *end;
+    sel->first = strtoull(s, &end, 10);
+    if (end == s)
+        return false;
+    sel->last = sel->first;
+    if (*end == '-') {
+        const char *b = end + 1;
+        sel->last = strtoull(b, &end, 10);
+        if (end == b)
+            return false;
+    }
+    return !*end && sel->first <= sel->last;
+}
+
+static bool selected(const selection *sel, const tlog_frame *f)
+{
+    tlog_frame_info info = {.size = sizeof info};
+    tlog_frame_get_info(f, &info);
+    return info.serial >= sel->first && info.serial <= sel->last;
+}
+
+static int print_frame(const tlog_frame *f, const selection *sel)
+{
+    tlog_dump_options opt = {.size = sizeof opt, .min_percent = sel->min_percent};
+    return tlog_dump_frame(f, stdout, sel->min_percent > 0 ? &opt : NULL);
+}
+
+/* Folds `f` into the running merge `*acc`. */
+static int fold(tlog_frame **acc, const tlog_frame *f)
+{
+    const tlog_frame *two[2] = {*acc, f};
+    tlog_frame *merged;
+    int rc = *acc ? tlog_frame_merge(two, 2, &merged) : tlog_frame_merge(&f, 1, &merged);
+    if (rc == TLOG_OK) {
+        tlog_frame_release(*acc);
+        *acc = merged;
+    }
+    return rc;
+}
+
+static void dump_file(const char *path, const selection *sel, tlog_frame **acc,
+                      size_t *shown, int *status)
+{
+    tlog_reader *r = open_stream(path, status);
+    if (!r)
+        return;
+    tlog_frame *f;
+    int rc;
+    while ((rc = tlog_reader_next(r, &f)) == TLOG_OK) {
+        if (selected(sel, f)) {
+            tlog_frame_info info = {.size = sizeof info};
+            tlog_frame_get_info(f, &info);
+            if (sel->aggregate) {
+                if (fold(acc, f) != TLOG_OK)
+                    *status = EXIT_DAMAGED;
+            } else {
+                if (!sel->single)
+                    printf("%s# %s: frame %" PRIu64 " (rank %u, thread \"%s\")\n",
+                           *shown ? "\n" : "", path, info.serial, info.rank,
+                           info.thread_name);
+                print_frame(f, sel);
+            }
+            ++*shown;
+        }
+        tlog_frame_release(f);
+    }
+    report_end(r, path, rc, status);
+    tlog_reader_close(r);
+}
+
+static int cmd_dump(int argc, char **argv)
+{
+    if (wants_help(argc, argv))
+        return usage(usage_dump, NULL);
+    selection sel = {0, UINT64_MAX, false, false, 0};
+    int i = 0;
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        if (strcmp(argv[i], "--aggregate") == 0) {
+            sel.aggregate = true;
+        } else if ((strcmp(argv[i], "--frame") == 0 || strcmp(argv[i], "--frames") == 0) &&
+                   i + 1 < argc) {
+            sel.single = strcmp(argv[i], "--frame") == 0;
+            if (!parse_range(argv[++i], &sel) || (sel.single && sel.first != sel.last))
+                return usage(usage_dump, "--frame takes a number, --frames a range A-B");
+        } else if (strcmp(argv[i], "--min-percent") == 0 && i + 1 < argc) {
+            sel.min_percent = atof(argv[++i]);
+        } else {
+            return usage(usage_dump, "unknown option or missing value");
+        }
+    }
+    if (i == argc)
+        return usage(usage_dump, "no FILE given");
+    if (sel.single && argc - i > 1 && !sel.aggregate)
+        return usage(usage_dump, "--frame reads one file");
+    int status = 0;
+    size_t shown = 0;
+    tlog_frame *acc = NULL;
+    for (; i < argc; i++)
+        dump_file(argv[i], &sel, &acc, &shown, &status);
+    if (acc) {
+        print_frame(acc, &sel);
+        tlog_frame_release(acc);
+    }
+    if (!shown && status == 0)
+        fprintf(stderr, "timerlog: no frame selected\n");
+    return status;
+}
+
+/* ------------------------------------------------------------------------ */
+/* export                                                                   */
+/* ------------------------------------------------------------------------ */
+
+typedef struct collected {
+    tlog_reader **readers;
+    size_t nreaders;
+    tlog_frame **frames;
+    size_t nframes, cap;
+} collected;
+
+static void collect_file(collected *c, const char *path, int *status)
+{
+    tlog_reader *r = open_stream(path, status);
+    if (!r)
+        return;
+    c->readers[c->nreaders++] = r;   /* frames refer to its sites */
+    tlog_frame *f;
+    int rc;
+    while ((rc = tlog_reader_next(r, &f)) == TLOG_OK) {
+        if (c->nframes == c->cap) {
+            size_t cap = c->cap ? c->cap * 2 : 64;
+            tlog_frame **p = realloc(c->frames, cap * sizeof *p);
+            if (!p) {
+                tlog_frame_release(f);
+                fprintf(stderr, "timerlog: out of memory\n");
+                *status = EXIT_DAMAGED;
+                return;
+            }
+            c->frames = p;
+            c->cap = cap;
+        }
+        c->frames[c->nframes++] = f;
+    }
+    report_end(r, path, rc, status);
+}
+
+static int cmd_export(int argc, char **argv)
+{
+    if (wants_help(argc, argv))
+        return usage(usage_export, NULL);
+    int (*export)(const tlog_frame *const *, size_t, FILE *) = NULL;
+    const char *out_path = NULL;
+    int i = 0;
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        if (strcmp(argv[i], "--chrome") == 0)
+            export = tlog_export_chrome;
+        else if (strcmp(argv[i], "--json") == 0)
+            export = tlog_export_json;
+        else if (strcmp(argv[i], "--csv") == 0)
+            export = tlog_export_csv;
+        else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
+            out_path = argv[++i];
+        else
+            return usage(usage_export, "unknown option or missing value");
+    }
+    if (!export)
+        return usage(usage_export, "choose --chrome, --json or --csv");
+    if (i == argc)
+        return usage(usage_export, "no FILE given");
+    int status = 0;
+    collected c = {calloc((size_t)(argc - i), sizeof(tlog_reader *)), 0, NULL, 0, 0};
+    for (; i < argc; i++)
+        collect_file(&c, argv[i], &status);
+    FILE *out = out_path ? fopen(out_path, "w") : stdout;
+    if (!out) {
+        fprintf(stderr, "timerlog: cannot write %s\n", out_path);
+        status = EXIT_DAMAGED;
+    } else {
+        int rc = export((const tlog_frame *const *)c.frames, c.nframes, out);
+        if (out != stdout && fclose(out) != 0)
+            rc = TLOG_EIO;
+        if (rc != TLOG_OK) {
+            fprintf(stderr, "timerlog: export failed: %s\n", tlog_strerror(rc));
+            status = EXIT_DAMAGED;
+        }
+    }
+    for (size_t k = 0; k < c.nframes; k++)
+        tlog_frame_release(c.frames[k]);
+    for (size_t k = 0; k < c.nreaders; k++)
+        tlog_reader_close(c.readers[k]);
+    free(c.frames);
+    free(c.readers);
+    return status;
+}
+
+/* ------------------------------------------------------------------------ */
+/* info                                                                     */
+/* ------------------------------------------------------------------------ */
+
+static void print_info(tlog_reader *r, const char *path)
+{
+    tlog_reader_info info = {.size = sizeof info};
+    tlog_reader_get_info(r, &info);
+    time_t secs = (time_t)(info.start_wall_ns / 1000000000u);
+    char when[64] = "?";
+    struct tm tm;
+    if (gmtime_r(&secs, &tm))
+        strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
+    printf("%s\n  format: timerlog stream %u.%u\n", path, info.version_major,
+           info.version_minor);
+    if (info.rank >= 0)
+        printf("  rank: %" PRId64 "\n", info.rank);
+    else
+        printf("  rank: none\n");
+    printf("  process: %u\n  started: %s\n  frames: %" PRIu64 "\n", info.pid, when,
+           info.frames);
+    printf("  threads: %zu\n", info.threads);
+    uint32_t id;
+    const char *name;
+    for (size_t k = 0; (name = tlog_reader_thread(r, k, &id)) != NULL; k++)
+        printf("    %u %s\n", id, name);
+    printf("  devices: %zu\n", info.devices);
+    for (size_t k = 0; (name = tlog_reader_device(r, k)) != NULL; k++)
+        printf("    %s\n", name);
+    printf("  call sites: %zu\n", info.sites);
+    const tlog_site *s;
+    for (size_t k = 0; (s = tlog_reader_site(r, k)) != NULL; k++)
+        printf("    %s (%s:%d)\n", s->name, s->file, s->line);
+    if (info.ended)
+        printf("  ended: yes (%" PRIu64 " frames written, %" PRIu64 " lost by the writer)\n",
+               info.end_frames, info.frames_lost);
+    else
+        printf("  ended: no\n");
+    printf("  bytes read: %" PRIu64 "\n", info.bytes_read);
+}
+
+static int cmd_info(int argc, char **argv)
+{
+    if (wants_help(argc, argv))
+        return usage(usage_info, NULL);
+    if (argc == 0)
+        return usage(usage_info, "no FILE given");
+    int status = 0;
+    for (int i = 0; i < argc; i++) {
+        tlog_reader *r = open_stream(argv[i], &status);
+        if (!r)
+            continue;
+        tlog_frame *f;
+        int rc;
+        while ((rc = tlog_reader_next(r, &f)) == TLOG_OK)
+            tlog_frame_release(f);
+        print_info(r, argv[i]);
+        if (rc != TLOG_ENOFRAME)
+            printf("  damage: %s\n", tlog_reader_error(r));
+        report_end(r, argv[i], rc, &status);
+        tlog_reader_close(r);
+    }
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return usage(usage_main, "no command given");
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0)
+        return usage(usage_main, NULL);
+    if (strcmp(cmd, "--version") == 0) {
+        printf("timerlog %d.%d.%d\n", TIMERLOG_VERSION_MAJOR, TIMERLOG_VERSION_MINOR,
+               TIMERLOG_VERSION_PATCH);
+        return 0;
+    }
+    if (strcmp(cmd, "dump") == 0)
+        return cmd_dump(argc - 2, argv + 2);
+    if (strcmp(cmd, "export") == 0)
+        return cmd_export(argc - 2, argv + 2);
+    if (strcmp(cmd, "info") == 0)
+        return cmd_info(argc - 2, argv + 2);
+    return usage(usage_main, "unknown command");
+}
