@@ -1,0 +1,465 @@
+/* The binary stream: round trips, its settings, write failures, and what
+ * the reader says about damaged, foreign and future files. */
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "device_fixture.h"
+
+static char dir[256];
+
+static int make_dir(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/timerlog-stream-XXXXXX");
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static char *path_in_dir(const char *name)
+{
+    static char p[4][512];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(p[k], sizeof p[k], "%s/%s", dir, name);
+    return p[k];
+}
+
+/* A sim fixture whose log streams to `path`. */
+static sim_fixture *streaming_fixture(const char *path, size_t buffer)
+{
+    sim_fixture *fx = sim_fixture_make(NULL);
+    tlog_destroy(fx->log);
+    tlog_config c = test_config(&fx->errors);
+    c.clock = tlog_sim_clock;
+    c.clock_user = fx->sim;
+    c.stream_path = path;
+    c.stream_buffer = buffer;
+    c.max_frames = 64;
+    fx->log = make_log(&c);
+    assert_int_equal(tlog_sim_device_create(fx->sim, fx->log, NULL, &fx->dev), TLOG_OK);
+    return fx;
+}
+
+/* A frame with nesting, a worker's share, device work at a sync scope and
+ * some left for a forced sync, and an inserted timing. */
+static void rich_frame(sim_fixture *fx, int k)
+{
+    host_begin(fx, "Frame");
+    host_begin(fx, "Simulation");
+    kernel(fx, fx->q1, "Filter: GPU", 1.0 + k);
+    sim_at(fx, sim_ms(fx) + 0.5);
+    host_end(fx, "Simulation");
+    sync_until(fx, "GPU Sync", sim_ms(fx) + 2.0 + k);
+    tlog_insert(fx->log, site_named("Inserted"), TLOG_KIND_EXECUTION,
+                tlog_now(fx->log) - 1000, tlog_now(fx->log));
+    kernel(fx, fx->q2, k % 2 ? "Draw" : "Upload", 3.0);
+    sim_at(fx, sim_ms(fx) + 0.25);
+    host_end(fx, "Frame");
+}
+
+static char *dump_of(const tlog_frame *f)
+{
+    return dump_string(f, NULL);
+}
+
+static void stream_reads_back_as_the_in_process_dump(void **state)
+{
+    (void)state;
+    const char *path = path_in_dir("round.tlog");
+    sim_fixture *fx = streaming_fixture(path, 0);
+    enum { FRAMES = 6 };
+    char *expected[FRAMES];
+    for (int k = 0; k < FRAMES; k++) {
+        rich_frame(fx, k);
+        tlog_frame *f = tlog_frame_latest(fx->log);   /* forces the sync */
+        assert_non_null(f);
+        expected[k] = dump_of(f);
+        tlog_frame_release(f);
+    }
+    assert_int_equal(tlog_stream_flush(fx->log), TLOG_OK);
+    assert_int_equal(stats_of(fx->log).frames_streamed, FRAMES);
+
+    tlog_reader *r;
+    assert_int_equal(tlog_reader_open(path, &r), TLOG_OK);
+    for (int k = 0; k < FRAMES; k++) {
+        tlog_frame *f;
+        assert_int_equal(tlog_reader_next(r, &f), TLOG_OK);
+        char *got = dump_of(f);
+        assert_string_equal(got, expected[k]);
+        assert_non_null(strstr(got, "(E) Filter: GPU"));
+        free(got);
+        tlog_frame_release(f);
+        free(expected[k]);
+    }
+    tlog_frame *none;
+    assert_int_equal(tlog_reader_next(r, &none), TLOG_ENOFRAME);
+    tlog_reader_close(r);
+    sim_fixture_free(fx);   /* ends the file */
+    assert_int_equal(tlog_reader_open(path, &r), TLOG_OK);
+    while (tlog_reader_next(r, &none) == TLOG_OK)
+        tlog_frame_release(none);
+    tlog_reader_info info = {.size = sizeof info};
+    tlog_reader_get_info(r, &info);
+    assert_true(info.ended);
+    assert_int_equal(info.end_frames, FRAMES);
+    assert_int_equal(info.frames, FRAMES);
+    tlog_reader_close(r);
+}
+
+/* The command-line reader prints a frame exactly as the process did. */
+static void cli_dump_matches_the_in_process_dump(void **state)
+{
+    (void)state;
+    const char *path = path_in_dir("cli.tlog");
+    sim_fixture *fx = streaming_fixture(path, 0);
+    rich_frame(fx, 1);
+    rich_frame(fx, 2);
+    tlog_frame *f = tlog_frame_latest(fx->log);
+    char *expected = dump_of(f);
+    tlog_frame_release(f);
+    sim_fixture_free(fx);
+
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s dump --frame 2 %s", TIMERLOG_CLI, path);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    char got[4096] = {0};
+    size_t n = fread(got, 1, sizeof got - 1, p);
+    assert_int_equal(pclose(p), 0);
+    assert_true(n > 0);
+    assert_string_equal(got, expected);
+    free(expected);
+}
+
+static int cli_status(const char *args)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s %s >/dev/null 2>&1", TIMERLOG_CLI, args);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void cli_exit_codes_follow_convention(void **state)
+{
+    (void)state;
+    const char *path = path_in_dir("codes.tlog");
+    sim_fixture *fx = streaming_fixture(path, 0);
+    rich_frame(fx, 0);
+    sim_fixture_free(fx);
+    char args[600];
+    assert_int_equal(cli_status("--help"), 0);
+    assert_int_equal(cli_status("dump --help"), 0);
+    assert_int_equal(cli_status("export --help"), 0);
+    assert_int_equal(cli_status("info --help"), 0);
+    assert_int_equal(cli_status("frobnicate"), 2);
+    assert_int_equal(cli_status("export x.tlog"), 2);   /* no format chosen */
+    snprintf(args, sizeof args, "info %s", path);
+    assert_int_equal(cli_status(args), 0);
+    snprintf(args, sizeof args, "dump %s", TIMERLOG_CLI);   /* not a stream */
+    assert_int_equal(cli_status(args), 1);
+    snprintf(args, sizeof args, "export --csv -o %s %s", path_in_dir("out.csv"), path);
+    assert_int_equal(cli_status(args), 0);
+}
+
+static void sites_first_seen_late_are_described(void **state)
+{
+    (void)state;
+    const char *path = path_in_dir("late.tlog");
+    sim_fixture *fx = streaming_fixture(path, 4096);
+    for (int k = 0; k < 40; k++) {
+        host_begin(fx, "Frame");
+        char name[32];
+        snprintf(name, sizeof name, "Phase %d", k / 10);
+        host_begin(fx, name);
+        host_end(fx, name);
+        host_end(fx, "Frame");
+    }
+    sim_fixture_free(fx);
+    tlog_reader *r;
+    assert_int_equal(tlog_reader_open(path, &r), TLOG_OK);
+    tlog_frame *f;
+    int k = 0;
+    while (tlog_reader_next(r, &f) == TLOG_OK) {
+        char name[32];
+        snprintf(name, sizeof name, "Phase %d", k++ / 10);
+        tlog_node_info i = info_of(tlog_node_first_child(tlog_frame_root(f)));
+        assert_string_equal(i.name, name);
+        assert_int_equal(i.site_id, tlog_site_id(site_named(name)));
+        tlog_frame_release(f);
+    }
+    assert_int_equal(k, 40);
+    tlog_reader_close(r);
+}
+
+static void percent_in_the_path_becomes_the_rank(void **state)
+{
+    (void)state;
+    setenv("OMPI_COMM_WORLD_RANK", "3", 1);
+    sim_fixture *fx = streaming_fixture(path_in_dir("rank-%.tlog"), 0);
+    unsetenv("OMPI_COMM_WORLD_RANK");
+    rich_frame(fx, 0);
+    sim_fixture_free(fx);
+    tlog_reader *r;
+    assert_int_equal(tlog_reader_open(path_in_dir("rank-3.tlog"), &r), TLOG_OK);
+    tlog_reader_info info = {.size = sizeof info};
+    tlog_reader_get_info(r, &info);
+    assert_int_equal(info.rank, 3);
+    tlog_frame *f;
+    assert_int_equal(tlog_reader_next(r, &f), TLOG_OK);
+    tlog_frame_info fi = {.size = sizeof fi};
+    tlog_frame_get_info(f, &fi);
+    assert_int_equal(fi.rank, 3);
+    tlog_frame_release(f);
+    tlog_reader_close(r);
+
+    fx = streaming_fixture(path_in_dir("pid-%.tlog"), 0);   /* no rank: the pid */
+    sim_fixture_free(fx);
+    char expect[64];
+    snprintf(expect, sizeof expect, "pid-%ld.tlog", (long)getpid());
+    struct stat st;
+    assert_int_equal(stat(path_in_dir(expect), &st), 0);
+}
+
+static void unwritable_path_is_reported_and_recording_goes_on(void **state)
+{
+    (void)state;
+    sim_fixture *fx = streaming_fixture("/nonexistent-dir/x.tlog", 0);
+    assert_int_equal(count_code(&fx->errors, TLOG_EIO), 1);
+    assert_non_null(strstr(fx->errors.last, "/nonexistent-dir/x.tlog"));
+    rich_frame(fx, 0);
+    tlog_frame *f = tlog_frame_latest(fx->log);
+    assert_non_null(f);
+    tlog_frame_release(f);
+    assert_int_equal(tlog_stream_flush(fx->log), TLOG_EINVAL);
+    sim_fixture_free(fx);
+}
+
+/* A file that stops growing (full disk, file-size limit): one report, the
+ * frames written before it read back, the rest are counted. */
+static void full_disk_keeps_what_was_written(void **state)
+{
+    (void)state;
+    const char *path = path_in_dir("full.tlog");
+    struct rlimit old, lim;
+    getrlimit(RLIMIT_FSIZE, &old);
+    lim = old;
+    lim.rlim_cur = 20000;
+    signal(SIGXFSZ, SIG_IGN);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    sim_fixture *fx = streaming_fixture(path, 4096);
+    for (int k = 0; k < 200; k++)
+        rich_frame(fx, k % 3);
+    assert_int_equal(tlog_stream_flush(fx->log), TLOG_EIO);
+    tlog_stats s = stats_of(fx->log);
+    assert_int_equal(count_code(&fx->errors, TLOG_EIO), 1);
+    assert_non_null(strstr(fx->errors.last, "stays readable"));
+    sim_fixture_free(fx);
+    setrlimit(RLIMIT_FSIZE, &old);
+    assert_true(s.frames_not_streamed > 0);
+
+    tlog_reader *r;
+    assert_int_equal(tlog_reader_open(path, &r), TLOG_OK);
+    tlog_frame *f;
+    int frames = 0, rc;
+    while ((rc = tlog_reader_next(r, &f)) == TLOG_OK) {
+        frames++;
+        tlog_frame_release(f);
+    }
+    assert_true(frames > 0 && frames < 200);
+    assert_true(rc == TLOG_EFORMAT || rc == TLOG_ENOFRAME);
+    tlog_reader_close(r);
+}
+
+static void small_buffer_loses_nothing(void **state)
+{
+    (void)state;
+    const char *path = path_in_dir("small.tlog");
+    sim_fixture *fx = streaming_fixture(path, 4096);
+    for (int k = 0; k < 2000; k++) {
+        host_begin(fx, "Frame");
+        for (int i = 0; i < 50; i++) {
+            host_begin(fx, "Step");
+            host_end(fx, "Step");
+        }
+        host_end(fx, "Frame");
+    }
+    sim_fixture_free(fx);
+    tlog_reader *r;
+    assert_int_equal(tlog_reader_open(path, &r), TLOG_OK);
+    tlog_frame *f;
+    uint64_t frames = 0, scopes = 0;
+    while (tlog_reader_next(r, &f) == TLOG_OK) {
+        tlog_frame_info i = {.size = sizeof i};
+        tlog_frame_get_info(f, &i);
+        frames++;
+        scopes += i.instances;
+        tlog_frame_release(f);
+    }
+    assert_int_equal(frames, 2000);
+    assert_int_equal(scopes, 2000 * 51);
+    tlog_reader_close(r);
+}
+
+/* ---- damage ---- */
+
+static uint8_t *read_file(const char *path, size_t *n)
+{
+    FILE *fp = fopen(path, "rb");
+    assert_non_null(fp);
+    fseek(fp, 0, SEEK_END);
+    *n = (size_t)ftell(fp);
+    rewind(fp);
+    uint8_t *b = malloc(*n);
+    assert_int_equal(fread(b, 1, *n, fp), *n);
+    fclose(fp);
+    return b;
+}
+
+static const char *good_stream(void)
+{
+    const char *path = path_in_dir("good.tlog");
+    sim_fixture *fx = streaming_fixture(path, 0);
+    for (int k = 0; k < 3; k++)
+        rich_frame(fx, k);
+    sim_fixture_free(fx);
+    return path;
+}
+
+/* Reads all it can; returns the frames and the final code. */
+static int read_all(const uint8_t *data, size_t n, int *frames, char *error, size_t size)
+{
+    tlog_reader *r;
+    int rc = tlog_reader_open_memory(data, n, &r);
+    *frames = 0;
+    tlog_frame *f;
+    while (rc == TLOG_OK && (rc = tlog_reader_next(r, &f)) == TLOG_OK) {
+        (*frames)++;
+        tlog_frame_release(f);
+    }
+    snprintf(error, size, "%s", tlog_reader_error(r));
+    tlog_reader_close(r);
+    return rc;
+}
+
+static void foreign_file_is_named_as_such(void **state)
+{
+    (void)state;
+    char err[256];
+    int frames;
+    const char text[] = "# not a stream at all\n";
+    assert_int_equal(read_all((const uint8_t *)text, sizeof text, &frames, err, sizeof err),
+                     TLOG_EFORMAT);
+    assert_non_null(strstr(err, "not a timerlog stream"));
+    assert_non_null(strstr(err, "at byte 0"));
+}
+
+static void future_version_is_refused(void **state)
+{
+    (void)state;
+    size_t n;
+    uint8_t *b = read_file(good_stream(), &n);
+    b[8] = 2;   /* major version 2 */
+    char err[256];
+    int frames;
+    assert_int_equal(read_all(b, n, &frames, err, sizeof err), TLOG_EVERSION);
+    assert_non_null(strstr(err, "version 2.0"));
+    free(b);
+}
+
+/* Offset of the k-th block (0-based) of a stream. */
+static size_t block_offset(const uint8_t *b, size_t n, int k)
+{
+    size_t at = 64;
+    for (; k > 0 && at + 8 <= n; k--)
+        at += 8 + (b[at + 4] | b[at + 5] << 8 | b[at + 6] << 16 | (size_t)b[at + 7] << 24) + 4;
+    return at;
+}
+
+static void corrupt_block_is_found_and_what_precedes_kept(void **state)
+{
+    (void)state;
+    size_t n;
+    uint8_t *b = read_file(good_stream(), &n);
+    char err[256];
+    int frames, all;
+    assert_int_equal(read_all(b, n, &all, err, sizeof err), TLOG_ENOFRAME);
+    assert_int_equal(all, 3);
+    /* The last frame block is the one before the end block. */
+    int blocks = 0;
+    while (block_offset(b, n, blocks) < n)
+        blocks++;
+    size_t last_frame = block_offset(b, n, blocks - 2);
+    b[last_frame + 20] ^= 0x40;
+    assert_int_equal(read_all(b, n, &frames, err, sizeof err), TLOG_EFORMAT);
+    assert_int_equal(frames, 2);
+    char at[64];
+    snprintf(at, sizeof at, "at byte %zu", last_frame);
+    assert_non_null(strstr(err, "checksum"));
+    assert_non_null(strstr(err, at));
+    free(b);
+}
+
+static void truncated_file_keeps_the_frames_before(void **state)
+{
+    (void)state;
+    size_t n;
+    uint8_t *b = read_file(good_stream(), &n);
+    char err[256];
+    int frames;
+    assert_int_equal(read_all(b, n - 30, &frames, err, sizeof err), TLOG_EFORMAT);
+    assert_int_equal(frames, 2);
+    assert_non_null(strstr(err, "truncated"));
+    /* Cut before the end block: complete, but not ended. */
+    int blocks = 0;
+    while (block_offset(b, n, blocks) < n)
+        blocks++;
+    size_t end_block = block_offset(b, n, blocks - 1);
+    assert_int_equal(read_all(b, end_block, &frames, err, sizeof err), TLOG_ENOFRAME);
+    assert_int_equal(frames, 3);
+    assert_non_null(strstr(err, "without its end block"));
+    free(b);
+}
+
+static void frames_merge_into_one_tree(void **state)
+{
+    (void)state;
+    tlog_reader *r;
+    assert_int_equal(tlog_reader_open(good_stream(), &r), TLOG_OK);
+    tlog_frame *f[3];
+    for (int k = 0; k < 3; k++)
+        assert_int_equal(tlog_reader_next(r, &f[k]), TLOG_OK);
+    tlog_frame *m;
+    assert_int_equal(tlog_frame_merge((const tlog_frame *const *)f, 3, &m), TLOG_OK);
+    tlog_node_info root = info_of(tlog_frame_root(m));
+    assert_int_equal(root.count, 3);
+    uint64_t sum = 0;
+    for (int k = 0; k < 3; k++) {
+        sum += info_of(tlog_frame_root(f[k])).total_ns;
+        tlog_frame_release(f[k]);
+    }
+    assert_int_equal(root.total_ns, sum);
+    assert_int_equal(info_of(child_named(tlog_frame_root(m), "Simulation")).count, 3);
+    tlog_frame_release(m);
+    tlog_reader_close(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(stream_reads_back_as_the_in_process_dump),
+        cmocka_unit_test(cli_dump_matches_the_in_process_dump),
+        cmocka_unit_test(cli_exit_codes_follow_convention),
+        cmocka_unit_test(sites_first_seen_late_are_described),
+        cmocka_unit_test(percent_in_the_path_becomes_the_rank),
+        cmocka_unit_test(unwritable_path_is_reported_and_recording_goes_on),
+        cmocka_unit_test(full_disk_keeps_what_was_written),
+        cmocka_unit_test(small_buffer_loses_nothing),
+        cmocka_unit_test(foreign_file_is_named_as_such),
+        cmocka_unit_test(future_version_is_refused),
+        cmocka_unit_test(corrupt_block_is_found_and_what_precedes_kept),
+        cmocka_unit_test(truncated_file_keeps_the_frames_before),
+        cmocka_unit_test(frames_merge_into_one_tree),
+    };
+    return cmocka_run_group_tests(tests, make_dir, NULL);
+}
