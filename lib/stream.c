@@ -40,7 +40,7 @@ struct tlog_stream {
     pthread_cond_t room;        /* the writer took a frame */
     pthread_cond_t idle;        /* everything handed over is on disk */
     pthread_t writer;
-    bool stopping;
+    atomic_bool stopping;       /* set under the lock; the writer also peeks */
     tlog_frame **pending;       /* FIFO ring */
     size_t head, count, ring;
     size_t pending_bytes;       /* raw records the waiting frames hold */
