@@ -361,6 +361,10 @@ bool tlog_stream_take_(tlog_log *log, tlog_frame *f)
     tlog_stream *s = log->stream;
     if (!s)
         return false;
+    if (atomic_load_explicit(&s->failed, memory_order_relaxed)) {
+        atomic_fetch_add(&s->frames_lost, 1);   /* nothing can be written */
+        return false;
+    }
     pthread_mutex_lock(&s->lock);
     /* Bounded: beyond the buffer's size in waiting frames, wait for the
      * writer rather than drop anything. */

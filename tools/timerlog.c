@@ -161,12 +161,14 @@ static int fold(tlog_frame **acc, const tlog_frame *f)
     return rc;
 }
 
-static void dump_file(const char *path, const selection *sel, tlog_frame **acc,
-                      size_t *shown, int *status)
+/* Returns the reader when its frames were folded into *acc (their rows
+ * keep its call sites), for closing after the merged tree is printed. */
+static tlog_reader *dump_file(const char *path, const selection *sel, tlog_frame **acc,
+                              size_t *shown, int *status)
 {
     tlog_reader *r = open_stream(path, status);
     if (!r)
-        return;
+        return NULL;
     tlog_frame *f;
     int rc;
     while ((rc = tlog_reader_next(r, &f)) == TLOG_OK) {
@@ -188,7 +190,10 @@ static void dump_file(const char *path, const selection *sel, tlog_frame **acc,
         tlog_frame_release(f);
     }
     report_end(r, path, rc, status);
+    if (sel->aggregate)
+        return r;
     tlog_reader_close(r);
+    return NULL;
 }
 
 static int cmd_dump(int argc, char **argv)
@@ -211,19 +216,28 @@ static int cmd_dump(int argc, char **argv)
             return usage(usage_dump, "unknown option or missing value");
         }
     }
-    if (i == argc)
+    if (i >= argc)
         return usage(usage_dump, "no FILE given");
     if (sel.single && argc - i > 1 && !sel.aggregate)
         return usage(usage_dump, "--frame reads one file");
     int status = 0;
-    size_t shown = 0;
+    size_t shown = 0, nkept = 0;
     tlog_frame *acc = NULL;
-    for (; i < argc; i++)
-        dump_file(argv[i], &sel, &acc, &shown, &status);
+    tlog_reader **kept = calloc((size_t)(argc - i), sizeof *kept);
+    for (; i < argc; i++) {
+        tlog_reader *r = dump_file(argv[i], &sel, &acc, &shown, &status);
+        if (r && kept)
+            kept[nkept++] = r;
+        else
+            tlog_reader_close(r);
+    }
     if (acc) {
         print_frame(acc, &sel);
         tlog_frame_release(acc);
     }
+    for (size_t k = 0; k < nkept; k++)
+        tlog_reader_close(kept[k]);
+    free(kept);
     if (!shown && status == 0)
         fprintf(stderr, "timerlog: no frame selected\n");
     return status;
@@ -287,10 +301,12 @@ static int cmd_export(int argc, char **argv)
     }
     if (!export)
         return usage(usage_export, "choose --chrome, --json or --csv");
-    if (i == argc)
+    if (i >= argc)
         return usage(usage_export, "no FILE given");
     int status = 0;
-    collected c = {calloc((size_t)(argc - i), sizeof(tlog_reader *)), 0, NULL, 0, 0};
+    collected c = {calloc((size_t)argc - (size_t)i, sizeof(tlog_reader *)), 0, NULL, 0, 0};
+    if (!c.readers)
+        return EXIT_DAMAGED;
     for (; i < argc; i++)
         collect_file(&c, argv[i], &status);
     FILE *out = out_path ? fopen(out_path, "w") : stdout;

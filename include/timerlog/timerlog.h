@@ -661,7 +661,9 @@ TLOG_API int tlog_dump_frame(const tlog_frame *frame, FILE *out,
  * One tree out of n frames: rows with the same titles and kinds along the
  * same path from the root add up (count, total, min, max); the roots merge
  * under the first frame's title. The result has rows only (no instances) and
- * is released with tlog_frame_release. The inputs may be released first.
+ * is released with tlog_frame_release. The inputs may be released first; the
+ * rows keep the inputs' call sites (for frames from a reader: until it is
+ * closed).
  */
 TLOG_API int tlog_frame_merge(const tlog_frame *const *frames, size_t n,
                               tlog_frame **out);
