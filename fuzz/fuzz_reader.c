@@ -28,22 +28,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!sink)
         sink = fopen("/dev/null", "w");
     tlog_reader *r = NULL;
+    tlog_frame *prev = NULL;   /* held across reads, as a reader's user may */
     if (tlog_reader_open_memory(data, size, &r) == TLOG_OK) {
         tlog_frame *f;
         while (tlog_reader_next(r, &f) == TLOG_OK) {
             uint64_t rows = 0;
             tlog_frame_walk(f, visit, &rows);
             tlog_dump_frame(f, sink, NULL);
-            const tlog_frame *one[1] = {f};
-            tlog_export_chrome(one, 1, sink);
-            tlog_export_json(one, 1, sink);
-            tlog_export_csv(one, 1, sink);
+            tlog_dump_options hide = {.size = sizeof hide, .min_percent = 50};
+            tlog_dump_frame(f, sink, &hide);
+            const tlog_frame *two[2] = {f, prev};
+            size_t n = prev ? 2 : 1;
+            tlog_export_chrome(two, n, sink);
+            tlog_export_json(two, n, sink);
+            tlog_export_csv(two, n, sink);
             tlog_frame *merged;
-            if (tlog_frame_merge(one, 1, &merged) == TLOG_OK)
+            if (tlog_frame_merge(two, n, &merged) == TLOG_OK)
                 tlog_frame_release(merged);
-            tlog_frame_release(f);
+            tlog_frame_release(prev);
+            prev = f;
         }
     }
+    tlog_frame_release(prev);
     tlog_reader_close(r);
     return 0;
 }

@@ -14,6 +14,8 @@
  * allocating. */
 #define MIN_NODE_BYTES 82u
 #define INSTANCE_BYTES 28u
+/* A thread's scopes, a worker's row and its scopes, a device row. */
+#define MAX_DEPTH (2 * (int)TLOG_MAX_DEPTH + 8)
 
 typedef struct in {
     const uint8_t *p, *end;
@@ -127,9 +129,16 @@ static int read_node(in *c, const tlog_decode_tables *t, tlog_frame *f, uint32_t
         return bad(why, size, "a row names an undescribed device");
     if (n->kind > TLOG_KIND_EXECUTION)
         return bad(why, size, "a row of unknown kind");
+    /* A device row names its device; no other row has device fields. */
+    bool device = (n->flags & TLOG_NODE_DEVICE) != 0;
+    if (device != (refs->device != NONE) ||
+        (!device && (refs->launcher != NONE || refs->launch_site != NONE)))
+        return bad(why, size, "a row's device fields contradict its flags");
     n->site = site == NONE ? NULL : t->sites[site];
     n->parent = i ? &f->nodes[parent] : NULL;
     n->depth = i ? n->parent->depth + 1 : 0;
+    if (n->depth > MAX_DEPTH)
+        return bad(why, size, "rows nest deeper than any frame can");
     return TLOG_OK;
 }
 

@@ -10,8 +10,12 @@ static void print_row(FILE *out, const tlog_node *n)
             fputs(". ", out);
         fputs(n->kind == TLOG_KIND_EXECUTION ? "==> " : "|-> ", out);
     }
-    fprintf(out, "%.2f%% %.6fs | (%c) %s", n->percent, (double)n->total_ns / 1e9,
-            n->kind == TLOG_KIND_EXECUTION ? 'E' : 'C', n->name);
+    tlog_put_fixed_(out, n->percent, 2);
+    fputs("% ", out);
+    uint64_t us = n->total_ns / 1000u + (n->total_ns % 1000u >= 500u);
+    fprintf(out, "%llu.%06llu", (unsigned long long)(us / 1000000u),
+            (unsigned long long)(us % 1000000u));
+    fprintf(out, "s | (%c) %s", n->kind == TLOG_KIND_EXECUTION ? 'E' : 'C', n->name);
     if (n->count > 1)
         fprintf(out, " [x%llu]", (unsigned long long)n->count);
     if (n->flags & TLOG_NODE_UNRESOLVED)
@@ -26,11 +30,21 @@ static bool below(const tlog_node *n, const tlog_dump_options *o)
     return n->total_ns < o->min_ns || n->percent < o->min_percent;
 }
 
+/* Rows in n's subtree, n included; iterative, as trees may be deep. */
 static size_t subtree_size(const tlog_node *n)
 {
     size_t count = 1;
-    for (const tlog_node *c = n->first_child; c; c = c->next_sibling)
-        count += subtree_size(c);
+    const tlog_node *c = n->first_child;
+    while (c) {
+        count++;
+        if (c->first_child) {
+            c = c->first_child;
+            continue;
+        }
+        while (c != n && !c->next_sibling)
+            c = c->parent;
+        c = c == n ? NULL : c->next_sibling;
+    }
     return count;
 }
 

@@ -13,10 +13,28 @@
 #define DEVICE_TRACKS 1000000u   /* tids of device queues start here */
 #define SIDE_TRACKS 2000000u     /* a thread's inserted and sync rows */
 
+/* Length of the valid UTF-8 sequence at p, or 0. */
+static size_t utf8_len(const unsigned char *p)
+{
+    size_t n = p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc2 ? 2 : 0;
+    if (p[0] >= 0xf5)
+        return 0;
+    for (size_t i = 1; i < n; i++)
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+    /* No overlong forms, surrogates or code points past U+10FFFF. */
+    if ((n == 3 && p[0] == 0xe0 && p[1] < 0xa0) || (n == 3 && p[0] == 0xed && p[1] >= 0xa0) ||
+        (n == 4 && p[0] == 0xf0 && p[1] < 0x90) || (n == 4 && p[0] == 0xf4 && p[1] >= 0x90))
+        return 0;
+    return n;
+}
+
+/* A JSON string; bytes that are not UTF-8 (names cut short, or damaged
+ * input) become U+FFFD, so that the output always parses. */
 static void json_str(FILE *out, const char *s)
 {
     fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p;) {
         if (*p == '"' || *p == '\\')
             fprintf(out, "\\%c", *p);
         else if (*p == '\n')
@@ -25,8 +43,18 @@ static void json_str(FILE *out, const char *s)
             fputs("\\t", out);
         else if (*p < 0x20)
             fprintf(out, "\\u%04x", *p);
-        else
+        else if (*p < 0x80)
             fputc(*p, out);
+        else {
+            size_t n = utf8_len(p);
+            if (n)
+                fwrite(p, 1, n, out);
+            else
+                fputs("\\ufffd", out);
+            p += n ? n : 1;
+            continue;
+        }
+        p++;
     }
     fputc('"', out);
 }
@@ -34,8 +62,20 @@ static void json_str(FILE *out, const char *s)
 /* Microseconds with nanosecond precision, as Chrome's format wants. */
 static void json_us(FILE *out, int64_t ns)
 {
-    fprintf(out, "%s%" PRId64 ".%03d", ns < 0 ? "-" : "", (ns < 0 ? -ns : ns) / 1000,
-            (int)((ns < 0 ? -ns : ns) % 1000));
+    uint64_t mag = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    fprintf(out, "%s%" PRIu64 ".%03u", ns < 0 ? "-" : "", mag / 1000, (unsigned)(mag % 1000));
+}
+
+/* a + b, held within int64 (only damaged input comes near the limits). */
+static int64_t add_sat(int64_t a, int64_t b)
+{
+    int64_t r;
+    return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
+static int64_t dur_ns(uint64_t d)
+{
+    return d > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)d;
 }
 
 /* Pre-order walk without recursion: frames may be deep. */
@@ -64,7 +104,17 @@ typedef struct chrome {
     const char **devices;       /* device names, numbered for their tids */
     size_t ndevices, capdevices;
     uint64_t flows;
+    uint64_t wall_origin;       /* the earliest log creation among the frames */
 } chrome;
+
+/* A time on the common timeline: ranks' logs were created at different
+ * wall-clock times, so each frame's times shift by its log's creation. */
+static int64_t ts_of(const chrome *c, const tlog_frame *f, int64_t start)
+{
+    uint64_t shift = f->wall0_ns - c->wall_origin;
+    int64_t s = shift > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)shift;
+    return add_sat(s, add_sat(f->start_ns, start));
+}
 
 static void event_sep(chrome *c)
 {
@@ -87,6 +137,8 @@ static bool grow(void **arr, size_t *cap, size_t want, size_t elem)
 
 static uint32_t device_number(chrome *c, const char *device)
 {
+    if (!device)
+        device = "?";
     for (size_t i = 0; i < c->ndevices; i++)
         if (c->devices[i] == device || strcmp(c->devices[i], device) == 0)
             return (uint32_t)i;
@@ -144,9 +196,9 @@ static void complete_event(chrome *c, const tlog_frame *f, const tlog_inst *in,
     fprintf(c->out, ",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":",
             (n->flags & TLOG_NODE_DEVICE) ? "device"
             : n->kind == TLOG_KIND_EXECUTION ? "execution" : "control");
-    json_us(c->out, f->start_ns + in->start_ns);
+    json_us(c->out, ts_of(c, f, in->start_ns));
     fputs(",\"dur\":", c->out);
-    json_us(c->out, (int64_t)in->duration_ns);
+    json_us(c->out, dur_ns(in->duration_ns));
     fprintf(c->out, ",\"pid\":%u,\"tid\":%u,\"args\":{\"frame\":%" PRIu64 "}}", f->rank, tid,
             f->serial);
 }
@@ -159,11 +211,11 @@ static void flow(chrome *c, const tlog_frame *f, const tlog_inst *from,
     event_sep(c);
     fprintf(c->out, "{\"name\":\"launch\",\"cat\":\"launch\",\"ph\":\"s\",\"id\":%" PRIu64
                     ",\"pid\":%u,\"tid\":%u,\"ts\":", id, f->rank, from->thread);
-    json_us(c->out, f->start_ns + from->start_ns);
+    json_us(c->out, ts_of(c, f, from->start_ns));
     fputs("},", c->out);
     fprintf(c->out, "\n{\"name\":\"launch\",\"cat\":\"launch\",\"ph\":\"f\",\"bp\":\"e\","
                     "\"id\":%" PRIu64 ",\"pid\":%u,\"tid\":%u,\"ts\":", id, f->rank, device_tid);
-    json_us(c->out, f->start_ns + device->start_ns);
+    json_us(c->out, ts_of(c, f, device->start_ns));
     fputc('}', c->out);
 }
 
@@ -209,6 +261,10 @@ int tlog_export_chrome(const tlog_frame *const *frames, size_t n, FILE *out)
     if (!ranks)
         return TLOG_ENOMEM;
     size_t nranks = 0;
+    c.wall_origin = UINT64_MAX;
+    for (size_t i = 0; i < n; i++)
+        if (frames[i] && frames[i]->wall0_ns < c.wall_origin)
+            c.wall_origin = frames[i]->wall0_ns;
     fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", out);
     for (size_t i = 0; i < n; i++) {
         if (!frames[i] || has_rank(ranks, nranks, frames[i]->rank))
@@ -244,10 +300,12 @@ static void json_node_fields(FILE *out, const tlog_frame *f, const tlog_node *n,
             i.kind == TLOG_KIND_EXECUTION ? "execution" : "control", i.thread);
     json_str(out, i.thread_name);
     fprintf(out, ",\"depth\":%d,\"start_ns\":%" PRId64 ",\"total_ns\":%" PRIu64
-                 ",\"self_ns\":%" PRIu64 ",\"percent_of_parent\":%.6f,\"count\":%" PRIu64
-                 ",\"min_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64 ",\"file\":",
-            i.depth, i.start_ns, i.total_ns, i.self_ns, i.percent_of_parent, i.count,
-            i.min_ns, i.max_ns);
+                 ",\"self_ns\":%" PRIu64 ",\"percent_of_parent\":",
+            i.depth, i.start_ns, i.total_ns, i.self_ns);
+    tlog_put_fixed_(out, i.percent_of_parent, 6);
+    fprintf(out, ",\"count\":%" PRIu64 ",\"min_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64
+                 ",\"file\":",
+            i.count, i.min_ns, i.max_ns);
     if (i.file)
         json_str(out, i.file);
     else
@@ -341,19 +399,32 @@ int tlog_export_json(const tlog_frame *const *frames, size_t n, FILE *out)
 /* CSV                                                                      */
 /* ------------------------------------------------------------------------ */
 
+/* Text as UTF-8, bytes that are not becoming U+FFFD; quotes doubled when
+ * `quote`. */
+static void put_utf8(FILE *out, const char *s, bool quote)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        size_t n = *p < 0x80 ? 1 : utf8_len(p);
+        if (!n) {
+            fputs("\xef\xbf\xbd", out);
+            p++;
+            continue;
+        }
+        if (quote && *p == '"')
+            fputc('"', out);
+        fwrite(p, 1, n, out);
+        p += n;
+    }
+}
+
 static void csv_field(FILE *out, const char *s)
 {
-    if (!strpbrk(s, ",\"\n\r")) {
-        fputs(s, out);
-        return;
-    }
-    fputc('"', out);
-    for (const char *p = s; *p; p++) {
-        if (*p == '"')
-            fputc('"', out);
-        fputc(*p, out);
-    }
-    fputc('"', out);
+    bool quote = strpbrk(s, ",\"\n\r") != NULL;
+    if (quote)
+        fputc('"', out);
+    put_utf8(out, s, quote);
+    if (quote)
+        fputc('"', out);
 }
 
 /* The row's path: its ancestors' titles and its own, joined by " / ". */
@@ -393,9 +464,10 @@ int tlog_export_csv(const tlog_frame *const *frames, size_t n, FILE *out)
             csv_path(out, node);
             fprintf(out, ",%s,", node->kind == TLOG_KIND_EXECUTION ? "E" : "C");
             csv_field(out, node->thread_name ? node->thread_name : "");
-            fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.2f\n",
-                    node->count, node->total_ns, node->min_ns, node->max_ns,
-                    node->percent);
+            fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",", node->count,
+                    node->total_ns, node->min_ns, node->max_ns);
+            tlog_put_fixed_(out, node->percent, 2);
+            fputc('\n', out);
         }
     }
     return ferror(out) ? TLOG_EIO : TLOG_OK;

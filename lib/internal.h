@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "timerlog/timerlog.h"
@@ -268,6 +269,7 @@ struct tlog_frame {
     uint64_t device_rows, device_unresolved;
     size_t stream_bytes;      /* raw records held, while the writer waits */
     uint32_t rank;            /* of the process that recorded it */
+    uint64_t wall0_ns;        /* its log's creation, ns since the epoch */
     char *strings;            /* names a frame read from a stream owns */
     tlog_node_dev *node_devs;
     size_t nnode_devs;
@@ -299,7 +301,7 @@ struct tlog_log {
     double custom_rate;       /* ns per tick of cfg.clock */
     _Atomic uint64_t chunk_bytes; /* record memory held, in use or pooled */
     _Atomic(tlog_devices *) devices; /* made with the first device */
-    tlog_stream *stream;      /* set at creation, or NULL */
+    _Atomic(tlog_stream *) stream; /* set at creation, or NULL */
     uint64_t wall0_ns;        /* CLOCK_REALTIME at creation */
     uint32_t rank;            /* MPI rank from the environment, or 0 */
 
@@ -399,6 +401,8 @@ TLOG_INTERNAL void tlog_devices_orphan_(tlog_log *log);
 
 /* stream.c */
 TLOG_INTERNAL int tlog_stream_open_(tlog_log *log);
+/* Reports why the stream could not be opened, if it could not. */
+TLOG_INTERNAL void tlog_stream_report_open_(tlog_log *log);
 /* The MPI rank the environment shows (Open MPI, PMIx, MPICH/PMI, Slurm),
  * or -1. */
 TLOG_INTERNAL long tlog_env_rank_(void);
@@ -413,6 +417,22 @@ TLOG_INTERNAL uint64_t tlog_hash_str_(uint64_t h, const char *s);
 TLOG_INTERNAL bool tlog_same_title_(const tlog_site *a, const tlog_site *b);
 TLOG_INTERNAL void tlog_site_count_(const tlog_site *const *sites, const uint64_t *counts,
                                     size_t n);
+
+/* Prints v >= 0 with `decimals` digits after a '.', whatever the locale
+ * (printf's %f would print a ',' in some). */
+static inline void tlog_put_fixed_(FILE *out, double v, int decimals)
+{
+    uint64_t scale = 1;
+    for (int i = 0; i < decimals; i++)
+        scale *= 10;
+    if (!(v >= 0) || v > 1e12) {   /* NaN, negative or absurd: never from real data */
+        fputs(v > 1e12 ? "1e12" : "0", out);
+        return;
+    }
+    uint64_t units = (uint64_t)(v * (double)scale + 0.5);
+    fprintf(out, "%llu.%0*llu", (unsigned long long)(units / scale), decimals,
+            (unsigned long long)(units % scale));
+}
 
 /* Copies a filled result struct into the caller's, which may be an older,
  * shorter version: its leading `size` says how much it holds. */

@@ -153,6 +153,7 @@ static int create_log(const tlog_config *config, tlog_log **out, bool *bad_env)
     log->wall0_ns = (uint64_t)wall.tv_sec * 1000000000u + (uint64_t)wall.tv_nsec;
     long rank = tlog_env_rank_();
     log->rank = rank > 0 ? (uint32_t)rank : 0;
+    tlog_stream_open_(log);   /* before any frame can complete */
     *out = log;
     return TLOG_OK;
 }
@@ -174,7 +175,7 @@ int tlog_create(const tlog_config *config, tlog_log **out)
     int rc = create_log(config, out, &bad_env);
     if (rc == TLOG_OK) {
         report_bad_env(*out, bad_env);
-        tlog_stream_open_(*out);   /* a stream that cannot open is reported */
+        tlog_stream_report_open_(*out);
     }
     return rc;
 }
@@ -183,9 +184,9 @@ void tlog_destroy(tlog_log *log)
 {
     if (!log || log->is_default)
         return;
-    tlog_stream_close_(log, true);
     tlog_devices_orphan_(log);
-    tlog_threads_orphan_(log);
+    tlog_threads_orphan_(log);   /* waits for threads exiting meanwhile */
+    tlog_stream_close_(log, true);
     tlog_frames_clear_(log);
     tlog_devices_destroy_(log);
     pthread_mutex_lock(&log->pool_lock);
@@ -252,7 +253,8 @@ tlog_log *tlog_default(void)
     pthread_mutex_unlock(&default_lock);
     if (created) { /* outside the lock: the callback may call us */
         report_bad_env(log, bad_env);
-        if (tlog_stream_open_(log) == TLOG_OK && log->stream)
+        tlog_stream_report_open_(log);
+        if (atomic_load(&log->stream))
             atexit(close_default_stream);
     }
     return log;

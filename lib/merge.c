@@ -184,6 +184,7 @@ int tlog_frame_merge(const tlog_frame *const *frames, size_t n, tlog_frame **out
         memcpy(o->thread_name, frames[0]->thread_name, sizeof o->thread_name);
         o->start_ns = frames[0]->start_ns;
         o->rank = frames[0]->rank;
+        o->wall0_ns = frames[0]->wall0_ns;
         for (size_t i = 0; i < n; i++) {
             o->dropped += frames[i]->dropped;
             o->repaired += frames[i]->repaired;

@@ -20,6 +20,12 @@ typedef struct named {
     char *name;
 } named;
 
+/* Ids to positions in a names array: open addressing, ids + 1 as keys. */
+typedef struct id_map {
+    uint32_t *keys, *pos;
+    size_t mask, count;
+} id_map;
+
 struct tlog_reader {
     FILE *fp;                     /* or: */
     const uint8_t *mem;
@@ -34,6 +40,10 @@ struct tlog_reader {
     size_t nsites, capsites;
     named *threads, *devices;
     size_t nthreads, capthreads, ndevices, capdevices;
+    id_map thread_ids, device_ids;
+    char **retired;               /* replaced names: frames may still use them */
+    size_t nretired, capretired;
+    uint64_t total;               /* input size, when known */
     int status;                   /* TLOG_OK until the end or damage */
     char error[256];
 };
@@ -66,7 +76,8 @@ static size_t take(tlog_reader *r, void *dst, size_t n)
     } else {
         size_t left = r->mem_len - (size_t)r->offset;
         got = n < left ? n : left;
-        memcpy(dst, r->mem + r->offset, got);
+        if (got)
+            memcpy(dst, r->mem + r->offset, got);
     }
     r->offset += got;
     return got;
@@ -190,6 +201,12 @@ int tlog_reader_open(const char *path, tlog_reader **out)
         *out = r;
         return TLOG_EIO;
     }
+    /* A regular file's size bounds what a block may announce. */
+    if (fseek(r->fp, 0, SEEK_END) == 0) {
+        long size = ftell(r->fp);
+        r->total = size > 0 ? (uint64_t)size : 0;
+        rewind(r->fp);
+    }
     return open_common(r, out);
 }
 
@@ -202,6 +219,7 @@ int tlog_reader_open_memory(const void *data, size_t size, tlog_reader **out)
         return TLOG_ENOMEM;
     r->mem = data;
     r->mem_len = size;
+    r->total = size;
     return open_common(r, out);
 }
 
@@ -223,6 +241,13 @@ void tlog_reader_close(tlog_reader *r)
         free(r->threads[i].name);
     for (size_t i = 0; i < r->ndevices; i++)
         free(r->devices[i].name);
+    for (size_t i = 0; i < r->nretired; i++)
+        free(r->retired[i]);
+    free(r->retired);
+    free(r->thread_ids.keys);
+    free(r->thread_ids.pos);
+    free(r->device_ids.keys);
+    free(r->device_ids.pos);
     free(r->sites);
     free(r->threads);
     free(r->devices);
@@ -289,8 +314,11 @@ static int next_block(tlog_reader *r, uint32_t *type, cursor *payload)
         return damage(r, TLOG_EFORMAT, r->block_at, "truncated block header");
     *type = tlog_get_u32_(head);
     uint32_t len = tlog_get_u32_(head + 4);
-    if (len > TLOG_STREAM_MAX_PAYLOAD)
-        return damage(r, TLOG_EFORMAT, r->block_at, "block of %u bytes is implausible", len);
+    if (len > TLOG_STREAM_MAX_PAYLOAD ||
+        (r->total && (uint64_t)len + TLOG_BLOCK_TAIL > r->total - r->offset))
+        return damage(r, TLOG_EFORMAT, r->block_at,
+                      "truncated block (type %u, %u bytes announced)", tlog_get_u32_(head),
+                      len);
     size_t whole = TLOG_BLOCK_HEAD + (size_t)len + TLOG_BLOCK_TAIL;
     if (whole > r->block_cap) {
         uint8_t *b = realloc(r->block, whole);
@@ -357,9 +385,57 @@ static int read_site(tlog_reader *r, cursor *c)
                          : TLOG_OK;
 }
 
-/* THREAD and DEVICE blocks: an id and a name; a later name replaces one. */
+/* Position of `id` in its array, or SIZE_MAX. */
+static size_t id_find(const id_map *m, uint32_t id)
+{
+    if (!m->keys)
+        return SIZE_MAX;
+    for (size_t j = (id * 0x9e3779b1u) & m->mask; m->keys[j]; j = (j + 1) & m->mask)
+        if (m->keys[j] == id + 1u)
+            return m->pos[j];
+    return SIZE_MAX;
+}
+
+static bool id_add(id_map *m, uint32_t id, size_t pos)
+{
+    if (id == UINT32_MAX)
+        return false;
+    if (m->count * 2 >= m->mask) {
+        size_t cap = m->keys ? (m->mask + 1) * 2 : 64;
+        uint32_t *keys = calloc(cap, sizeof *keys), *p = calloc(cap, sizeof *p);
+        if (!keys || !p) {
+            free(keys);
+            free(p);
+            return false;
+        }
+        for (size_t i = 0; m->keys && i <= m->mask; i++) {
+            if (!m->keys[i])
+                continue;
+            size_t j = ((m->keys[i] - 1u) * 0x9e3779b1u) & (cap - 1);
+            while (keys[j])
+                j = (j + 1) & (cap - 1);
+            keys[j] = m->keys[i];
+            p[j] = m->pos[i];
+        }
+        free(m->keys);
+        free(m->pos);
+        m->keys = keys;
+        m->pos = p;
+        m->mask = cap - 1;
+    }
+    size_t j = (id * 0x9e3779b1u) & m->mask;
+    while (m->keys[j])
+        j = (j + 1) & m->mask;
+    m->keys[j] = id + 1u;
+    m->pos[j] = (uint32_t)pos;
+    m->count++;
+    return true;
+}
+
+/* THREAD and DEVICE blocks: an id and a name. A later name replaces one for
+ * later frames; the earlier stays alive for frames already read. */
 static int read_named(tlog_reader *r, cursor *c, named **arr, size_t *n, size_t *cap,
-                      const char *what)
+                      id_map *ids, const char *what)
 {
     uint32_t id = get_u32(c);
     char *name = dup_str(c);
@@ -368,15 +444,21 @@ static int read_named(tlog_reader *r, cursor *c, named **arr, size_t *n, size_t 
         return damage(r, c->short_read ? TLOG_EFORMAT : TLOG_ENOMEM, r->block_at,
                       "truncated %s block", what);
     }
-    for (size_t i = 0; i < *n; i++)
-        if ((*arr)[i].id == id) {
-            free((*arr)[i].name);
-            (*arr)[i].name = name;
-            return TLOG_OK;
+    size_t at = id_find(ids, id);
+    if (at != SIZE_MAX) {
+        if (!grow_array((void **)&r->retired, &r->capretired, r->nretired + 1,
+                        sizeof *r->retired)) {
+            free(name);
+            return damage(r, TLOG_ENOMEM, r->block_at, "no memory for names");
         }
-    if (!grow_array((void **)arr, cap, *n + 1, sizeof **arr)) {
+        r->retired[r->nretired++] = (*arr)[at].name;
+        (*arr)[at].name = name;
+        return TLOG_OK;
+    }
+    if (!grow_array((void **)arr, cap, *n + 1, sizeof **arr) || !id_add(ids, id, *n)) {
         free(name);
-        return damage(r, TLOG_ENOMEM, r->block_at, "no memory for names");
+        return damage(r, id == UINT32_MAX ? TLOG_EFORMAT : TLOG_ENOMEM, r->block_at,
+                      "cannot keep %s %u", what, id);
     }
     (*arr)[(*n)++] = (named){id, name};
     return TLOG_OK;
@@ -398,10 +480,8 @@ static int read_end(tlog_reader *r, cursor *c)
 static const char *device_named(void *user, uint32_t index)
 {
     const tlog_reader *r = user;
-    for (size_t i = 0; i < r->ndevices; i++)
-        if (r->devices[i].id == index)
-            return r->devices[i].name;
-    return NULL;
+    size_t at = id_find(&r->device_ids, index);
+    return at == SIZE_MAX ? NULL : r->devices[at].name;
 }
 
 static int read_frame(tlog_reader *r, const cursor *c, tlog_frame **out)
@@ -414,6 +494,7 @@ static int read_frame(tlog_reader *r, const cursor *c, tlog_frame **out)
     if (rc != TLOG_OK)
         return damage(r, rc, r->block_at, "%s", why);
     (*out)->rank = r->info.rank < 0 ? 0 : (uint32_t)r->info.rank;
+    (*out)->wall0_ns = r->info.start_wall_ns;
     return TLOG_OK;
 }
 
@@ -439,10 +520,12 @@ int tlog_reader_next(tlog_reader *r, tlog_frame **out)
         switch (type) {
         case TLOG_BLOCK_SITE: rc = read_site(r, &c); break;
         case TLOG_BLOCK_THREAD:
-            rc = read_named(r, &c, &r->threads, &r->nthreads, &r->capthreads, "thread");
+            rc = read_named(r, &c, &r->threads, &r->nthreads, &r->capthreads,
+                            &r->thread_ids, "thread");
             break;
         case TLOG_BLOCK_DEVICE:
-            rc = read_named(r, &c, &r->devices, &r->ndevices, &r->capdevices, "device");
+            rc = read_named(r, &c, &r->devices, &r->ndevices, &r->capdevices,
+                            &r->device_ids, "device");
             break;
         case TLOG_BLOCK_FRAME:
             rc = read_frame(r, &c, out);

@@ -248,7 +248,7 @@ static void complete_frame(tlog_thread *t, tlog_log *log)
 
     tlog_fdev *fdev = tlog_device_frame_end_(log, t);
     tlog_frame *f = calloc(1, sizeof *f);
-    bool streamed = f && log->stream;
+    bool streamed = f && atomic_load_explicit(&log->stream, memory_order_acquire);
     pthread_mutex_lock(&log->lock);
     atomic_store_explicit(&t->inbox_frame, 0, memory_order_relaxed);
     tlog_attachment *inbox = reversed(t->inbox);
@@ -264,6 +264,7 @@ static void complete_frame(tlog_thread *t, tlog_log *log)
     if (f) {
         f->log = log;
         f->rank = log->rank;
+        f->wall0_ns = log->wall0_ns;
         atomic_init(&f->refs, streamed ? 2 : 1);   /* the writer's reference */
         f->stream_bytes = streamed ? raw_bytes(chunks, inbox) : 0;
         f->thread = t->id;

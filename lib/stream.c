@@ -47,8 +47,64 @@ struct tlog_stream {
     bool busy;                  /* the writer holds a frame */
 
     atomic_bool failed;         /* the file cannot be written: stop */
+    atomic_bool forked;         /* inherited by a child: no writer here */
+    bool has_writer;
+    char open_error[320];       /* why the file could not be opened */
+    uint64_t taken, done;       /* frames handed over / processed */
+    uint64_t flushed;           /* `done` when the file last caught up */
+    uint64_t flush_wanted;      /* a flush waits for `done` to reach this */
+    size_t in_buffer;           /* frames whose blocks sit in the buffer */
     _Atomic uint64_t frames_written, frames_lost;
+    tlog_stream *next_open;     /* the registry, for fork */
 };
+
+/* Open streams, so that a forked child can switch its copies off: it has
+ * none of the writer threads. */
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t registry_once = PTHREAD_ONCE_INIT;
+static tlog_stream *registry;
+
+static void before_fork(void)
+{
+    pthread_mutex_lock(&registry_lock);
+}
+
+static void after_fork_parent(void)
+{
+    pthread_mutex_unlock(&registry_lock);
+}
+
+static void after_fork_child(void)
+{
+    for (tlog_stream *s = registry; s; s = s->next_open)
+        atomic_store(&s->forked, true);
+    pthread_mutex_init(&registry_lock, NULL);
+}
+
+static void registry_init(void)
+{
+    pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+}
+
+static void registry_add(tlog_stream *s)
+{
+    pthread_once(&registry_once, registry_init);
+    pthread_mutex_lock(&registry_lock);
+    s->next_open = registry;
+    registry = s;
+    pthread_mutex_unlock(&registry_lock);
+}
+
+static void registry_remove(tlog_stream *s)
+{
+    pthread_mutex_lock(&registry_lock);
+    for (tlog_stream **p = &registry; *p; p = &(*p)->next_open)
+        if (*p == s) {
+            *p = s->next_open;
+            break;
+        }
+    pthread_mutex_unlock(&registry_lock);
+}
 
 static const tlog_site stream_site = {"Forced sync \"stream\"", __FILE__, "stream", __LINE__,
                                       TLOG_LEVEL_COARSE};
@@ -135,23 +191,31 @@ static void write_all(tlog_stream *s, const uint8_t *p, size_t n)
     }
 }
 
+/* Writes the buffer out; the frames in it count as written only then. */
 static void flush(tlog_stream *s)
 {
     write_all(s, s->buf, s->used);
     s->used = 0;
+    atomic_fetch_add(s->failed ? &s->frames_lost : &s->frames_written, s->in_buffer);
+    s->in_buffer = 0;
 }
 
-/* Adds encoded blocks to the buffer, writing it out whenever it fills. */
-static void put(tlog_stream *s, const uint8_t *p, size_t n)
+/* Adds one frame's blocks (or the header, or the end block) to the buffer,
+ * writing the buffer out first when they do not fit: the buffer only ever
+ * holds whole frames. */
+static void put(tlog_stream *s, const uint8_t *p, size_t n, bool frame)
 {
     if (s->used + n > s->cap)
         flush(s);
     if (n > s->cap) {
         write_all(s, p, n);
+        if (frame)
+            atomic_fetch_add(s->failed ? &s->frames_lost : &s->frames_written, 1);
         return;
     }
     memcpy(s->buf + s->used, p, n);
     s->used += n;
+    s->in_buffer += frame;
 }
 
 /* Waits, without blocking anything else, for the frame's device work; past
@@ -185,24 +249,32 @@ static void write_frame(tlog_stream *s, tlog_frame *f)
     s->scratch.len = 0;
     if (rc == TLOG_OK)
         rc = tlog_encode_frame_(&s->seen, f, &s->scratch);
+    if (rc == TLOG_ENOMEM) {
+        /* The tables of what was described may now be wrong: stop, rather
+         * than write frames that name undescribed sites. */
+        s->frames_lost++;
+        s->failed = true;
+        tlog_report_(s->log, NULL, rc, NULL, "out of memory encoding frame %llu: the "
+                     "stream %s stops here", (unsigned long long)f->serial, s->path);
+        return;
+    }
     if (rc != TLOG_OK) {
         s->frames_lost++;
         tlog_report_(s->log, NULL, rc, NULL, "frame %llu not streamed: %s",
                      (unsigned long long)f->serial, tlog_strerror(rc));
-        s->scratch.failed = false;
         return;
     }
-    put(s, s->scratch.data, s->scratch.len);
-    s->frames_written++;
+    put(s, s->scratch.data, s->scratch.len, true);
 }
 
 static void finish_file(tlog_stream *s)
 {
     if (s->failed)
         return;
+    flush(s);
     s->scratch.len = 0;
     tlog_encode_end_(&s->scratch, s->frames_written, s->frames_lost);
-    put(s, s->scratch.data, s->scratch.len);
+    put(s, s->scratch.data, s->scratch.len, false);
     flush(s);
 }
 
@@ -222,15 +294,19 @@ static void *writer_main(void *arg)
         pthread_mutex_lock(&s->lock);
         s->head = (s->head + 1) % s->ring;
         s->count--;
+        s->done++;
         s->pending_bytes -= f->stream_bytes;
-        s->busy = false;
-        if (!s->count) {
+        pthread_cond_broadcast(&s->room);
+        if (!s->count || (s->flush_wanted > s->flushed && s->done >= s->flush_wanted)) {
+            /* Idle, or someone waits: put what there is on disk. */
+            uint64_t done = s->done;
             pthread_mutex_unlock(&s->lock);
-            flush(s);   /* idle: put what there is on disk */
+            flush(s);
             pthread_mutex_lock(&s->lock);
+            s->flushed = done;
             pthread_cond_broadcast(&s->idle);
         }
-        pthread_cond_broadcast(&s->room);
+        s->busy = false;
         pthread_mutex_unlock(&s->lock);
         tlog_frame_release(f);
         pthread_mutex_lock(&s->lock);
@@ -263,18 +339,21 @@ static int open_file(tlog_stream *s)
 {
     s->fd = open(s->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (s->fd < 0) {
-        int err = errno;
-        tlog_report_(s->log, NULL, TLOG_EIO, NULL,
-                     "cannot open the stream %s: %s; streaming is off", s->path,
-                     strerror(err));
+        snprintf(s->open_error, sizeof s->open_error,
+                 "cannot open the stream %.200s: %s; streaming is off", s->path,
+                 strerror(errno));
         return TLOG_EIO;
     }
     uint8_t header[TLOG_STREAM_HEADER_BYTES];
     long rank = tlog_env_rank_();
     tlog_encode_header_(header, rank >= 0 ? (uint32_t)rank : TLOG_STREAM_NONE,
                         (uint32_t)getpid(), s->log->wall0_ns);
-    put(s, header, sizeof header);
-    flush(s);
+    put(s, header, sizeof header, false);
+    write_all(s, s->buf, s->used);
+    s->used = 0;
+    if (s->failed)
+        snprintf(s->open_error, sizeof s->open_error,
+                 "cannot write the stream %.250s; streaming is off", s->path);
     return s->failed ? TLOG_EIO : TLOG_OK;
 }
 
@@ -303,6 +382,9 @@ static const char *stream_settings(const tlog_log *log, size_t *bytes)
     return path && *path ? path : NULL;
 }
 
+/* Opens the log's stream. A stream that cannot write stays, failed, so that
+ * its frames are counted and tlog_stream_flush says so; the reason is
+ * reported by tlog_stream_report_open_, once no lock is held. */
 int tlog_stream_open_(tlog_log *log)
 {
     size_t bytes;
@@ -322,22 +404,38 @@ int tlog_stream_open_(tlog_log *log)
     pthread_cond_init(&s->work, NULL);
     pthread_cond_init(&s->room, NULL);
     pthread_cond_init(&s->idle, NULL);
-    int rc = !s->buf || !s->pending ? TLOG_ENOMEM : TLOG_OK;
-    if (rc == TLOG_OK && !expand_path(pattern, s->path, sizeof s->path)) {
-        tlog_report_(log, NULL, TLOG_EINVAL, NULL, "stream path \"%s\" is too long; "
-                     "streaming is off", pattern);
+    if (!s->buf || !s->pending) {
+        stream_free(s);
+        return TLOG_ENOMEM;
+    }
+    int rc = TLOG_OK;
+    if (!expand_path(pattern, s->path, sizeof s->path)) {
+        snprintf(s->open_error, sizeof s->open_error,
+                 "stream path \"%.200s\" is too long; streaming is off", pattern);
         rc = TLOG_EINVAL;
     }
     if (rc == TLOG_OK)
         rc = open_file(s);
-    if (rc == TLOG_OK && pthread_create(&s->writer, NULL, writer_main, s) != 0)
-        rc = TLOG_ENOMEM;
-    if (rc != TLOG_OK) {
-        stream_free(s);
-        return rc;
+    if (rc == TLOG_OK) {
+        s->has_writer = pthread_create(&s->writer, NULL, writer_main, s) == 0;
+        if (!s->has_writer) {
+            snprintf(s->open_error, sizeof s->open_error,
+                     "cannot start the stream's writer thread; streaming is off");
+            rc = TLOG_ENOMEM;
+        }
     }
-    log->stream = s;
-    return TLOG_OK;
+    if (rc != TLOG_OK)
+        atomic_store(&s->failed, true);
+    registry_add(s);
+    atomic_store_explicit(&log->stream, s, memory_order_release);
+    return rc;
+}
+
+void tlog_stream_report_open_(tlog_log *log)
+{
+    tlog_stream *s = atomic_load_explicit(&log->stream, memory_order_acquire);
+    if (s && s->open_error[0])
+        tlog_report_(log, NULL, TLOG_EIO, NULL, "%s", s->open_error);
 }
 
 /* Caller holds s->lock. */
@@ -358,9 +456,17 @@ static bool grow_ring(tlog_stream *s)
 
 bool tlog_stream_take_(tlog_log *log, tlog_frame *f)
 {
-    tlog_stream *s = log->stream;
+    tlog_stream *s = atomic_load_explicit(&log->stream, memory_order_acquire);
     if (!s)
         return false;
+    if (atomic_load_explicit(&s->forked, memory_order_relaxed)) {
+        if (!atomic_exchange(&s->failed, true))
+            tlog_report_(log, NULL, TLOG_EIO, NULL,
+                         "the stream %s belongs to the parent process: frames of this "
+                         "forked process are not streamed", s->path);
+        atomic_fetch_add(&s->frames_lost, 1);
+        return false;
+    }
     if (atomic_load_explicit(&s->failed, memory_order_relaxed)) {
         atomic_fetch_add(&s->frames_lost, 1);   /* nothing can be written */
         return false;
@@ -374,6 +480,7 @@ bool tlog_stream_take_(tlog_log *log, tlog_frame *f)
     if (taken) {
         s->pending[(s->head + s->count) % s->ring] = f;
         s->count++;
+        s->taken++;
         s->pending_bytes += f->stream_bytes;
         pthread_cond_signal(&s->work);
     } else {
@@ -385,19 +492,23 @@ bool tlog_stream_take_(tlog_log *log, tlog_frame *f)
 
 void tlog_stream_close_(tlog_log *log, bool release)
 {
-    tlog_stream *s = log->stream;
-    if (!s)
-        return;
+    tlog_stream *s = atomic_load_explicit(&log->stream, memory_order_acquire);
+    if (!s || atomic_load(&s->forked))
+        return;   /* a child's copy: the writer is the parent's */
     pthread_mutex_lock(&s->lock);
     s->stopping = true;
     pthread_cond_broadcast(&s->work);
     pthread_cond_broadcast(&s->room);
+    pthread_cond_broadcast(&s->idle);
     pthread_mutex_unlock(&s->lock);
-    pthread_join(s->writer, NULL);
+    if (s->has_writer)
+        pthread_join(s->writer, NULL);
+    s->has_writer = false;
     /* At exit other threads may still end frames: leave them a stream that
      * takes nothing. */
     if (release) {
-        log->stream = NULL;
+        atomic_store(&log->stream, NULL);
+        registry_remove(s);
         stream_free(s);
     }
 }
@@ -405,11 +516,18 @@ void tlog_stream_close_(tlog_log *log, bool release)
 int tlog_stream_flush(tlog_log *log)
 {
     log = tlog_resolve_log_(log);
-    tlog_stream *s = log ? log->stream : NULL;
+    tlog_stream *s = log ? atomic_load_explicit(&log->stream, memory_order_acquire) : NULL;
     if (!s)
         return TLOG_EINVAL;
+    if (!s->has_writer || atomic_load(&s->forked))
+        return TLOG_EIO;
     pthread_mutex_lock(&s->lock);
-    while ((s->count || s->busy) && !s->stopping)
+    /* The frames handed over so far, not the ones that keep coming. */
+    uint64_t target = s->taken;
+    if (target > s->flush_wanted)
+        s->flush_wanted = target;
+    pthread_cond_signal(&s->work);
+    while (s->flushed < target && !s->stopping && !s->failed)
         pthread_cond_wait(&s->idle, &s->lock);
     bool failed = s->failed;
     pthread_mutex_unlock(&s->lock);
@@ -418,7 +536,7 @@ int tlog_stream_flush(tlog_log *log)
 
 void tlog_stream_stats_(tlog_log *log, uint64_t *written, uint64_t *lost)
 {
-    tlog_stream *s = log->stream;
+    tlog_stream *s = atomic_load_explicit(&log->stream, memory_order_acquire);
     *written = *lost = 0;
     if (!s)
         return;

@@ -254,6 +254,16 @@ int tlog_thread_name(const char *name)
     if (!name)
         return TLOG_EINVAL;
     snprintf(tls_name, sizeof tls_name, "%s", name);
+    /* Cut short on a character boundary: names go into JSON exports. */
+    size_t n = strlen(tls_name), lead = n;
+    while (lead > 0 && ((unsigned char)tls_name[lead - 1] & 0xc0) == 0x80)
+        lead--;
+    if (lead > 0 && (unsigned char)tls_name[lead - 1] >= 0xc0) {
+        unsigned char b = (unsigned char)tls_name[lead - 1];
+        size_t want = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : 2;
+        if (lead - 1 + want > n)
+            tls_name[lead - 1] = '\0';
+    }
     for (tlog_thread *t = tls_states; t; t = t->next_in_thread)
         memcpy(t->name, tls_name, sizeof t->name);
     return TLOG_OK;

@@ -39,7 +39,10 @@ typedef struct worker_arg {
 static void *worker(void *p)
 {
     worker_arg *a = p;
-    tlog_thread_name("Worker \"A\", with a comma");
+    /* 32 two-byte characters: cut at 63 bytes, on a character boundary. */
+    tlog_thread_name("Worker \"A\", with a comma, "
+                     "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+                     "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9");
     tlog_adopt_begin(&a->token);
     tlog_log_begin(a->fx->log, site_named("Tile"));
     tlog_log_end(a->fx->log, site_named("Tile"));
@@ -62,7 +65,8 @@ static tlog_frame *busy_frame(sim_fixture *fx, double t0)
     host_end(fx, "Parallel");
     sync_until(fx, "GPU Sync", t0 + 3.0);
     tlog_ticks now = tlog_now(fx->log);
-    tlog_insert(fx->log, site_named("Inserted"), TLOG_KIND_EXECUTION, now - 500000, now);
+    tlog_insert(fx->log, site_named("Inserted \xff not UTF-8"), TLOG_KIND_EXECUTION,
+                now - 500000, now);
     kernel(fx, fx->q1, "Draw", 4.0);
     host_end(fx, "Frame");
     return tlog_frame_latest(fx->log);   /* forced sync for "Draw" */

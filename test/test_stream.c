@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "device_fixture.h"
@@ -231,7 +232,9 @@ static void unwritable_path_is_reported_and_recording_goes_on(void **state)
     tlog_frame *f = tlog_frame_latest(fx->log);
     assert_non_null(f);
     tlog_frame_release(f);
-    assert_int_equal(tlog_stream_flush(fx->log), TLOG_EINVAL);
+    assert_int_equal(tlog_stream_flush(fx->log), TLOG_EIO);
+    assert_int_equal(stats_of(fx->log).frames_not_streamed, 1);
+    assert_int_equal(stats_of(fx->log).frames_streamed, 0);
     sim_fixture_free(fx);
 }
 
@@ -268,6 +271,43 @@ static void full_disk_keeps_what_was_written(void **state)
     }
     assert_true(frames > 0 && frames < 200);
     assert_true(rc == TLOG_EFORMAT || rc == TLOG_ENOFRAME);
+    tlog_reader_close(r);
+}
+
+/* A forked child has none of the writer threads: its frames are counted as
+ * not streamed, it never waits for a writer, and the parent's stream goes
+ * on. */
+static void forked_child_neither_hangs_nor_writes(void **state)
+{
+    (void)state;
+    const char *path = path_in_dir("fork.tlog");
+    sim_fixture *fx = streaming_fixture(path, 4096);
+    rich_frame(fx, 0);
+    assert_int_equal(tlog_stream_flush(fx->log), TLOG_OK);
+    pid_t child = fork();
+    if (child == 0) {
+        for (int k = 0; k < 200; k++) {   /* more than the buffer holds */
+            tlog_log_begin(fx->log, site_named("Child frame"));
+            tlog_log_end(fx->log, site_named("Child frame"));
+        }
+        tlog_stats s = {.size = sizeof s};
+        tlog_get_stats(fx->log, &s);
+        _exit(s.frames_not_streamed == 200 ? 0 : 1);
+    }
+    int status = -1;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    rich_frame(fx, 1);
+    sim_fixture_free(fx);
+    tlog_reader *r;
+    assert_int_equal(tlog_reader_open(path, &r), TLOG_OK);
+    tlog_frame *f;
+    int frames = 0;
+    while (tlog_reader_next(r, &f) == TLOG_OK) {
+        frames++;
+        tlog_frame_release(f);
+    }
+    assert_int_equal(frames, 2);
     tlog_reader_close(r);
 }
 
@@ -454,6 +494,7 @@ int main(void)
         cmocka_unit_test(percent_in_the_path_becomes_the_rank),
         cmocka_unit_test(unwritable_path_is_reported_and_recording_goes_on),
         cmocka_unit_test(full_disk_keeps_what_was_written),
+        cmocka_unit_test(forked_child_neither_hangs_nor_writes),
         cmocka_unit_test(small_buffer_loses_nothing),
         cmocka_unit_test(foreign_file_is_named_as_such),
         cmocka_unit_test(future_version_is_refused),

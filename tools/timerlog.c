@@ -1,12 +1,13 @@
 /*
  * timerlog: reads libtimerlog streams.
  *
- *   timerlog dump [--frame N | --frames A-B | --aggregate] FILE...
+ *   timerlog dump [--frame N | --frames A-B | --aggregate] [--min-percent P] FILE...
  *   timerlog export --chrome|--json|--csv [-o OUT] FILE...
  *   timerlog info FILE...
  *
  * Exit status: 0 when every file read cleanly, 1 when a file could not be
- * read or is damaged (what came before the damage is still printed), 2 for
+ * read or is damaged (what came before the damage is still printed), when
+ * nothing matched the selection, or when the output cannot be written; 2 for
  * a usage error.
  */
 #include <inttypes.h>
@@ -38,7 +39,8 @@ static const char *const usage_main =
     "the damage is still shown), 2 for a usage error.\n";
 
 static const char *const usage_dump =
-    "usage: timerlog dump [--frame N | --frames A-B | --aggregate] FILE...\n"
+    "usage: timerlog dump [--frame N | --frames A-B | --aggregate] [--min-percent P]\n"
+    "                     FILE...\n"
     "\n"
     "Prints frames as tlog_dump does. By default every frame, each after a\n"
     "'# FILE: frame N' line; with --frame N only frame N of one file, exactly\n"
@@ -211,7 +213,10 @@ static int cmd_dump(int argc, char **argv)
             if (!parse_range(argv[++i], &sel) || (sel.single && sel.first != sel.last))
                 return usage(usage_dump, "--frame takes a number, --frames a range A-B");
         } else if (strcmp(argv[i], "--min-percent") == 0 && i + 1 < argc) {
-            sel.min_percent = atof(argv[++i]);
+            char *end;
+            sel.min_percent = strtod(argv[++i], &end);
+            if (end == argv[i] || *end || !(sel.min_percent >= 0))
+                return usage(usage_dump, "--min-percent takes a number of percent");
         } else {
             return usage(usage_dump, "unknown option or missing value");
         }
@@ -238,8 +243,14 @@ static int cmd_dump(int argc, char **argv)
     for (size_t k = 0; k < nkept; k++)
         tlog_reader_close(kept[k]);
     free(kept);
-    if (!shown && status == 0)
+    if (!shown && status == 0) {
         fprintf(stderr, "timerlog: no frame selected\n");
+        status = EXIT_DAMAGED;
+    }
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "timerlog: cannot write the output\n");
+        status = EXIT_DAMAGED;
+    }
     return status;
 }
 
