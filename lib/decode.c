@@ -18,49 +18,32 @@
 #define MAX_DEPTH (2 * (int)TLOG_MAX_DEPTH + 8)
 
 typedef struct in {
-    const uint8_t *p, *end;
-    bool short_read;
+    tlog_cursor c;
     char *arena;                  /* where strings are copied, NUL-ended */
 } in;
 
-static const uint8_t *need(in *c, size_t n)
-{
-    if ((size_t)(c->end - c->p) < n) {
-        c->short_read = true;
-        c->p = c->end;
-        return NULL;
-    }
-    const uint8_t *at = c->p;
-    c->p += n;
-    return at;
-}
-
 static uint8_t u8(in *c)
 {
-    const uint8_t *p = need(c, 1);
-    return p ? *p : 0;
+    return tlog_read_u8_(&c->c);
 }
 
 static uint32_t u32(in *c)
 {
-    const uint8_t *p = need(c, 4);
-    return p ? tlog_get_u32_(p) : 0;
+    return tlog_read_u32_(&c->c);
 }
 
 static uint64_t u64(in *c)
 {
-    const uint8_t *p = need(c, 8);
-    return p ? tlog_get_u64_(p) : 0;
+    return tlog_read_u64_(&c->c);
 }
 
 /* Copies a string into the arena: it costs there at most what it takes in
  * the block (2-byte length in, NUL out), so the arena never overflows. */
 static const char *str(in *c)
 {
-    const uint8_t *p = need(c, 2);
-    size_t n = p ? tlog_get_u16_(p) : 0;
-    const uint8_t *s = p ? need(c, n) : NULL;
-    if (!s)
+    size_t n;
+    const char *s = tlog_read_str_(&c->c, &n);
+    if (c->c.short_read)
         return "";
     char *out = c->arena;
     memcpy(out, s, n);
@@ -116,7 +99,7 @@ static int read_node(in *c, const tlog_decode_tables *t, tlog_frame *f, uint32_t
     refs->launch_site = u32(c);
     refs->device = u32(c);
     refs->queue = u32(c);
-    if (c->short_read)
+    if (c->c.short_read)
         return bad(why, size, "rows run past the block");
     if ((i == 0) != (parent == NONE) || (i && parent >= i))
         return bad(why, size, "a row's parent is not an earlier row");
@@ -217,7 +200,7 @@ static int read_instances(in *c, tlog_frame *f, char *why, size_t size)
         x->start_ns = (int64_t)u64(c);
         x->duration_ns = u64(c);
         uint32_t launcher = u32(c);
-        if (c->short_read)
+        if (c->c.short_read)
             return bad(why, size, "instances run past the block");
         if (x->node >= f->nnodes || (launcher != NONE && launcher >= f->nnodes))
             return bad(why, size, "an instance names a row out of range");
@@ -243,16 +226,16 @@ int tlog_decode_frame_(const tlog_decode_tables *t, const uint8_t *p, size_t n,
         free(arena);
         return TLOG_ENOMEM;
     }
-    in c = {p, p + n, false, arena};
+    in c = {{p, p + n, false}, arena};
     f->strings = arena;
     atomic_init(&f->refs, 1);
     atomic_init(&f->resolved, true);
     pthread_mutex_init(&f->resolve_lock, NULL);
     uint32_t nnodes, ninsts;
     read_head(&c, f, &nnodes, &ninsts);
-    size_t left = (size_t)(c.end - c.p);
+    size_t left = (size_t)(c.c.end - c.c.p);
     int rc = TLOG_OK;
-    if (c.short_read || nnodes == 0 || nnodes > left / MIN_NODE_BYTES ||
+    if (c.c.short_read || nnodes == 0 || nnodes > left / MIN_NODE_BYTES ||
         ninsts > (left - nnodes * (size_t)MIN_NODE_BYTES) / INSTANCE_BYTES)
         rc = bad(why, why_size, "row or instance counts do not fit the block");
     if (rc == TLOG_OK) {
@@ -264,7 +247,7 @@ int tlog_decode_frame_(const tlog_decode_tables *t, const uint8_t *p, size_t n,
     }
     if (rc == TLOG_OK)
         rc = read_instances(&c, f, why, why_size);
-    if (rc == TLOG_OK && c.p != c.end)
+    if (rc == TLOG_OK && c.c.p != c.c.end)
         rc = bad(why, why_size, "bytes left over after the instances");
     if (rc != TLOG_OK) {
         tlog_frame_release(f);

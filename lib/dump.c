@@ -48,15 +48,6 @@ static size_t subtree_size(const tlog_node *n)
     return count;
 }
 
-/* The next node in pre-order, skipping the children of `n` unless asked. */
-static const tlog_node *next_row(const tlog_node *n, bool into_children)
-{
-    if (into_children && n->first_child)
-        return n->first_child;
-    while (n && !n->next_sibling)
-        n = n->parent;
-    return n ? n->next_sibling : NULL;
-}
 
 int tlog_dump_frame(const tlog_frame *frame, FILE *out, const tlog_dump_options *options)
 {
@@ -75,7 +66,7 @@ int tlog_dump_frame(const tlog_frame *frame, FILE *out, const tlog_dump_options 
             hidden += subtree_size(n);
         else
             print_row(out, n);
-        n = next_row(n, !hide);
+        n = tlog_node_next_(n, !hide);
     }
     if (hidden)
         fprintf(out, "# %zu rows hidden (shorter than %.6fs or below %.2f%% of parent)\n",

@@ -195,18 +195,10 @@ static void note_thread(tlog_seen *seen, tlog_bytes *b, uint32_t id, const char 
 static size_t tree_order(const tlog_frame *f, uint32_t *order, uint32_t *rank_of)
 {
     size_t k = 0;
-    const tlog_node *n = tlog_frame_root(f);
-    while (n) {
+    for (const tlog_node *n = tlog_frame_root(f); n; n = tlog_node_next_(n, true)) {
         uint32_t i = (uint32_t)(n - f->nodes);
         rank_of[i] = (uint32_t)k;
         order[k++] = i;
-        if (n->first_child) {
-            n = n->first_child;
-            continue;
-        }
-        while (n && !n->next_sibling)
-            n = n->parent;
-        n = n ? n->next_sibling : NULL;
     }
     return k;
 }

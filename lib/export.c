@@ -78,15 +78,6 @@ static int64_t dur_ns(uint64_t d)
     return d > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)d;
 }
 
-/* Pre-order walk without recursion: frames may be deep. */
-static const tlog_node *next_node(const tlog_node *n)
-{
-    if (n->first_child)
-        return n->first_child;
-    while (n && !n->next_sibling)
-        n = n->parent;
-    return n ? n->next_sibling : NULL;
-}
 
 /* ------------------------------------------------------------------------ */
 /* Chrome Trace Event format                                                */
@@ -343,7 +334,7 @@ static int json_frame(FILE *out, const tlog_frame *f)
     if (!index_of)
         return TLOG_ENOMEM;
     uint32_t k = 0;
-    for (const tlog_node *n = tlog_frame_root(f); n; n = next_node(n))
+    for (const tlog_node *n = tlog_frame_root(f); n; n = tlog_node_next_(n, true))
         index_of[n - f->nodes] = k++;
     fprintf(out, "{\"serial\":%" PRIu64 ",\"rank\":%u,\"thread\":%u,\"thread_name\":",
             f->serial, f->rank, f->thread);
@@ -459,7 +450,7 @@ int tlog_export_csv(const tlog_frame *const *frames, size_t n, FILE *out)
         const tlog_frame *f = frames[i];
         if (!f)
             return TLOG_EINVAL;
-        for (const tlog_node *node = tlog_frame_root(f); node; node = next_node(node)) {
+        for (const tlog_node *node = tlog_frame_root(f); node; node = tlog_node_next_(node, true)) {
             fprintf(out, "%u,%" PRIu64 ",", f->rank, f->serial);
             csv_path(out, node);
             fprintf(out, ",%s,", node->kind == TLOG_KIND_EXECUTION ? "E" : "C");

@@ -250,18 +250,11 @@ int tlog_frame_walk(const tlog_frame *f, tlog_visit_fn visit, void *user)
         return TLOG_EINVAL;
     const tlog_node *n = tlog_frame_root(f);
     tlog_node_info info = {.size = sizeof info};
-    while (n) {
+    for (; n; n = tlog_node_next_(n, true)) {
         tlog_node_get_info(n, &info);
         int rc = visit(user, n, &info);
         if (rc)
             return rc;
-        if (n->first_child) {
-            n = n->first_child;
-            continue;
-        }
-        while (n && !n->next_sibling)
-            n = n->parent;
-        n = n ? n->next_sibling : NULL;
     }
     return TLOG_OK;
 }

@@ -434,6 +434,17 @@ static inline void tlog_put_fixed_(FILE *out, double v, int decimals)
             (unsigned long long)(units % scale));
 }
 
+/* The node after `n` in pre-order (parents first), skipping n's children
+ * unless `into_children`; NULL after the last. Iterative: trees may be deep. */
+static inline const tlog_node *tlog_node_next_(const tlog_node *n, bool into_children)
+{
+    if (into_children && n->first_child)
+        return n->first_child;
+    while (n && !n->next_sibling)
+        n = n->parent;
+    return n ? n->next_sibling : NULL;
+}
+
 /* Copies a filled result struct into the caller's, which may be an older,
  * shorter version: its leading `size` says how much it holds. */
 static inline int tlog_copy_sized_(void *out, const void *full, size_t full_size)

@@ -84,19 +84,11 @@ static void add_row(tlog_node *r, const tlog_node *n)
 /* Walks one frame, parents first, mapping each row to its merged row. */
 static int merge_frame(merger *m, const tlog_frame *f, uint32_t *map)
 {
-    const tlog_node *n = tlog_frame_root(f);
-    while (n) {
+    for (const tlog_node *n = tlog_frame_root(f); n; n = tlog_node_next_(n, true)) {
         uint32_t i = (uint32_t)(n - f->nodes);
         uint32_t parent = n->parent ? map[n->parent - f->nodes] : NONE;
         map[i] = parent == NONE ? 0 : row_for(m, parent, n);
         add_row(&m->out->nodes[map[i]], n);
-        if (n->first_child) {
-            n = n->first_child;
-            continue;
-        }
-        while (n && !n->next_sibling)
-            n = n->parent;
-        n = n ? n->next_sibling : NULL;
     }
     return TLOG_OK;
 }

@@ -83,57 +83,10 @@ static size_t take(tlog_reader *r, void *dst, size_t n)
     return got;
 }
 
-/* A cursor over a block's payload that never reads past its end. */
-typedef struct cursor {
-    const uint8_t *p, *end;
-    bool short_read;
-} cursor;
-
-static const uint8_t *need(cursor *c, size_t n)
-{
-    if ((size_t)(c->end - c->p) < n) {
-        c->short_read = true;
-        c->p = c->end;
-        return NULL;
-    }
-    const uint8_t *at = c->p;
-    c->p += n;
-    return at;
-}
-
-static uint8_t get_u8(cursor *c)
-{
-    const uint8_t *p = need(c, 1);
-    return p ? *p : 0;
-}
-
-static uint32_t get_u32(cursor *c)
-{
-    const uint8_t *p = need(c, 4);
-    return p ? tlog_get_u32_(p) : 0;
-}
-
-static uint64_t get_u64(cursor *c)
-{
-    const uint8_t *p = need(c, 8);
-    return p ? tlog_get_u64_(p) : 0;
-}
-
-/* A string: its bytes and length, not NUL-terminated. */
-static const char *get_str(cursor *c, size_t *len)
-{
-    const uint8_t *p = need(c, 2);
-    *len = p ? tlog_get_u16_(p) : 0;
-    const uint8_t *s = need(c, *len);
-    if (!s)
-        *len = 0;
-    return s ? (const char *)s : "";
-}
-
-static char *dup_str(cursor *c)
+static char *dup_str(tlog_cursor *c)
 {
     size_t n;
-    const char *s = get_str(c, &n);
+    const char *s = tlog_read_str_(c, &n);
     char *out = malloc(n + 1);
     if (out) {
         memcpy(out, s, n);
@@ -303,7 +256,7 @@ static const bool checksums_checked = true;
 
 /* Reads the next whole block, checksum checked. TLOG_ENOFRAME at a clean
  * end of input (between blocks). */
-static int next_block(tlog_reader *r, uint32_t *type, cursor *payload)
+static int next_block(tlog_reader *r, uint32_t *type, tlog_cursor *payload)
 {
     uint8_t head[TLOG_BLOCK_HEAD];
     r->block_at = r->offset;
@@ -359,12 +312,12 @@ static bool grow_array(void **arr, size_t *cap, size_t want, size_t elem)
     return true;
 }
 
-static int read_site(tlog_reader *r, cursor *c)
+static int read_site(tlog_reader *r, tlog_cursor *c)
 {
-    uint32_t index = get_u32(c);
-    get_u64(c);   /* the id: recomputed from file, function and line */
-    int line = (int)get_u32(c);
-    int level = get_u8(c);
+    uint32_t index = tlog_read_u32_(c);
+    tlog_read_u64_(c);   /* the id: recomputed from file, function and line */
+    int line = (int)tlog_read_u32_(c);
+    int level = tlog_read_u8_(c);
     if (index != r->nsites)
         return damage(r, TLOG_EFORMAT, r->block_at, "site %u out of order (expected %zu)",
                       index, r->nsites);
@@ -434,10 +387,10 @@ static bool id_add(id_map *m, uint32_t id, size_t pos)
 
 /* THREAD and DEVICE blocks: an id and a name. A later name replaces one for
  * later frames; the earlier stays alive for frames already read. */
-static int read_named(tlog_reader *r, cursor *c, named **arr, size_t *n, size_t *cap,
+static int read_named(tlog_reader *r, tlog_cursor *c, named **arr, size_t *n, size_t *cap,
                       id_map *ids, const char *what)
 {
-    uint32_t id = get_u32(c);
+    uint32_t id = tlog_read_u32_(c);
     char *name = dup_str(c);
     if (c->short_read || !name) {
         free(name);
@@ -464,10 +417,10 @@ static int read_named(tlog_reader *r, cursor *c, named **arr, size_t *n, size_t 
     return TLOG_OK;
 }
 
-static int read_end(tlog_reader *r, cursor *c)
+static int read_end(tlog_reader *r, tlog_cursor *c)
 {
-    r->info.end_frames = get_u64(c);
-    r->info.frames_lost = get_u64(c);
+    r->info.end_frames = tlog_read_u64_(c);
+    r->info.frames_lost = tlog_read_u64_(c);
     if (c->short_read)
         return damage(r, TLOG_EFORMAT, r->block_at, "truncated end block");
     r->info.ended = true;
@@ -484,7 +437,7 @@ static const char *device_named(void *user, uint32_t index)
     return at == SIZE_MAX ? NULL : r->devices[at].name;
 }
 
-static int read_frame(tlog_reader *r, const cursor *c, tlog_frame **out)
+static int read_frame(tlog_reader *r, const tlog_cursor *c, tlog_frame **out)
 {
     tlog_decode_tables t = {r->sites, r->nsites, device_named, r};
     char why[160];
@@ -505,7 +458,7 @@ int tlog_reader_next(tlog_reader *r, tlog_frame **out)
     *out = NULL;
     while (r->status == TLOG_OK) {
         uint32_t type = 0;
-        cursor c;
+        tlog_cursor c;
         int rc = next_block(r, &type, &c);
         if (rc == TLOG_ENOFRAME) {
             if (!r->info.ended)

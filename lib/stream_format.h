@@ -6,6 +6,7 @@
 #ifndef TIMERLOG_STREAM_FORMAT_H
 #define TIMERLOG_STREAM_FORMAT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -71,6 +72,54 @@ static inline uint64_t tlog_get_u64_(const uint8_t *p)
     for (int i = 7; i >= 0; i--)
         v = v << 8 | p[i];
     return v;
+}
+
+/* A cursor over a block's payload that never reads past its end: reads
+ * beyond it give zeros and set short_read. */
+typedef struct tlog_cursor {
+    const uint8_t *p, *end;
+    bool short_read;
+} tlog_cursor;
+
+static inline const uint8_t *tlog_need_(tlog_cursor *c, size_t n)
+{
+    if ((size_t)(c->end - c->p) < n) {
+        c->short_read = true;
+        c->p = c->end;
+        return NULL;
+    }
+    const uint8_t *at = c->p;
+    c->p += n;
+    return at;
+}
+
+static inline uint8_t tlog_read_u8_(tlog_cursor *c)
+{
+    const uint8_t *p = tlog_need_(c, 1);
+    return p ? *p : 0;
+}
+
+static inline uint32_t tlog_read_u32_(tlog_cursor *c)
+{
+    const uint8_t *p = tlog_need_(c, 4);
+    return p ? tlog_get_u32_(p) : 0;
+}
+
+static inline uint64_t tlog_read_u64_(tlog_cursor *c)
+{
+    const uint8_t *p = tlog_need_(c, 8);
+    return p ? tlog_get_u64_(p) : 0;
+}
+
+/* A string's bytes (not NUL-terminated) and length; "" past the end. */
+static inline const char *tlog_read_str_(tlog_cursor *c, size_t *len)
+{
+    const uint8_t *p = tlog_need_(c, 2);
+    *len = p ? tlog_get_u16_(p) : 0;
+    const uint8_t *s = p ? tlog_need_(c, *len) : NULL;
+    if (!s)
+        *len = 0;
+    return s ? (const char *)s : "";
 }
 
 #endif
