@@ -25,6 +25,7 @@
 #define DEFAULT_BUFFER ((size_t)4 << 20)
 #define MIN_BUFFER ((size_t)4096)
 #define READY_POLL_NS 1000000L
+#define WRITER_NAP_NS 1000000L
 
 struct tlog_stream {
     tlog_log *log;
@@ -278,13 +279,30 @@ static void finish_file(tlog_stream *s)
     flush(s);
 }
 
+/* The writer looks for frames every millisecond rather than being woken by
+ * each frame's end: a wake-up there tends to run the writer on the
+ * recording thread's own core, which then pays for the writer's work.
+ * Frame ends only wake it when the waiting frames fill half the bound, and
+ * flushes and stopping always do. */
+static void nap(tlog_stream *s)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_nsec += WRITER_NAP_NS;
+    if (until.tv_nsec >= 1000000000) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000;
+    }
+    pthread_cond_timedwait(&s->work, &s->lock, &until);
+}
+
 static void *writer_main(void *arg)
 {
     tlog_stream *s = arg;
     pthread_mutex_lock(&s->lock);
     for (;;) {
         while (!s->count && !s->stopping)
-            pthread_cond_wait(&s->work, &s->lock);
+            nap(s);
         if (!s->count)
             break;
         tlog_frame *f = s->pending[s->head];
@@ -401,7 +419,11 @@ int tlog_stream_open_(tlog_log *log)
     s->buf = malloc(bytes);
     s->pending = malloc(s->ring * sizeof *s->pending);
     pthread_mutex_init(&s->lock, NULL);
-    pthread_cond_init(&s->work, NULL);
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->work, &attr);
+    pthread_condattr_destroy(&attr);
     pthread_cond_init(&s->room, NULL);
     pthread_cond_init(&s->idle, NULL);
     if (!s->buf || !s->pending) {
@@ -482,7 +504,8 @@ bool tlog_stream_take_(tlog_log *log, tlog_frame *f)
         s->count++;
         s->taken++;
         s->pending_bytes += f->stream_bytes;
-        pthread_cond_signal(&s->work);
+        if (s->pending_bytes > s->cap / 2)
+            pthread_cond_signal(&s->work);
     } else {
         s->frames_lost++;
     }
