@@ -4,6 +4,7 @@
  *  - cost of one scope (begin + end) against two raw reads of the clock the
  *    library uses, on 1, 2 and all cores' worth of threads at once;
  *  - cost of a site above the active level;
+ *  - cost of a scope with one subscriber (empty callbacks) against none;
  *  - memory per recorded scope (record chunks held) and per resolved scope;
  *  - time to resolve and to dump frames of 10,000 and 1,000,000 scopes.
  * Every figure is the median of repeated runs.
@@ -135,6 +136,34 @@ static void scopes_on_threads(int nthreads)
     free(flr);
     free(ratio);
     free(res);
+}
+
+static void empty_callback(void *user, const tlog_scope_event *event)
+{
+    (void)user;
+    __asm__ volatile("" : : "r"(event) : "memory");
+}
+
+/* Alternates runs without and with one subscriber whose begin and end
+ * callbacks do nothing: what being told costs the recording thread. */
+static void subscriber_cost(void)
+{
+    double none[64], one[64], ratio[64], flr[64];
+    tlog_subscriber sub = {.size = sizeof sub, .scope_begin = empty_callback,
+                           .scope_end = empty_callback};
+    for (int k = 0; k < runs; k++) {
+        flr[k] = floor_ns_per_op();
+        none[k] = scope_ns_per_op();
+        tlog_subscription *s;
+        if (tlog_subscribe(NULL, &sub, &s) != TLOG_OK)
+            return;
+        one[k] = scope_ns_per_op();
+        tlog_unsubscribe(s);
+        ratio[k] = one[k] / none[k];
+    }
+    printf("scope with one subscriber (empty callbacks): %.2f ns, with none: %.2f ns, "
+           "ratio %.2f   floor %.2f ns\n",
+           median(one, runs), median(none, runs), median(ratio, runs), median(flr, runs));
 }
 
 /* A frame of `n` scopes: steps of one "Step" with nine "Kernel" children,
@@ -271,6 +300,7 @@ int main(int argc, char **argv)
     }
     printf("site above the active level: %.2f ns (floor %.2f ns)\n", median(skipped, runs),
            median(flr, runs));
+    subscriber_cost();
 
     resolve_and_dump("loop", record_frame, 10000);
     resolve_and_dump("loop", record_frame, 1000000);

@@ -128,6 +128,10 @@ typedef struct poll_ctx {
         int code;
         const char *device, *site, *what;
     } err;
+    /* Intervals for subscribers, told once the poll lock is released. */
+    bool want_events;
+    tlog_device_event *events;
+    size_t nevents, capevents;
 } poll_ctx;
 
 enum action { SKIP, STOP, RECYCLE, DELIVER };
@@ -171,7 +175,33 @@ static void note_error(poll_ctx *c, const tlog_device *d, const tlog_slot *s, in
     }
 }
 
-static void report_errors(tlog_log *log, const poll_ctx *c)
+static poll_ctx poll_start(tlog_log *log, int mode)
+{
+    return (poll_ctx){.mode = mode, .now = tlog_now(log),
+                      .want_events = tlog_subscribed_device_(log)};
+}
+
+/* Keeps a delivered interval for subscribers; if memory runs out, they are
+ * not told of it (the frame still shows it). */
+static void keep_event(poll_ctx *c, const tlog_drow *row)
+{
+    if (c->nevents == c->capevents) {
+        size_t cap = c->capevents ? c->capevents * 2 : 16;
+        tlog_device_event *grown = realloc(c->events, cap * sizeof *grown);
+        if (!grown)
+            return;
+        c->events = grown;
+        c->capevents = cap;
+    }
+    c->events[c->nevents++] = (tlog_device_event){
+        .site = row->site, .device = row->device, .queue = row->queue,
+        .launch_site = row->launch_site, .start = row->start, .end = row->end,
+        .flags = row->unresolved ? TLOG_DEVICE_EVENT_UNRESOLVED : 0u};
+}
+
+/* After the poll lock is released: errors go to the error callback and
+ * intervals to subscribers, either of which may call the library. */
+static void poll_finish(tlog_log *log, poll_ctx *c)
 {
     if (c->err.count)
         tlog_report_(log, NULL, TLOG_EDEVICE, NULL,
@@ -179,6 +209,10 @@ static void report_errors(tlog_log *log, const poll_ctx *c)
                      "unresolved",
                      c->err.device, c->err.what, c->err.site, tlog_strerror(c->err.code),
                      c->err.count);
+    tlog_notify_devices_(log, c->events, c->nevents);
+    free(c->events);
+    c->events = NULL;
+    c->nevents = c->capevents = 0;
 }
 
 static void timing_of(tlog_device *d, tlog_slot *s, poll_ctx *c, outcome *o)
@@ -263,6 +297,8 @@ static void deliver(tlog_device *d, const outcome *o, poll_ctx *c)
     if (target->closed)
         DCOUNT(d, late, 1);
     tlog_fdev_add_row_(target, &row);
+    if (c->want_events)
+        keep_event(c, &row);
     if (c->mode == POLL_FORCED && !target->closed) {
         target->forced = true;
         target->forced_start = c->forced_start;
@@ -364,14 +400,14 @@ void tlog_devices_poll_(tlog_log *log)
     tlog_devices *ds = devices_of(log);
     if (!ds)
         return;
-    poll_ctx c = {.mode = POLL_IDLE, .now = tlog_now(log)};
+    poll_ctx c = poll_start(log, POLL_IDLE);
     pthread_mutex_lock(&ds->poll_lock);
     for (tlog_device *d = ds->list; d; d = d->next_device) {
         anchor_refresh(d);
         poll_device(d, &c);
     }
     pthread_mutex_unlock(&ds->poll_lock);
-    report_errors(log, &c);
+    poll_finish(log, &c);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -381,7 +417,8 @@ void tlog_devices_poll_(tlog_log *log)
 static void resolve_at_sync(tlog_log *log, tlog_devices *ds, tlog_device *only,
                             tlog_thread *t, const tlog_token *tok)
 {
-    poll_ctx c = {.mode = POLL_SYNC, .seq = tok->scope, .now = tlog_now(log)};
+    poll_ctx c = poll_start(log, POLL_SYNC);
+    c.seq = tok->scope;
     pthread_mutex_lock(&ds->poll_lock);
     pthread_mutex_lock(&ds->lock);
     tlog_fdev *f = tlog_fdev_for_(log, t, tok);
@@ -401,7 +438,7 @@ static void resolve_at_sync(tlog_log *log, tlog_devices *ds, tlog_device *only,
         pthread_mutex_unlock(&ds->lock);
     }
     pthread_mutex_unlock(&ds->poll_lock);
-    report_errors(log, &c);
+    poll_finish(log, &c);
 }
 
 void tlog_sync_end(tlog_device *dev, const tlog_site *site)
@@ -525,8 +562,12 @@ static int forced_sync(tlog_log *log, const tlog_site *why)
 
     pthread_mutex_lock(&ds->poll_lock);
     unpin(ds);
-    poll_ctx c = {.mode = POLL_FORCED, .epoch = epoch, .forced_start = t0,
-                  .forced_end = t1, .why = why, .now = t1};
+    poll_ctx c = poll_start(log, POLL_FORCED);
+    c.epoch = epoch;
+    c.forced_start = t0;
+    c.forced_end = t1;
+    c.why = why;
+    c.now = t1;
     for (tlog_device *d = ds->list; d; d = d->next_device) {
         if (in_time && d->forced_waited)
             tlog_anchor_now_(d, ANCHOR_TIMEOUT_NS);   /* right after activity */
@@ -535,7 +576,7 @@ static int forced_sync(tlog_log *log, const tlog_site *why)
     }
     pthread_mutex_unlock(&ds->poll_lock);
     pthread_mutex_unlock(&ds->force_lock);
-    report_errors(log, &c);
+    poll_finish(log, &c);
     if (!in_time)
         tlog_report_(log, NULL, TLOG_ETIMEDOUT, NULL,
                      "forced sync gave up after %.3f s: %zu device interval(s) never "
@@ -573,12 +614,12 @@ static void unlink_device(tlog_devices *ds, tlog_device *d)
 void tlog_device_retire_(tlog_device *d)
 {
     tlog_devices *ds = d->devs;
-    poll_ctx c = {.mode = POLL_FINAL, .now = tlog_now(d->log)};
+    poll_ctx c = poll_start(d->log, POLL_FINAL);
     pthread_mutex_lock(&ds->poll_lock);
     poll_device(d, &c);
     pthread_mutex_lock(&ds->lock);
     unlink_device(ds, d);
     pthread_mutex_unlock(&ds->lock);
     pthread_mutex_unlock(&ds->poll_lock);
-    report_errors(d->log, &c);
+    poll_finish(d->log, &c);
 }

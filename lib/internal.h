@@ -66,8 +66,15 @@ typedef struct tlog_open {
     const tlog_site *site;
     uint64_t start;
     uint32_t seq;         /* begin order within the frame */
-    uint32_t reserved;
+    uint32_t noted;       /* subscribers were told of its begin */
 } tlog_open;
+
+/* What subscribers were told of an open scope's begin, beside its stack
+ * entry (tlog_thread.notes). */
+typedef struct tlog_note {
+    uint64_t instance;
+    uint64_t newest;      /* serial of the newest subscriber told */
+} tlog_note;
 
 extern TLOG_INTERNAL const tlog_site tlog_adopt_marker_;
 extern TLOG_INTERNAL const tlog_site tlog_overflow_marker_;
@@ -139,6 +146,7 @@ typedef struct tlog_fdev {
 
 typedef struct tlog_devices tlog_devices;
 typedef struct tlog_stream tlog_stream;
+typedef struct tlog_sublist tlog_sublist;
 typedef struct tlog_thread tlog_thread;
 
 struct tlog_thread {
@@ -183,6 +191,7 @@ struct tlog_thread {
         uint64_t dropped;    /* the thread's own counts, restored at the end */
         uint64_t repaired;
     } adopt;
+    tlog_note *notes;        /* beside the stack, made at the first report */
     tlog_fdev *fdev;         /* device state of the frame in progress,
                               * guarded by the log's device lock */
     tlog_thread *next_in_log;    /* guarded by log->lock */
@@ -305,6 +314,13 @@ struct tlog_log {
     uint64_t wall0_ns;        /* CLOCK_REALTIME at creation */
     uint32_t rank;            /* MPI rank from the environment, or 0 */
 
+    /* Subscribers (subscribe.c): the list readers use, NULL when none. */
+    _Atomic(tlog_sublist *) subs;
+    pthread_mutex_t sub_lock;
+    uint64_t sub_serial;
+    tlog_sublist *subs_retired;       /* earlier lists, freed with the log */
+    struct tlog_subscription *subs_kept; /* unsubscribed, freed with the log */
+
     pthread_mutex_t error_lock;
     struct { int code; const tlog_site *site; } reported[64];
     unsigned nreported;
@@ -411,6 +427,27 @@ TLOG_INTERNAL bool tlog_stream_take_(tlog_log *log, tlog_frame *f);
 /* Writes what is waiting, ends the file; `release` frees the stream. */
 TLOG_INTERNAL void tlog_stream_close_(tlog_log *log, bool release);
 TLOG_INTERNAL void tlog_stream_stats_(tlog_log *log, uint64_t *written, uint64_t *lost);
+
+/* subscribe.c */
+/* Logs that have subscribers: the hot path's one check. */
+extern TLOG_INTERNAL _Atomic int tlog_subscribed_;
+static inline bool tlog_any_subscriber_(void)
+{
+    return TLOG_UNLIKELY(atomic_load_explicit(&tlog_subscribed_, memory_order_relaxed) != 0);
+}
+/* Tells subscribers of a begin; true (and *note filled) if any was told. */
+TLOG_INTERNAL bool tlog_notify_begin_(tlog_thread *t, tlog_log *log, const tlog_site *site,
+                                      tlog_note *note);
+TLOG_INTERNAL void tlog_notify_end_(tlog_thread *t, tlog_log *log, const tlog_open *o,
+                                    const tlog_note *note, tlog_ticks now,
+                                    unsigned rec_flags);
+/* Fills in size, log and site_id. */
+TLOG_INTERNAL void tlog_notify_frame_(tlog_log *log, tlog_frame_event *event);
+/* Whether some subscriber wants device intervals. */
+TLOG_INTERNAL bool tlog_subscribed_device_(tlog_log *log);
+/* Fills in size, log, site_id and instance. */
+TLOG_INTERNAL void tlog_notify_devices_(tlog_log *log, tlog_device_event *events, size_t n);
+TLOG_INTERNAL void tlog_subs_destroy_(tlog_log *log);
 
 /* site.c */
 TLOG_INTERNAL uint64_t tlog_hash_str_(uint64_t h, const char *s);

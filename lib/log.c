@@ -145,6 +145,7 @@ static int create_log(const tlog_config *config, tlog_log **out, bool *bad_env)
     pthread_mutex_init(&log->lock, NULL);
     pthread_mutex_init(&log->pool_lock, NULL);
     pthread_mutex_init(&log->error_lock, NULL);
+    pthread_mutex_init(&log->sub_lock, NULL);
     tlog_clock_init_(log);
 
     atomic_init(&log->level, starting_level(&log->cfg, bad_env));
@@ -186,6 +187,7 @@ void tlog_destroy(tlog_log *log)
         return;
     tlog_devices_orphan_(log);
     tlog_threads_orphan_(log);   /* waits for threads exiting meanwhile */
+    tlog_subs_destroy_(log);
     tlog_stream_close_(log, true);
     tlog_frames_clear_(log);
     tlog_devices_destroy_(log);

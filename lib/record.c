@@ -237,7 +237,8 @@ static size_t raw_bytes(const tlog_chunk *chunks, const tlog_attachment *inbox)
     return n;
 }
 
-static void complete_frame(tlog_thread *t, tlog_log *log)
+/* Returns the frame's serial, 0 if it was lost. */
+static uint64_t complete_frame(tlog_thread *t, tlog_log *log)
 {
     if (t->cur)
         t->cur->used = (size_t)(t->wr - t->cur->recs);
@@ -261,6 +262,7 @@ static void complete_frame(tlog_thread *t, tlog_log *log)
     t->inbox_recs = 0;
     t->inbox_dropped = 0;
     tlog_frame *evicted = NULL;
+    uint64_t serial = 0;
     if (f) {
         f->log = log;
         f->rank = log->rank;
@@ -277,6 +279,7 @@ static void complete_frame(tlog_thread *t, tlog_log *log)
         pthread_mutex_init(&f->resolve_lock, NULL);
         atomic_init(&f->resolved, false);
         evicted = tlog_queue_push_locked_(log, f);
+        serial = f->serial;
     }
     pthread_mutex_unlock(&log->lock);
 
@@ -291,6 +294,7 @@ static void complete_frame(tlog_thread *t, tlog_log *log)
         tlog_frame_release(evicted);
     if (streamed && !tlog_stream_take_(log, f))
         tlog_frame_release(f);
+    return serial;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -422,6 +426,24 @@ static int finish_adoption(tlog_thread *t, tlog_log *log, tlog_ticks now)
 /* Closing scopes                                                           */
 /* ------------------------------------------------------------------------ */
 
+/* Tells subscribers of an end, then of the frame's end if it was the root.
+ * Copies first: callbacks may open scopes where this one was. */
+static void tell_end(tlog_thread *t, tlog_log *log, const tlog_open *o, tlog_ticks now,
+                     unsigned flags, bool root, uint64_t serial)
+{
+    tlog_open closed = *o;
+    if (closed.noted) {
+        tlog_note note = t->notes[o - t->stack];
+        tlog_notify_end_(t, log, &closed, &note, now, flags);
+    }
+    if (root) {
+        tlog_frame_event e = {.serial = serial, .thread = t->id,
+                              .site = tlog_open_site(&closed), .start = closed.start,
+                              .end = now};
+        tlog_notify_frame_(log, &e);
+    }
+}
+
 static void close_top(tlog_thread *t, tlog_log *log, tlog_ticks now, unsigned flags)
 {
     tlog_open *o = t->top - 1;
@@ -441,8 +463,10 @@ static void close_top(tlog_thread *t, tlog_log *log, tlog_ticks now, unsigned fl
         }
         write_rec(t, log, o->site, o->start, now, tlog_thread_depth_(t), flags);
     }
-    if (t->top == t->stack)
-        complete_frame(t, log);
+    bool root = t->top == t->stack;
+    uint64_t serial = root ? complete_frame(t, log) : 0;
+    if (TLOG_UNLIKELY(tlog_any_subscriber_()))
+        tell_end(t, log, o, now, flags, root, serial);
 }
 
 static void report_unmatched(tlog_thread *t, tlog_log *log, const tlog_site *site)
@@ -599,6 +623,7 @@ static void push_dropped(tlog_thread *t, tlog_log *log, const tlog_site *site)
     o->site = (const tlog_site *)((uintptr_t)site | 1u);
     o->start = 0;
     o->seq = 0;
+    o->noted = 0;
     TLOG_COUNT(log, scopes_dropped);
     if (t->frame_dropped++ == 0)
         tlog_report_(log, t, TLOG_EFULL, site,
@@ -613,7 +638,18 @@ static void push(tlog_thread *t, const tlog_site *site)
     t->room--;
     o->site = site;
     o->seq = t->seq++;
+    o->noted = 0;
     o->start = tlog_read_clock_(t);
+}
+
+/* Tells subscribers of a begin that will go on the stack; the notes beside
+ * the stack are made first, so that a begin told always has its end told. */
+static bool tell_begin(tlog_thread *t, tlog_log *log, const tlog_site *site,
+                       tlog_note *note)
+{
+    if (!t->notes)
+        t->notes = calloc((size_t)(t->stack_end - t->stack) + 1u, sizeof *t->notes);
+    return t->notes && tlog_notify_begin_(t, log, site, note);
 }
 
 static void begin_slow(tlog_thread *t, const tlog_site *site)
@@ -621,15 +657,24 @@ static void begin_slow(tlog_thread *t, const tlog_site *site)
     tlog_log *log = log_of(t);
     if (!log)
         return;
-    if (t->top >= t->stack_end)
+    tlog_note note;
+    bool noted = t->top < t->stack_end && tlog_any_subscriber_() &&
+                 tell_begin(t, log, site, &note);
+    if (t->top >= t->stack_end) {
         push_overflow(t, log, site);
-    else if (t->top == t->stack) { /* adopted work keeps its marker below */
+        return;
+    }
+    if (t->top == t->stack) { /* adopted work keeps its marker below */
         start_frame(t, log);
         push(t, site);
     } else if (t->room == 0)
         push_dropped(t, log, site);
     else
         push(t, site);
+    if (noted) {
+        t->top[-1].noted = 1;
+        t->notes[t->top - 1 - t->stack] = note;
+    }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -638,7 +683,7 @@ static void begin_slow(tlog_thread *t, const tlog_site *site)
 
 static inline void begin_on(tlog_thread *t, const tlog_site *site)
 {
-    if (TLOG_UNLIKELY(t->room == 0 || t->top >= t->stack_end)) {
+    if (TLOG_UNLIKELY(t->room == 0 || t->top >= t->stack_end) || tlog_any_subscriber_()) {
         begin_slow(t, site);
         return;
     }
@@ -649,7 +694,8 @@ static inline void end_on(tlog_thread *t, const tlog_site *site)
 {
     tlog_ticks now = tlog_read_clock_(t);
     size_t depth = tlog_thread_depth_(t);
-    if (TLOG_UNLIKELY(depth < 2 || t->top[-1].site != site || t->wr == t->wr_end)) {
+    if (TLOG_UNLIKELY(depth < 2 || t->top[-1].site != site || t->wr == t->wr_end) ||
+        tlog_any_subscriber_()) {
         end_slow(t, site, now);
         return;
     }

@@ -65,6 +65,7 @@ static void give_back(tlog_log *log, held *h)
 static void free_state(tlog_thread *t)
 {
     free(t->over);
+    free(t->notes);
     free(t->stack);
     free(t);
 }

@@ -626,6 +626,105 @@ TLOG_API void tlog_sync_end(tlog_device *dev, const tlog_site *site);
 TLOG_API int tlog_sync(tlog_log *log);
 
 /* ------------------------------------------------------------------------ */
+/* Subscribers                                                              */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Subscribers are told, through callbacks, what a log records as it happens:
+ * scopes beginning and ending, frames ending and device intervals being
+ * resolved. With none registered, a scope pays one predictable branch for
+ * them at its begin and one at its end.
+ *
+ * Callbacks run on the thread where the event happens, with no lock of the
+ * library held: they may call the library, but what happens inside a
+ * callback (a scope it records, say) is not reported to anyone. A
+ * subscriber is told of the end of exactly the scopes whose begin it was
+ * told of, for as long as it stays registered, so ranges it opens at begins
+ * always balance. Scopes past max_depth are not reported.
+ */
+
+/* Flags of a tlog_scope_event. */
+enum tlog_scope_event_flags {
+    TLOG_SCOPE_EVENT_REPAIRED = 1u << 0, /* closed by a repair rule */
+    TLOG_SCOPE_EVENT_DROPPED = 1u << 1   /* not recorded (thread budget) */
+};
+
+typedef struct tlog_scope_event {
+    size_t size;              /* sizeof(tlog_scope_event) of the library */
+    tlog_log *log;
+    const tlog_site *site;    /* name, file, function, line */
+    uint64_t site_id;         /* tlog_site_id(site) */
+    /* 1, 2, ...: the how-manieth begin of this site reported to subscribers
+     * in this process; the end carries its begin's number. */
+    uint64_t instance;
+    uint32_t thread;          /* id of the thread in the log */
+    unsigned flags;           /* tlog_scope_event_flags (ends only) */
+    /* Begin: read just before the callbacks (the scope's own start is read
+     * after them, so their cost stays out of it). End: the scope's end,
+     * read before the callbacks. */
+    tlog_ticks time;
+    tlog_ticks start;         /* end: the scope's start; 0 if dropped */
+} tlog_scope_event;
+
+typedef struct tlog_frame_event {
+    size_t size;
+    tlog_log *log;
+    uint64_t serial;          /* as tlog_frame_info.serial; 0 if the frame
+                               * was lost for lack of memory */
+    uint32_t thread;
+    const tlog_site *site;    /* the frame's root scope */
+    uint64_t site_id;
+    tlog_ticks start, end;
+} tlog_frame_event;
+
+/* Flags of a tlog_device_event. */
+enum tlog_device_event_flags {
+    TLOG_DEVICE_EVENT_UNRESOLVED = 1u << 0 /* no timing: start == end */
+};
+
+typedef struct tlog_device_event {
+    size_t size;
+    tlog_log *log;
+    const tlog_site *site;    /* the device scope's site */
+    uint64_t site_id;
+    uint64_t instance;        /* counted like scope instances, per site */
+    const char *device;       /* device name */
+    uint32_t queue;           /* 1-based queue number on the device */
+    const tlog_site *launch_site; /* host scope open when it was launched */
+    tlog_ticks start, end;    /* on the host clock, like tlog_now() */
+    unsigned flags;           /* tlog_device_event_flags */
+} tlog_device_event;
+
+/* A set of callbacks; any may be NULL. Zero-initialised means none. */
+typedef struct tlog_subscriber {
+    size_t size;              /* sizeof(tlog_subscriber); 0 = current */
+    void *user;               /* passed to every callback */
+    void (*scope_begin)(void *user, const tlog_scope_event *event);
+    void (*scope_end)(void *user, const tlog_scope_event *event);
+    void (*frame_end)(void *user, const tlog_frame_event *event);
+    void (*device_interval)(void *user, const tlog_device_event *event);
+} tlog_subscriber;
+
+typedef struct tlog_subscription tlog_subscription;
+
+/*
+ * Registers a subscriber on a log (the struct is copied). Scopes already
+ * open are not reported to it. Returns TLOG_OK and sets *out, TLOG_EINVAL,
+ * or TLOG_ENOMEM. Thread-safe, also while other threads record.
+ */
+TLOG_API int tlog_subscribe(tlog_log *log, const tlog_subscriber *subscriber,
+                            tlog_subscription **out);
+
+/*
+ * Unregisters a subscriber, safely while other threads record: when it
+ * returns, no callback of it is running or will run, so its `user` data may
+ * be freed. Called from inside one of the log's callbacks, it only stops
+ * further calls, without waiting for other threads' callbacks to finish.
+ * NULL does nothing. tlog_destroy unregisters what is left.
+ */
+TLOG_API void tlog_unsubscribe(tlog_subscription *subscription);
+
+/* ------------------------------------------------------------------------ */
 /* Text dump                                                                */
 /* ------------------------------------------------------------------------ */
 

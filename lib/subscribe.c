@@ -1,0 +1,472 @@
+/*
+ * Subscribers: callbacks told of scopes, frames and device intervals as they
+ * happen.
+ *
+ * A log's subscribers are an immutable list published through one atomic
+ * pointer; registering or unregistering publishes a new list. Readers mark
+ * themselves busy in a per-thread slot while they use a list, so that
+ * tlog_unsubscribe can wait until no thread still calls the callback it
+ * removed. Slots are never freed (a thread's slot is reused after it exits),
+ * so the unsubscriber can scan them without any lock a callback might need.
+ * Old lists are kept until the log is destroyed: a reader never touches
+ * freed memory, and lists are small.
+ */
+#include <sched.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+struct tlog_subscription {
+    tlog_log *log;
+    tlog_subscriber cb;
+    uint64_t serial;          /* 1, 2, ... per log, in order of registration */
+    atomic_bool gone;         /* unsubscribed: never call it again */
+    tlog_subscription *next_kept; /* freed with the log (log->subs_kept) */
+};
+
+struct tlog_sublist {
+    tlog_sublist *retired_next;
+    size_t n;
+    tlog_subscription *subs[];   /* by serial, ascending */
+};
+
+_Atomic int tlog_subscribed_;
+
+/* ------------------------------------------------------------------------ */
+/* Busy slots                                                               */
+/* ------------------------------------------------------------------------ */
+
+#define SITE_CACHE 64
+
+typedef struct site_entry site_entry;
+
+/* One per thread that has reported events; `seq` is odd while it uses a
+ * list. On its own cache line: only its thread writes it. */
+typedef struct busy_slot {
+    _Atomic uint64_t seq;
+    atomic_bool owned;
+    struct busy_slot *next;
+    struct {
+        const tlog_site *site;
+        site_entry *entry;
+    } cache[SITE_CACHE];      /* this thread's recent sites */
+} __attribute__((aligned(64))) busy_slot;
+
+static _Atomic(busy_slot *) slots;
+static TLOG_TLS busy_slot *my_slot;
+static pthread_key_t slot_key;
+static pthread_once_t slot_key_once = PTHREAD_ONCE_INIT;
+static bool slot_key_made;
+
+static void release_slot(void *p)
+{
+    busy_slot *s = p;
+    my_slot = NULL;
+    atomic_store_explicit(&s->owned, false, memory_order_release);
+}
+
+static void make_slot_key(void)
+{
+    slot_key_made = pthread_key_create(&slot_key, release_slot) == 0;
+}
+
+__attribute__((destructor)) static void delete_slot_key(void)
+{
+    if (slot_key_made)
+        pthread_key_delete(slot_key);
+}
+
+static busy_slot *claim_free_slot(void)
+{
+    for (busy_slot *s = atomic_load(&slots); s; s = s->next) {
+        bool expected = false;
+        if (!atomic_load_explicit(&s->owned, memory_order_relaxed) &&
+            atomic_compare_exchange_strong(&s->owned, &expected, true))
+            return s;
+    }
+    busy_slot *s = aligned_alloc(64, sizeof *s);
+    if (!s)
+        return NULL;
+    memset(s, 0, sizeof *s);
+    atomic_init(&s->seq, 0);
+    atomic_init(&s->owned, true);
+    s->next = atomic_load(&slots);
+    while (!atomic_compare_exchange_weak(&slots, &s->next, s))
+        ;
+    return s;
+}
+
+static busy_slot *own_slot(void)
+{
+    if (TLOG_LIKELY(my_slot != NULL))
+        return my_slot;
+    pthread_once(&slot_key_once, make_slot_key);
+    busy_slot *s = claim_free_slot();
+    if (s && slot_key_made)
+        pthread_setspecific(slot_key, s);
+    return my_slot = s;
+}
+
+/* The log's list, with the calling thread marked busy; NULL when there is
+ * nothing to report to, or when the thread is already inside a callback. */
+static tlog_sublist *enter(tlog_log *log, busy_slot **slot)
+{
+    busy_slot *s = own_slot();
+    if (!s || (atomic_load_explicit(&s->seq, memory_order_relaxed) & 1))
+        return NULL;
+    /* Sequentially consistent with the unsubscriber's publish-then-scan:
+     * either it sees this slot busy, or this thread sees its new list. */
+    atomic_fetch_add_explicit(&s->seq, 1, memory_order_seq_cst);
+    tlog_sublist *list = atomic_load_explicit(&log->subs, memory_order_seq_cst);
+    if (!list) {
+        atomic_fetch_add_explicit(&s->seq, 1, memory_order_release);
+        return NULL;
+    }
+    *slot = s;
+    return list;
+}
+
+static void leave(busy_slot *s)
+{
+    atomic_fetch_add_explicit(&s->seq, 1, memory_order_release);
+}
+
+/* Waits until every other thread has left the lists it was using. */
+static void wait_for_readers(void)
+{
+    for (busy_slot *s = atomic_load(&slots); s; s = s->next) {
+        if (s == my_slot)
+            continue;
+        uint64_t seq = atomic_load_explicit(&s->seq, memory_order_seq_cst);
+        while ((seq & 1) && atomic_load_explicit(&s->seq, memory_order_acquire) == seq)
+            sched_yield();
+    }
+}
+
+static bool inside_callback(void)
+{
+    return my_slot && (atomic_load_explicit(&my_slot->seq, memory_order_relaxed) & 1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Site ids and instance numbers                                            */
+/* ------------------------------------------------------------------------ */
+
+struct site_entry {
+    const tlog_site *site;
+    uint64_t id;
+    _Atomic uint64_t instances;
+};
+
+static pthread_mutex_t sites_lock = PTHREAD_MUTEX_INITIALIZER;
+static site_entry **site_table;   /* open addressing; entries never move */
+static size_t site_cap, site_len;
+
+static size_t site_index(site_entry **table, size_t cap, const tlog_site *site)
+{
+    size_t h = (size_t)(((uintptr_t)site >> 3) * 0x9e3779b97f4a7c15ull);
+    for (size_t i = h & (cap - 1);; i = (i + 1) & (cap - 1))
+        if (!table[i] || table[i]->site == site)
+            return i;
+}
+
+static bool sites_grow(void)
+{
+    size_t cap = site_cap ? site_cap * 2 : 256;
+    site_entry **table = calloc(cap, sizeof *table);
+    if (!table)
+        return false;
+    for (size_t i = 0; i < site_cap; i++)
+        if (site_table[i])
+            table[site_index(table, cap, site_table[i]->site)] = site_table[i];
+    free(site_table);
+    site_table = table;
+    site_cap = cap;
+    return true;
+}
+
+static site_entry *site_lookup(const tlog_site *site)
+{
+    pthread_mutex_lock(&sites_lock);
+    site_entry *e = NULL;
+    if ((site_len + 1) * 2 <= site_cap || sites_grow()) {
+        size_t i = site_index(site_table, site_cap, site);
+        e = site_table[i];
+        if (!e && (e = calloc(1, sizeof *e)) != NULL) {
+            e->site = site;
+            e->id = tlog_site_id(site);
+            site_table[i] = e;
+            site_len++;
+        }
+    }
+    pthread_mutex_unlock(&sites_lock);
+    return e;
+}
+
+/* The site's id and its next instance number (0 if memory ran out). */
+static uint64_t next_instance(busy_slot *s, const tlog_site *site, uint64_t *id)
+{
+    size_t k = (size_t)(((uintptr_t)site >> 4) % SITE_CACHE);
+    site_entry *e = s->cache[k].site == site ? s->cache[k].entry : NULL;
+    if (!e) {
+        e = site_lookup(site);
+        if (!e) {
+            *id = tlog_site_id(site);
+            return 0;
+        }
+        s->cache[k].site = site;
+        s->cache[k].entry = e;
+    }
+    *id = e->id;
+    return atomic_fetch_add_explicit(&e->instances, 1, memory_order_relaxed) + 1;
+}
+
+static uint64_t cached_id(busy_slot *s, const tlog_site *site)
+{
+    size_t k = (size_t)(((uintptr_t)site >> 4) % SITE_CACHE);
+    return s->cache[k].site == site ? s->cache[k].entry->id : tlog_site_id(site);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reporting                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* The subscriber's callbacks, unless it was unsubscribed meanwhile. */
+static const tlog_subscriber *live(const tlog_subscription *sub)
+{
+    return atomic_load_explicit(&sub->gone, memory_order_seq_cst) ? NULL : &sub->cb;
+}
+
+static uint64_t newest_serial(const tlog_sublist *list)
+{
+    return list->subs[list->n - 1]->serial;
+}
+
+bool tlog_notify_begin_(tlog_thread *t, tlog_log *log, const tlog_site *site,
+                        tlog_note *note)
+{
+    busy_slot *s;
+    tlog_sublist *list = enter(log, &s);
+    if (!list)
+        return false;
+    tlog_scope_event e = {.size = sizeof e, .log = log, .site = site, .thread = t->id};
+    e.instance = next_instance(s, site, &e.site_id);
+    e.time = tlog_read_clock_(t);
+    for (size_t i = 0; i < list->n; i++) {
+        const tlog_subscriber *cb = live(list->subs[i]);
+        if (cb && cb->scope_begin)
+            cb->scope_begin(cb->user, &e);
+    }
+    note->instance = e.instance;
+    note->newest = newest_serial(list);
+    leave(s);
+    return true;
+}
+
+void tlog_notify_end_(tlog_thread *t, tlog_log *log, const tlog_open *o,
+                      const tlog_note *note, tlog_ticks now, unsigned rec_flags)
+{
+    busy_slot *s;
+    tlog_sublist *list = enter(log, &s);
+    if (!list)
+        return;
+    const tlog_site *site = tlog_open_site(o);
+    tlog_scope_event e = {
+        .size = sizeof e, .log = log, .site = site, .site_id = cached_id(s, site),
+        .instance = note->instance, .thread = t->id, .time = now, .start = o->start,
+        .flags = (rec_flags & TLOG_REC_REPAIRED ? TLOG_SCOPE_EVENT_REPAIRED : 0u) |
+                 (tlog_open_dropped(o) ? TLOG_SCOPE_EVENT_DROPPED : 0u),
+    };
+    /* Only those that were told of the begin. */
+    for (size_t i = 0; i < list->n && list->subs[i]->serial <= note->newest; i++) {
+        const tlog_subscriber *cb = live(list->subs[i]);
+        if (cb && cb->scope_end)
+            cb->scope_end(cb->user, &e);
+    }
+    leave(s);
+}
+
+void tlog_notify_frame_(tlog_log *log, tlog_frame_event *e)
+{
+    busy_slot *s;
+    tlog_sublist *list = enter(log, &s);
+    if (!list)
+        return;
+    e->size = sizeof *e;
+    e->log = log;
+    e->site_id = cached_id(s, e->site);
+    for (size_t i = 0; i < list->n; i++) {
+        const tlog_subscriber *cb = live(list->subs[i]);
+        if (cb && cb->frame_end)
+            cb->frame_end(cb->user, e);
+    }
+    leave(s);
+}
+
+bool tlog_subscribed_device_(tlog_log *log)
+{
+    tlog_sublist *list = atomic_load_explicit(&log->subs, memory_order_acquire);
+    for (size_t i = 0; list && i < list->n; i++)
+        if (list->subs[i]->cb.device_interval)
+            return true;
+    return false;
+}
+
+void tlog_notify_devices_(tlog_log *log, tlog_device_event *events, size_t n)
+{
+    busy_slot *s;
+    tlog_sublist *list = n ? enter(log, &s) : NULL;
+    if (!list)
+        return;
+    for (size_t k = 0; k < n; k++) {
+        tlog_device_event *e = &events[k];
+        e->size = sizeof *e;
+        e->log = log;
+        e->instance = next_instance(s, e->site, &e->site_id);
+        for (size_t i = 0; i < list->n; i++) {
+            const tlog_subscriber *cb = live(list->subs[i]);
+            if (cb && cb->device_interval)
+                cb->device_interval(cb->user, e);
+        }
+    }
+    leave(s);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Registering                                                              */
+/* ------------------------------------------------------------------------ */
+
+/* Publishes `list` (NULL: none left) and keeps the old one for later
+ * freeing. Caller holds log->sub_lock. */
+static void publish(tlog_log *log, tlog_sublist *list)
+{
+    tlog_sublist *old = atomic_load_explicit(&log->subs, memory_order_relaxed);
+    atomic_store_explicit(&log->subs, list, memory_order_seq_cst);
+    if (!old && list)
+        atomic_fetch_add_explicit(&tlog_subscribed_, 1, memory_order_relaxed);
+    else if (old && !list)
+        atomic_fetch_sub_explicit(&tlog_subscribed_, 1, memory_order_relaxed);
+    if (old) {
+        old->retired_next = log->subs_retired;
+        log->subs_retired = old;
+    }
+}
+
+static tlog_sublist *list_new(size_t n)
+{
+    tlog_sublist *list = malloc(sizeof *list + n * sizeof list->subs[0]);
+    if (list) {
+        list->retired_next = NULL;
+        list->n = n;
+    }
+    return list;
+}
+
+int tlog_subscribe(tlog_log *log, const tlog_subscriber *subscriber,
+                   tlog_subscription **out)
+{
+    if (!out)
+        return TLOG_EINVAL;
+    *out = NULL;
+    if (!subscriber ||
+        (subscriber->size && subscriber->size < offsetof(tlog_subscriber, scope_begin)))
+        return TLOG_EINVAL;
+    log = tlog_resolve_log_(log);
+    if (!log)
+        return TLOG_ENOMEM;
+    tlog_subscription *sub = calloc(1, sizeof *sub);
+    if (!sub)
+        return TLOG_ENOMEM;
+    size_t given = subscriber->size ? subscriber->size : sizeof *subscriber;
+    memcpy(&sub->cb, subscriber, given < sizeof sub->cb ? given : sizeof sub->cb);
+    sub->log = log;
+    atomic_init(&sub->gone, false);
+
+    pthread_mutex_lock(&log->sub_lock);
+    tlog_sublist *old = atomic_load_explicit(&log->subs, memory_order_relaxed);
+    size_t n = old ? old->n : 0;
+    tlog_sublist *list = list_new(n + 1);
+    if (!list) {
+        pthread_mutex_unlock(&log->sub_lock);
+        free(sub);
+        return TLOG_ENOMEM;
+    }
+    if (n)
+        memcpy(list->subs, old->subs, n * sizeof list->subs[0]);
+    sub->serial = ++log->sub_serial;
+    list->subs[n] = sub;
+    publish(log, list);
+    pthread_mutex_unlock(&log->sub_lock);
+    *out = sub;
+    return TLOG_OK;
+}
+
+/* Takes `sub` out of the log's list. If memory for the new list runs out,
+ * it stays listed (marked gone) and is freed with the log. */
+static bool unlist(tlog_log *log, tlog_subscription *sub)
+{
+    pthread_mutex_lock(&log->sub_lock);
+    tlog_sublist *old = atomic_load_explicit(&log->subs, memory_order_relaxed);
+    size_t n = old ? old->n : 0, at = n;
+    for (size_t i = 0; i < n; i++)
+        if (old->subs[i] == sub)
+            at = i;
+    tlog_sublist *list = NULL;
+    bool ok = at < n && (n == 1 || (list = list_new(n - 1)) != NULL);
+    if (ok) {
+        for (size_t i = 0, j = 0; i < n; i++)
+            if (i != at)
+                list->subs[j++] = old->subs[i];
+        publish(log, list);
+    }
+    pthread_mutex_unlock(&log->sub_lock);
+    return ok;
+}
+
+static void keep_until_destroy(tlog_log *log, tlog_subscription *sub)
+{
+    pthread_mutex_lock(&log->sub_lock);
+    sub->next_kept = log->subs_kept;
+    log->subs_kept = sub;
+    pthread_mutex_unlock(&log->sub_lock);
+}
+
+void tlog_unsubscribe(tlog_subscription *sub)
+{
+    if (!sub)
+        return;
+    tlog_log *log = sub->log;
+    atomic_store_explicit(&sub->gone, true, memory_order_seq_cst);
+    bool unlisted = unlist(log, sub);
+    if (inside_callback()) {
+        /* Other threads may be in its callbacks now, and may be waiting
+         * for this one: do not wait, free it with the log. */
+        if (unlisted)
+            keep_until_destroy(log, sub);
+        return;
+    }
+    wait_for_readers();
+    if (unlisted)
+        free(sub);
+}
+
+void tlog_subs_destroy_(tlog_log *log)
+{
+    tlog_sublist *list = atomic_load_explicit(&log->subs, memory_order_relaxed);
+    if (list) {
+        for (size_t i = 0; i < list->n; i++)
+            free(list->subs[i]);
+        publish(log, NULL);
+    }
+    for (tlog_sublist *l = log->subs_retired, *next; l; l = next) {
+        next = l->retired_next;
+        free(l);
+    }
+    for (tlog_subscription *sub = log->subs_kept, *next; sub; sub = next) {
+        next = sub->next_kept;
+        free(sub);
+    }
+    log->subs_retired = NULL;
+    log->subs_kept = NULL;
+    pthread_mutex_destroy(&log->sub_lock);
+}
