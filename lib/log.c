@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "forward/forward.h"
 
 /* The macros' one-branch level check reads this; it mirrors the default
  * log's level, and before that log exists, the level it will start with. */
@@ -170,14 +171,40 @@ static void report_bad_env(tlog_log *log, bool bad_level)
                      "milliseconds; ignored", getenv("TIMERLOG_SYNC_TIMEOUT_MS"));
 }
 
+/* TIMERLOG_NVTX / TIMERLOG_ROCTX: 1 switches forwarding on, 0 off; unset
+ * leaves the config's choice. */
+static bool switch_from_env(const tlog_config *cfg, const char *name, unsigned flag)
+{
+    const char *s = (cfg->flags & TLOG_CONFIG_IGNORE_ENV) ? NULL : getenv(name);
+    if (s && (strcmp(s, "1") == 0 || strcmp(s, "0") == 0))
+        return s[0] == '1';
+    return (cfg->flags & flag) != 0;
+}
+
+/* Built-in subscribers that mirror scopes into other tools. */
+static void start_forwarders(tlog_log *log)
+{
+    if (switch_from_env(&log->cfg, "TIMERLOG_NVTX", TLOG_CONFIG_NVTX))
+        tlog_nvtx_start_(log);
+    if (switch_from_env(&log->cfg, "TIMERLOG_ROCTX", TLOG_CONFIG_ROCTX))
+        tlog_roctx_start_(log);
+}
+
+/* What a new log does once it is made, outside any lock: the error
+ * callback may call the library. */
+static void after_create(tlog_log *log, bool bad_env)
+{
+    report_bad_env(log, bad_env);
+    tlog_stream_report_open_(log);
+    start_forwarders(log);
+}
+
 int tlog_create(const tlog_config *config, tlog_log **out)
 {
     bool bad_env = false;
     int rc = create_log(config, out, &bad_env);
-    if (rc == TLOG_OK) {
-        report_bad_env(*out, bad_env);
-        tlog_stream_report_open_(*out);
-    }
+    if (rc == TLOG_OK)
+        after_create(*out, bad_env);
     return rc;
 }
 
@@ -253,9 +280,8 @@ tlog_log *tlog_default(void)
         atomic_store_explicit(&default_log, log, memory_order_release);
     }
     pthread_mutex_unlock(&default_lock);
-    if (created) { /* outside the lock: the callback may call us */
-        report_bad_env(log, bad_env);
-        tlog_stream_report_open_(log);
+    if (created) {
+        after_create(log, bad_env);
         if (atomic_load(&log->stream))
             atexit(close_default_stream);
     }

@@ -141,7 +141,15 @@ typedef void (*tlog_error_fn)(void *user, const tlog_error *error);
 /* Flags for tlog_config.flags. */
 enum tlog_config_flags {
     TLOG_CONFIG_START_OFF = 1u << 0,  /* start at TLOG_LEVEL_OFF */
-    TLOG_CONFIG_IGNORE_ENV = 1u << 1  /* do not read TIMERLOG_* variables */
+    TLOG_CONFIG_IGNORE_ENV = 1u << 1, /* do not read TIMERLOG_* variables */
+    /* Mirror every scope as an NVTX range in a "timerlog" domain, so that
+     * Nsight Systems shows scopes beside the kernels (TIMERLOG_NVTX=1|0
+     * overrides). In a build without NVTX, reported as TLOG_ENODEVICE. */
+    TLOG_CONFIG_NVTX = 1u << 2,
+    /* Mirror every scope as a roctx range, loading libroctx64 at run time
+     * (TIMERLOG_ROCTX=1|0 overrides). Without it, reported as
+     * TLOG_ENODEVICE. */
+    TLOG_CONFIG_ROCTX = 1u << 3
 };
 
 /*
