@@ -1,7 +1,27 @@
 /* The text dump: one row per node, in the format of the product brief. */
 #include "internal.h"
 
-static void print_row(FILE *out, const tlog_node *n)
+/* Seconds with microsecond digits, rounded. */
+static void put_seconds(FILE *out, uint64_t ns)
+{
+    uint64_t us = ns / 1000u + (ns % 1000u >= 500u);
+    fprintf(out, "%llu.%06llus", (unsigned long long)(us / 1000000u),
+            (unsigned long long)(us % 1000000u));
+}
+
+/* A reduced row's time is the mean over the ranks; its spread follows. */
+static void put_rank_columns(FILE *out, const tlog_node_ranks *r)
+{
+    put_seconds(out, (uint64_t)(r->mean_ns + 0.5));
+    fputs(" | min ", out);
+    put_seconds(out, r->min_ns);
+    fputs(" | max ", out);
+    put_seconds(out, r->max_ns);
+    fputs(" | imbalance ", out);
+    tlog_put_fixed_(out, r->mean_ns > 0 ? (double)r->max_ns / r->mean_ns : 0.0, 2);
+}
+
+static void print_row(FILE *out, const tlog_node *n, uint32_t ranks)
 {
     if (n->depth == 0) {
         fputs("> ", out);
@@ -12,11 +32,14 @@ static void print_row(FILE *out, const tlog_node *n)
     }
     tlog_put_fixed_(out, n->percent, 2);
     fputs("% ", out);
-    uint64_t us = n->total_ns / 1000u + (n->total_ns % 1000u >= 500u);
-    fprintf(out, "%llu.%06llu", (unsigned long long)(us / 1000000u),
-            (unsigned long long)(us % 1000000u));
-    fprintf(out, "s | (%c) %s", n->kind == TLOG_KIND_EXECUTION ? 'E' : 'C', n->name);
-    if (n->count > 1)
+    if (n->ranks)
+        put_rank_columns(out, n->ranks);
+    else
+        put_seconds(out, n->total_ns);
+    fprintf(out, " | (%c) %s", n->kind == TLOG_KIND_EXECUTION ? 'E' : 'C', n->name);
+    if (n->ranks && n->ranks->present < ranks)
+        fprintf(out, " [on %u/%u ranks]", n->ranks->present, ranks);
+    else if (n->count > 1 && !n->ranks)
         fprintf(out, " [x%llu]", (unsigned long long)n->count);
     if (n->flags & TLOG_NODE_UNRESOLVED)
         fputs(" [unresolved]", out);
@@ -27,7 +50,8 @@ static bool below(const tlog_node *n, const tlog_dump_options *o)
 {
     if (!o || n->depth == 0)
         return false;
-    return n->total_ns < o->min_ns || n->percent < o->min_percent;
+    uint64_t ns = n->ranks ? (uint64_t)n->ranks->mean_ns : n->total_ns;
+    return ns < o->min_ns || n->percent < o->min_percent;
 }
 
 /* Rows in n's subtree, n included; iterative, as trees may be deep. */
@@ -65,9 +89,13 @@ int tlog_dump_frame(const tlog_frame *frame, FILE *out, const tlog_dump_options 
         if (hide)
             hidden += subtree_size(n);
         else
-            print_row(out, n);
+            print_row(out, n, frame->reduced_ranks);
         n = tlog_node_next_(n, !hide);
     }
+    if (frame->reduced_ranks)
+        fprintf(out, "# reduced over %u ranks: times are means per rank; rows missing on "
+                     "some ranks: %zu\n",
+                frame->reduced_ranks, frame->partial_rows);
     if (hidden)
         fprintf(out, "# %zu rows hidden (shorter than %.6fs or below %.2f%% of parent)\n",
                 hidden, (double)opts.min_ns / 1e9, opts.min_percent);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "encode.h"
+#include "exchange.h"
 #include "stream_format.h"
 
 /* ------------------------------------------------------------------------ */
@@ -318,6 +319,27 @@ void tlog_encode_end_(tlog_bytes *b, uint64_t frames, uint64_t frames_lost)
     put_u64(b, frames);
     put_u64(b, frames_lost);
     block_end(b, at);
+}
+
+int tlog_frame_encode_(const tlog_frame *f, void **data, size_t *len)
+{
+    if (!f || !data || !len || !atomic_load_explicit(&f->resolved, memory_order_acquire))
+        return TLOG_EINVAL;
+    tlog_bytes b = {0};
+    tlog_seen seen = {0};
+    uint8_t *head = grow(&b, TLOG_STREAM_HEADER_BYTES);
+    if (head)
+        tlog_encode_header_(head, f->rank, 0, f->wall0_ns);
+    int rc = tlog_encode_frame_(&seen, f, &b);
+    tlog_encode_end_(&b, 1, 0);
+    tlog_seen_free_(&seen);
+    if (rc != TLOG_OK || b.failed) {
+        free(b.data);
+        return TLOG_ENOMEM;
+    }
+    *data = b.data;
+    *len = b.len;
+    return TLOG_OK;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -325,7 +325,16 @@ static void json_node_fields(FILE *out, const tlog_frame *f, const tlog_node *n,
         json_str(out, i.device);
     else
         fputs("null", out);
-    fprintf(out, ",\"queue\":%u,\"children\":[", i.queue);
+    fprintf(out, ",\"queue\":%u", i.queue);
+    if (f->reduced_ranks) {   /* rows of a reduced frame: their spread */
+        fprintf(out, ",\"ranks\":%u,\"rank_min_ns\":%" PRIu64 ",\"rank_max_ns\":%" PRIu64
+                     ",\"rank_mean_ns\":",
+                i.ranks, i.rank_min_ns, i.rank_max_ns);
+        tlog_put_fixed_(out, i.rank_mean_ns, 1);
+        fputs(",\"imbalance\":", out);
+        tlog_put_fixed_(out, i.imbalance, 6);
+    }
+    fputs(",\"children\":[", out);
 }
 
 static int json_frame(FILE *out, const tlog_frame *f)

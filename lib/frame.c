@@ -29,6 +29,7 @@ static void frame_free(tlog_frame *f)
     free(f->worker_names);
     free(f->node_devs);
     free(f->inst_devs);
+    free(f->node_ranks);
     free(f->strings);
     pthread_mutex_destroy(&f->resolve_lock);
     free(f);
@@ -188,6 +189,8 @@ int tlog_frame_get_info(const tlog_frame *f, tlog_frame_info *out)
         .device_intervals = f->device_rows,
         .device_unresolved = f->device_unresolved,
         .rank = f->rank,
+        .reduced_ranks = f->reduced_ranks,
+        .partial_rows = f->partial_rows,
     };
     return tlog_copy_sized_(out, &info, sizeof info);
 }
@@ -239,6 +242,12 @@ int tlog_node_get_info(const tlog_node *n, tlog_node_info *out)
         .launch_site = n->dev ? n->dev->launch_site : NULL,
         .device = n->dev ? n->dev->device : NULL,
         .queue = n->dev ? n->dev->queue : 0,
+        .ranks = n->ranks ? n->ranks->present : 0,
+        .rank_min_ns = n->ranks ? n->ranks->min_ns : 0,
+        .rank_max_ns = n->ranks ? n->ranks->max_ns : 0,
+        .rank_mean_ns = n->ranks ? n->ranks->mean_ns : 0.0,
+        .imbalance = n->ranks && n->ranks->mean_ns > 0
+                         ? (double)n->ranks->max_ns / n->ranks->mean_ns : 0.0,
     };
     return tlog_copy_sized_(out, &info, sizeof info);
 }

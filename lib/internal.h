@@ -218,7 +218,16 @@ struct tlog_node {
     uint64_t count;
     double percent;
     const struct tlog_node_dev *dev; /* device rows only */
+    const struct tlog_node_ranks *ranks; /* rows of reduced frames only */
 };
+
+/* A row's total across the inputs (ranks) of a reduced frame; an input
+ * without the row counts as 0. */
+typedef struct tlog_node_ranks {
+    uint32_t present;        /* inputs that have the row */
+    uint64_t min_ns, max_ns;
+    double mean_ns;
+} tlog_node_ranks;
 
 /* What a device row adds to a node; kept aside, host rows are most rows. */
 typedef struct tlog_node_dev {
@@ -283,6 +292,9 @@ struct tlog_frame {
     tlog_node_dev *node_devs;
     size_t nnode_devs;
     tlog_inst_dev *inst_devs;    /* sorted by instance, device_rows of them */
+    tlog_node_ranks *node_ranks; /* reduced frames: one per row */
+    uint32_t reduced_ranks;      /* reduced frames: inputs, else 0 */
+    size_t partial_rows;         /* reduced frames: rows some input lacks */
 };
 
 struct tlog_log {

@@ -2,10 +2,13 @@
  * Merging frames into one tree: rows with the same titles and kinds along
  * the same path add up (count, total, min, max), so many frames read as one
  * (`timerlog dump --aggregate`, dashboards over a window of frames).
+ * Reducing also keeps, per row, the spread of its total over the inputs
+ * (one per rank), for spotting imbalance.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "exchange.h"
 #include "internal.h"
 
 #define NONE UINT32_MAX
@@ -16,6 +19,10 @@ typedef struct merger {
     size_t mask;
     uint32_t *last_child;
     char *arena;
+    /* Reducing: each row's total in the input being merged, and which
+     * input that is (+1; 0 = none yet). */
+    uint64_t *input_total;
+    uint32_t *input_of;
 } merger;
 
 static uint64_t row_hash(uint32_t parent, int kind, const char *name)
@@ -68,6 +75,48 @@ static uint32_t row_for(merger *m, uint32_t parent, const tlog_node *n)
     return i;
 }
 
+/* Closes the row's total for the input it was last seen in. */
+static void fold_input(merger *m, uint32_t row)
+{
+    tlog_node_ranks *s = &m->out->node_ranks[row];
+    uint64_t t = m->input_total[row];
+    if (s->present++ == 0 || t < s->min_ns)
+        s->min_ns = t;
+    if (t > s->max_ns)
+        s->max_ns = t;
+    s->mean_ns += (double)t;
+}
+
+static void count_input(merger *m, uint32_t row, uint32_t input, uint64_t total)
+{
+    if (m->input_of[row] != input + 1) {
+        if (m->input_of[row])
+            fold_input(m, row);
+        m->input_of[row] = input + 1;
+        m->input_total[row] = 0;
+    }
+    m->input_total[row] += total;
+}
+
+/* After the last input: means over all inputs, absent counting as 0. */
+static void finish_spread(merger *m, uint32_t inputs)
+{
+    tlog_frame *o = m->out;
+    for (uint32_t i = 0; i < o->nnodes; i++) {
+        tlog_node_ranks *s = &o->node_ranks[i];
+        if (m->input_of[i])
+            fold_input(m, i);
+        if (s->present < inputs) {
+            s->min_ns = 0;
+            o->partial_rows++;
+        }
+        s->mean_ns /= inputs;
+        o->nodes[i].ranks = s;
+    }
+    o->reduced_ranks = inputs;
+    o->duration_ns = (uint64_t)(o->node_ranks[0].mean_ns + 0.5);
+}
+
 static void add_row(tlog_node *r, const tlog_node *n)
 {
     r->total_ns += n->total_ns;
@@ -81,16 +130,18 @@ static void add_row(tlog_node *r, const tlog_node *n)
     r->flags |= n->flags;
 }
 
-/* Walks one frame, parents first, mapping each row to its merged row. */
-static int merge_frame(merger *m, const tlog_frame *f, uint32_t *map)
+/* Walks input frame `input`, parents first, mapping each row to its merged
+ * row. */
+static void merge_frame(merger *m, const tlog_frame *f, uint32_t input, uint32_t *map)
 {
     for (const tlog_node *n = tlog_frame_root(f); n; n = tlog_node_next_(n, true)) {
         uint32_t i = (uint32_t)(n - f->nodes);
         uint32_t parent = n->parent ? map[n->parent - f->nodes] : NONE;
         map[i] = parent == NONE ? 0 : row_for(m, parent, n);
         add_row(&m->out->nodes[map[i]], n);
+        if (m->input_of)
+            count_input(m, map[i], input, n->total_ns);
     }
-    return TLOG_OK;
 }
 
 static void finish(tlog_frame *o)
@@ -143,9 +194,10 @@ static tlog_frame *new_frame(size_t rows, size_t bytes)
     return o;
 }
 
-int tlog_frame_merge(const tlog_frame *const *frames, size_t n, tlog_frame **out)
+static int merge_frames(const tlog_frame *const *frames, size_t n, bool spread,
+                        tlog_frame **out)
 {
-    if (!out || !frames || !n)
+    if (!out || !frames || !n || n > UINT32_MAX - 1)
         return TLOG_EINVAL;
     *out = NULL;
     size_t rows, bytes, widest;
@@ -155,10 +207,18 @@ int tlog_frame_merge(const tlog_frame *const *frames, size_t n, tlog_frame **out
     size_t cap = 16;
     while (cap < rows * 2)
         cap <<= 1;
-    merger m = {o, malloc(cap * sizeof(uint32_t)), cap - 1, malloc(rows * sizeof(uint32_t)),
-                o ? o->strings : NULL};
+    merger m = {.out = o, .slots = malloc(cap * sizeof(uint32_t)), .mask = cap - 1,
+                .last_child = malloc(rows * sizeof(uint32_t)),
+                .arena = o ? o->strings : NULL};
     uint32_t *map = malloc(widest * sizeof *map);
-    int rc = o && m.slots && m.last_child && map ? TLOG_OK : TLOG_ENOMEM;
+    if (spread && o) {
+        o->node_ranks = calloc(rows, sizeof *o->node_ranks);
+        m.input_total = malloc(rows * sizeof *m.input_total);
+        m.input_of = calloc(rows, sizeof *m.input_of);
+    }
+    int rc = o && m.slots && m.last_child && map &&
+             (!spread || (o->node_ranks && m.input_total && m.input_of)) ? TLOG_OK
+                                                                        : TLOG_ENOMEM;
     if (rc == TLOG_OK) {
         memset(m.slots, 0xff, cap * sizeof(uint32_t));
         /* One root for all: the first frame's, under its title. */
@@ -169,9 +229,11 @@ int tlog_frame_merge(const tlog_frame *const *frames, size_t n, tlog_frame **out
                                   .site = root->site, .thread = root->thread,
                                   .start_ns = root->start_ns, .min_ns = UINT64_MAX};
         m.last_child[0] = NONE;
-        for (size_t i = 0; i < n && rc == TLOG_OK; i++)
-            rc = merge_frame(&m, frames[i], map);
+        for (size_t i = 0; i < n; i++)
+            merge_frame(&m, frames[i], (uint32_t)i, map);
         finish(o);
+        if (spread)
+            finish_spread(&m, (uint32_t)n);
         o->thread = frames[0]->thread;
         memcpy(o->thread_name, frames[0]->thread_name, sizeof o->thread_name);
         o->start_ns = frames[0]->start_ns;
@@ -185,11 +247,40 @@ int tlog_frame_merge(const tlog_frame *const *frames, size_t n, tlog_frame **out
     }
     free(m.slots);
     free(m.last_child);
+    free(m.input_total);
+    free(m.input_of);
     free(map);
     if (rc != TLOG_OK) {
         tlog_frame_release(o);
         return rc;
     }
     *out = o;
+    return TLOG_OK;
+}
+
+int tlog_frame_merge(const tlog_frame *const *frames, size_t n, tlog_frame **out)
+{
+    return merge_frames(frames, n, false, out);
+}
+
+int tlog_frame_reduce(const tlog_frame *const *frames, size_t n, tlog_frame **out)
+{
+    return merge_frames(frames, n, true, out);
+}
+
+int tlog_frame_intern_sites_(tlog_frame *f)
+{
+    if (!f)
+        return TLOG_EINVAL;
+    for (size_t i = 0; i < f->nnodes; i++) {
+        const tlog_site *s = f->nodes[i].site;
+        if (!s)
+            continue;
+        const tlog_site *kept = tlog_site_intern(s->name ? s->name : "", s->file, s->function,
+                                                 s->line, s->level);
+        if (!kept)
+            return TLOG_ENOMEM;
+        f->nodes[i].site = kept;
+    }
     return TLOG_OK;
 }

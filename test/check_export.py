@@ -109,6 +109,8 @@ NODE_FIELDS = {"index", "name", "kind", "thread", "thread_name", "depth", "start
                "total_ns", "self_ns", "percent_of_parent", "count", "min_ns", "max_ns",
                "file", "line", "site_id", "flags", "launcher", "launch_site", "device",
                "queue", "children"}
+# Rows of a reduced frame (tlog_frame_reduce) have these too, all of them.
+RANK_FIELDS = {"ranks", "rank_min_ns", "rank_max_ns", "rank_mean_ns", "imbalance"}
 
 
 def check_json(path):
@@ -130,6 +132,11 @@ def check_json(path):
             missing = NODE_FIELDS - set(node)
             if missing:
                 fail("row %r lacks %r" % (node.get("name"), sorted(missing)))
+            spread = RANK_FIELDS & set(node)
+            if spread and spread != RANK_FIELDS:
+                fail("row %r has only %r of the rank fields" % (node["name"], sorted(spread)))
+            if spread and not node["rank_min_ns"] <= node["rank_mean_ns"] <= node["rank_max_ns"]:
+                fail("row %r: rank mean outside [min, max]" % node["name"])
             if node["depth"] != depth:
                 fail("row %r at depth %r, nested at %r" % (node["name"], node["depth"], depth))
             stack.extend((c, depth + 1) for c in node["children"])

@@ -153,12 +153,78 @@ static void ranks_become_processes(void **state)
     assert_int_equal(check("chrome", "ranks.json", "--ranks=2"), 0);
 }
 
+/* Three runs of one frame reduced: each row's spread over the inputs, rows
+ * only some inputs have, the dump's columns, and the JSON's rank fields. */
+static void reduce_keeps_the_spread_over_inputs(void **state)
+{
+    (void)state;
+    tlog_config c = test_config(NULL);
+    c.max_frames = 4;
+    tlog_log *log = make_log(&c);
+    tlog_frame *runs[3];
+    for (int r = 0; r < 3; r++) {
+        double t = r * 100.0;
+        begin_at(log, "Frame", t);
+        begin_at(log, "Solve", t);
+        end_at(log, "Solve", t + 2.0 * (r + 1));   /* 2, 4, 6 ms */
+        if (r == 1) {
+            begin_at(log, "Only in run 2", t + 8);
+            end_at(log, "Only in run 2", t + 9);
+        }
+        end_at(log, "Frame", t + 10);
+        runs[r] = tlog_frame_latest(log);
+    }
+    tlog_frame *red, *merged;
+    assert_int_equal(tlog_frame_reduce((const tlog_frame *const *)runs, 3, &red), TLOG_OK);
+    assert_int_equal(tlog_frame_merge((const tlog_frame *const *)runs, 3, &merged), TLOG_OK);
+    for (int r = 0; r < 3; r++)
+        tlog_frame_release(runs[r]);
+
+    tlog_frame_info fi = {.size = sizeof fi};
+    assert_int_equal(tlog_frame_get_info(red, &fi), TLOG_OK);
+    assert_int_equal(fi.reduced_ranks, 3);
+    assert_int_equal(fi.partial_rows, 1);
+    assert_int_equal(fi.duration_ns, 10 * NS_PER_MS);
+    tlog_node_info solve = info_of(child_named(tlog_frame_root(red), "Solve"));
+    assert_int_equal(solve.ranks, 3);
+    assert_int_equal(solve.rank_min_ns, 2 * NS_PER_MS);
+    assert_int_equal(solve.rank_max_ns, 6 * NS_PER_MS);
+    assert_true(solve.rank_mean_ns == 4.0 * NS_PER_MS);
+    assert_true(solve.imbalance == 1.5);
+    assert_int_equal(solve.total_ns, 12 * NS_PER_MS);
+    tlog_node_info once = info_of(child_named(tlog_frame_root(red), "Only in run 2"));
+    assert_int_equal(once.ranks, 1);
+    assert_int_equal(once.rank_min_ns, 0);
+    assert_true(once.imbalance > 2.999 && once.imbalance < 3.001);
+    /* A plain merge has no spread. */
+    assert_int_equal(info_of(child_named(tlog_frame_root(merged), "Solve")).ranks, 0);
+
+    char *text = dump_string(red, NULL);
+    assert_non_null(strstr(text, "> 100.00% 0.010000s | min 0.010000s | max 0.010000s | "
+                                 "imbalance 1.00 | (C) Frame\n"));
+    assert_non_null(strstr(text, "|-> 40.00% 0.004000s | min 0.002000s | max 0.006000s | "
+                                 "imbalance 1.50 | (C) Solve\n"));
+    assert_non_null(strstr(text, "(C) Only in run 2 [on 1/3 ranks]\n"));
+    assert_non_null(strstr(text, "# reduced over 3 ranks"));
+    free(text);
+
+    FILE *fp = create("reduced.json");
+    const tlog_frame *one[] = {red};
+    assert_int_equal(tlog_export_json(one, 1, fp), TLOG_OK);
+    fclose(fp);
+    assert_int_equal(check("json", "reduced.json", NULL), 0);
+    tlog_frame_release(red);
+    tlog_frame_release(merged);
+    tlog_destroy(log);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(exports_parse_and_follow_the_rules),
         cmocka_unit_test(checker_rejects_partial_overlap),
         cmocka_unit_test(ranks_become_processes),
+        cmocka_unit_test(reduce_keeps_the_spread_over_inputs),
     };
     return cmocka_run_group_tests(tests, make_dir, NULL);
 }

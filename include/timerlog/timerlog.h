@@ -431,6 +431,9 @@ typedef struct tlog_frame_info {
     uint64_t device_intervals;  /* device intervals shown in the frame */
     uint64_t device_unresolved; /* of those, left unresolved (timeout, error) */
     uint32_t rank;           /* MPI rank of the recording process (0 if none) */
+    uint32_t reduced_ranks;  /* a frame from tlog_frame_reduce: its inputs
+                              * (ranks); 0 for other frames */
+    size_t partial_rows;     /* of its rows, those some input lacks */
 } tlog_frame_info;
 
 TLOG_API int tlog_frame_get_info(const tlog_frame *frame, tlog_frame_info *out);
@@ -482,6 +485,14 @@ typedef struct tlog_node_info {
     const tlog_site *launch_site;
     const char *device;       /* device name, or NULL for host rows */
     uint32_t queue;           /* 1-based queue number on that device, or 0 */
+    /* Rows of a frame from tlog_frame_reduce (one input per rank): the
+     * row's total on each rank, a rank without the row counting as 0.
+     * total_ns and count are sums over the ranks. All 0 for other frames. */
+    uint32_t ranks;           /* ranks that have this row */
+    uint64_t rank_min_ns;
+    uint64_t rank_max_ns;
+    double rank_mean_ns;      /* over all ranks of the reduction */
+    double imbalance;         /* rank_max_ns / rank_mean_ns: 1 is balanced */
 } tlog_node_info;
 
 TLOG_API int tlog_node_get_info(const tlog_node *node, tlog_node_info *out);
@@ -774,6 +785,18 @@ TLOG_API int tlog_dump_frame(const tlog_frame *frame, FILE *out,
  */
 TLOG_API int tlog_frame_merge(const tlog_frame *const *frames, size_t n,
                               tlog_frame **out);
+
+/*
+ * One tree out of one frame per rank (or per run, or per thread): merged
+ * like tlog_frame_merge, and each row also gets the spread of its total
+ * over the inputs (tlog_node_info.ranks, rank_min_ns, rank_mean_ns,
+ * rank_max_ns, imbalance). Rows only some inputs have are kept, and counted
+ * in tlog_frame_info.partial_rows. tlog_dump_frame prints such a frame with
+ * the per-rank mean as its time and min, max and imbalance columns. See
+ * timerlog/mpi.h to reduce across the ranks of an MPI job.
+ */
+TLOG_API int tlog_frame_reduce(const tlog_frame *const *frames, size_t n,
+                               tlog_frame **out);
 
 /*
  * Chrome Trace Event JSON, which Perfetto and chrome://tracing open: one

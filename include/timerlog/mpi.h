@@ -1,0 +1,56 @@
+/*
+ * libtimerlog-mpi: frame trees of all the ranks of an MPI job, reduced onto
+ * one rank. Each row shows the mean over ranks as its time, with the
+ * fastest and slowest rank and an imbalance figure (max / mean), so that
+ * the phase where ranks wait for each other stands out:
+ *
+ *   > 100.00% 0.014250s | min 0.009000s | max 0.021000s | imbalance 1.47 | (C) Frame
+ *   |-> 87.72% 0.012500s | min 0.005000s | max 0.020000s | imbalance 1.60 | (C) Compute
+ *   |-> 7.02% 0.001000s | min 0.001000s | max 0.001000s | imbalance 1.00 | (C) Exchange
+ *   |-> 5.26% 0.000750s | min 0.000000s | max 0.003000s | imbalance 4.00 | (C) Checkpoint [on 1/4 ranks]
+ *   # reduced over 4 ranks: times are means per rank; rows missing on some ranks: 1
+ *
+ * Link libtimerlog-mpi (pkg-config timerlog-mpi) and an MPI library.
+ */
+#ifndef TIMERLOG_MPI_H
+#define TIMERLOG_MPI_H
+
+#include <mpi.h>
+#include <stdio.h>
+
+#include "timerlog/timerlog.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Collective over `comm`: every rank passes its frame (resolved, as
+ * tlog_frame_latest and tlog_frame_pop give them; NULL if it has none: it
+ * is then left out of the reduction), and rank `root` receives in *out the
+ * frames reduced with tlog_frame_reduce, one input per rank that passed a
+ * frame, in rank order. The frame is the caller's (tlog_frame_release) and
+ * outlives the inputs. Other ranks get *out = NULL.
+ *
+ * Each rank returns its own result: TLOG_OK; TLOG_EINVAL for bad arguments
+ * (the rank still takes part, without a frame); TLOG_ENOMEM; TLOG_EIO when
+ * MPI reported an error; on root, TLOG_EFORMAT when a rank's frame arrived
+ * damaged (it is left out, the others are reduced) and TLOG_ENOFRAME when
+ * no rank passed a frame.
+ */
+TLOG_API int tlog_mpi_reduce(const tlog_frame *frame, MPI_Comm comm, int root,
+                             tlog_frame **out);
+
+/*
+ * Collective: reduces each rank's newest frame of `log` (NULL: the default
+ * log) and prints the result on `root` to `out` (NULL: stdout), as
+ * tlog_dump_frame does. Returns as tlog_mpi_reduce, or TLOG_EIO when
+ * printing failed.
+ */
+TLOG_API int tlog_mpi_dump(tlog_log *log, MPI_Comm comm, int root, FILE *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,24 @@
+/*
+ * Frames passed between processes, for libtimerlog-mpi: exported from
+ * libtimerlog, but not part of its public API. Not installed.
+ */
+#ifndef TIMERLOG_EXCHANGE_H
+#define TIMERLOG_EXCHANGE_H
+
+#include "timerlog/timerlog.h"
+
+/*
+ * A resolved frame as a complete stream in memory (doc/stream.md): header,
+ * what the frame refers to, the frame, the end block. tlog_reader_open_memory
+ * reads it back. *data is malloc'd. TLOG_EINVAL for a frame not resolved.
+ */
+TLOG_API int tlog_frame_encode_(const tlog_frame *frame, void **data, size_t *len);
+
+/*
+ * Points the rows of a frame made by tlog_frame_merge or tlog_frame_reduce
+ * at interned copies of their call sites (tlog_site_intern), so that the
+ * frame outlives the readers its inputs came from.
+ */
+TLOG_API int tlog_frame_intern_sites_(tlog_frame *frame);
+
+#endif
