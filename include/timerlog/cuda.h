@@ -41,7 +41,7 @@ extern "C" {
  */
 TLOG_API int tlog_cuda_device_create(tlog_log *log, int ordinal,
                                      const tlog_device_config *config,
-                                     tlog_device **out);
+                                     tlog_device **out) TLOG_NOEXCEPT;
 
 /*
  * The default log's device for the GPU that owns `stream`, created with the
@@ -52,18 +52,18 @@ TLOG_API int tlog_cuda_device_create(tlog_log *log, int ordinal,
  * (tlog_cuda_scopes_untimed) and the application keeps running. The device
  * belongs to the library: do not destroy it.
  */
-TLOG_API tlog_device *tlog_cuda_device(cudaStream_t stream);
+TLOG_API tlog_device *tlog_cuda_device(cudaStream_t stream) TLOG_NOEXCEPT;
 
 /* Sets the configuration of the default log's CUDA devices; call before the
  * first CUDA scope. TLOG_EBUSY if one was already created. */
-TLOG_API int tlog_cuda_configure(const tlog_device_config *config);
+TLOG_API int tlog_cuda_configure(const tlog_device_config *config) TLOG_NOEXCEPT;
 
 /* Device scopes skipped because CUDA had no usable device. */
-TLOG_API uint64_t tlog_cuda_scopes_untimed(void);
+TLOG_API uint64_t tlog_cuda_scopes_untimed(void) TLOG_NOEXCEPT;
 
 /* Opens a device scope on `stream` in the default log (checks the site's
  * level); close it with tlog_device_end. */
-TLOG_API tlog_device_scope tlog_cuda_begin(cudaStream_t stream, const tlog_site *site);
+TLOG_API tlog_device_scope tlog_cuda_begin(cudaStream_t stream, const tlog_site *site) TLOG_NOEXCEPT;
 
 static inline tlog_device_scope tlog_cuda_enter_(cudaStream_t stream, const tlog_site *site)
 {

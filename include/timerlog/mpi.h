@@ -39,7 +39,7 @@ extern "C" {
  * no rank passed a frame.
  */
 TLOG_API int tlog_mpi_reduce(const tlog_frame *frame, MPI_Comm comm, int root,
-                             tlog_frame **out);
+                             tlog_frame **out) TLOG_NOEXCEPT;
 
 /*
  * Collective: reduces each rank's newest frame of `log` (NULL: the default
@@ -47,7 +47,7 @@ TLOG_API int tlog_mpi_reduce(const tlog_frame *frame, MPI_Comm comm, int root,
  * tlog_dump_frame does. Returns as tlog_mpi_reduce, or TLOG_EIO when
  * printing failed.
  */
-TLOG_API int tlog_mpi_dump(tlog_log *log, MPI_Comm comm, int root, FILE *out);
+TLOG_API int tlog_mpi_dump(tlog_log *log, MPI_Comm comm, int root, FILE *out) TLOG_NOEXCEPT;
 
 #ifdef __cplusplus
 }

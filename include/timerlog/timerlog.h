@@ -35,6 +35,15 @@
 #define TLOG_API
 #endif
 
+/* In C++ every function of the API is noexcept: an exception thrown by a
+ * callback (error, clock, allocator, subscriber) ends the program with
+ * std::terminate rather than unwinding through the library. */
+#ifdef __cplusplus
+#define TLOG_NOEXCEPT noexcept
+#else
+#define TLOG_NOEXCEPT
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -65,7 +74,7 @@ enum tlog_status {
 };
 
 /* A static, human-readable message for a tlog_status code. Never NULL. */
-TLOG_API const char *tlog_strerror(int code);
+TLOG_API const char *tlog_strerror(int code) TLOG_NOEXCEPT;
 
 /* ------------------------------------------------------------------------ */
 /* Levels and call sites                                                    */
@@ -98,14 +107,14 @@ typedef struct tlog_site {
  * each call (a few ns per byte of the path): cache it if you need it often.
  * Thread-safe.
  */
-TLOG_API uint64_t tlog_site_id(const tlog_site *site);
+TLOG_API uint64_t tlog_site_id(const tlog_site *site) TLOG_NOEXCEPT;
 
 /*
  * How many scopes of this site have been resolved into frames so far (frames
  * are resolved when first read; frames dropped unread are not counted).
  * Thread-safe.
  */
-TLOG_API uint64_t tlog_site_instances(const tlog_site *site);
+TLOG_API uint64_t tlog_site_instances(const tlog_site *site) TLOG_NOEXCEPT;
 
 /*
  * A site for a name known only at run time. The strings are copied; the same
@@ -115,7 +124,7 @@ TLOG_API uint64_t tlog_site_instances(const tlog_site *site);
  */
 TLOG_API const tlog_site *tlog_site_intern(const char *name, const char *file,
                                            const char *function, int line,
-                                           int level);
+                                           int level) TLOG_NOEXCEPT;
 
 /* ------------------------------------------------------------------------ */
 /* Logs and configuration                                                   */
@@ -209,7 +218,7 @@ typedef struct tlog_config {
  * Creates a log. `config` may be NULL for defaults. Returns TLOG_OK and sets
  * *out, or a negative code (TLOG_EINVAL for a bad config).
  */
-TLOG_API int tlog_create(const tlog_config *config, tlog_log **out);
+TLOG_API int tlog_create(const tlog_config *config, tlog_log **out) TLOG_NOEXCEPT;
 
 /*
  * Destroys a log, every frame in it and every device bound to it. No thread
@@ -217,27 +226,27 @@ TLOG_API int tlog_create(const tlog_config *config, tlog_log **out);
  * destroyed; threads that recorded into it may be exiting at the same time.
  * Passing NULL does nothing (the default log lives until the process ends).
  */
-TLOG_API void tlog_destroy(tlog_log *log);
+TLOG_API void tlog_destroy(tlog_log *log) TLOG_NOEXCEPT;
 
 /*
  * Sets the configuration of the default log. Must come before anything
  * creates it; returns TLOG_EBUSY if the default log already exists.
  */
-TLOG_API int tlog_default_config(const tlog_config *config);
+TLOG_API int tlog_default_config(const tlog_config *config) TLOG_NOEXCEPT;
 
 /* The default log, created on first use; NULL only if memory ran out. */
-TLOG_API tlog_log *tlog_default(void);
+TLOG_API tlog_log *tlog_default(void) TLOG_NOEXCEPT;
 
 /*
  * Changes the active level (TLOG_LEVEL_OFF, _COARSE or _FINE). Scopes already
  * open end normally. Change it between frames: an explicit TIMERLOG_BEGIN /
  * TIMERLOG_END pair that straddles a change is repaired like any mismatch.
  */
-TLOG_API int tlog_set_level(tlog_log *log, int level);
-TLOG_API int tlog_get_level(tlog_log *log);
+TLOG_API int tlog_set_level(tlog_log *log, int level) TLOG_NOEXCEPT;
+TLOG_API int tlog_get_level(tlog_log *log) TLOG_NOEXCEPT;
 
 /* Reads the log's clock. Cheap; thread-safe. */
-TLOG_API tlog_ticks tlog_now(tlog_log *log);
+TLOG_API tlog_ticks tlog_now(tlog_log *log) TLOG_NOEXCEPT;
 
 /*
  * The clock the log reads: "tsc" (the x86-64 time-stamp counter, when the
@@ -245,10 +254,10 @@ TLOG_API tlog_ticks tlog_now(tlog_log *log);
  * a counter that cannot be trusted, or TIMERLOG_CLOCK=monotonic in the
  * environment) or "custom" (tlog_config.clock).
  */
-TLOG_API const char *tlog_clock_name(tlog_log *log);
+TLOG_API const char *tlog_clock_name(tlog_log *log) TLOG_NOEXCEPT;
 
 /* Converts a difference of two tlog_now() readings to nanoseconds. */
-TLOG_API uint64_t tlog_ticks_to_ns(tlog_log *log, tlog_ticks ticks);
+TLOG_API uint64_t tlog_ticks_to_ns(tlog_log *log, tlog_ticks ticks) TLOG_NOEXCEPT;
 
 /* Counters of what happened; all only grow. */
 typedef struct tlog_stats {
@@ -272,7 +281,7 @@ typedef struct tlog_stats {
 } tlog_stats;
 
 /* Fills *out (set out->size first). Thread-safe. */
-TLOG_API int tlog_get_stats(tlog_log *log, tlog_stats *out);
+TLOG_API int tlog_get_stats(tlog_log *log, tlog_stats *out) TLOG_NOEXCEPT;
 
 /*
  * Waits until every frame completed so far is in the stream file, and the
@@ -281,7 +290,7 @@ TLOG_API int tlog_get_stats(tlog_log *log, tlog_stats *out);
  * The file is ended when the log is destroyed, or at exit for the default
  * log.
  */
-TLOG_API int tlog_stream_flush(tlog_log *log);
+TLOG_API int tlog_stream_flush(tlog_log *log) TLOG_NOEXCEPT;
 
 /* ------------------------------------------------------------------------ */
 /* Threads                                                                  */
@@ -292,7 +301,7 @@ TLOG_API int tlog_stream_flush(tlog_log *log);
  * rows of work it does for other threads' scopes. Up to 63 bytes are kept.
  * Unnamed threads are called "Thread N" (N = the thread's id in the log).
  */
-TLOG_API int tlog_thread_name(const char *name);
+TLOG_API int tlog_thread_name(const char *name) TLOG_NOEXCEPT;
 
 /* ------------------------------------------------------------------------ */
 /* Scopes                                                                   */
@@ -303,7 +312,7 @@ TLOG_API int tlog_thread_name(const char *name);
  * allocation-free once the thread is warm. Does not check the site's level:
  * the macros do that before calling.
  */
-TLOG_API void tlog_begin(const tlog_site *site);
+TLOG_API void tlog_begin(const tlog_site *site) TLOG_NOEXCEPT;
 
 /*
  * Closes the innermost open scope, which should be `site` (or a site of the
@@ -313,15 +322,15 @@ TLOG_API void tlog_begin(const tlog_site *site);
  *  - if none is open, the end is ignored.
  * Each case is reported once through the error callback and counted.
  */
-TLOG_API void tlog_end(const tlog_site *site);
+TLOG_API void tlog_end(const tlog_site *site) TLOG_NOEXCEPT;
 
 /* tlog_begin / tlog_end on an explicit log (NULL = default log). */
-TLOG_API void tlog_log_begin(tlog_log *log, const tlog_site *site);
-TLOG_API void tlog_log_end(tlog_log *log, const tlog_site *site);
+TLOG_API void tlog_log_begin(tlog_log *log, const tlog_site *site) TLOG_NOEXCEPT;
+TLOG_API void tlog_log_end(tlog_log *log, const tlog_site *site) TLOG_NOEXCEPT;
 
 /* Number of scopes open on the calling thread in `log`, counting those past
  * max_depth; adopting a token opens none. */
-TLOG_API int tlog_depth(tlog_log *log);
+TLOG_API int tlog_depth(tlog_log *log) TLOG_NOEXCEPT;
 
 /* ------------------------------------------------------------------------ */
 /* Hand-off to worker threads and timings inserted by hand                  */
@@ -341,7 +350,7 @@ typedef struct tlog_token {
  * workers report beside their parent worker. Returns an empty token (thread
  * 0) when no scope is open; adopting it fails with TLOG_EINVAL.
  */
-TLOG_API tlog_token tlog_handoff(tlog_log *log);
+TLOG_API tlog_token tlog_handoff(tlog_log *log) TLOG_NOEXCEPT;
 
 /*
  * The calling thread starts working for the token's scope. Until
@@ -349,7 +358,7 @@ TLOG_API tlog_token tlog_handoff(tlog_log *log);
  * thread's name, under that scope, with the scopes it records nested
  * beneath. One adoption at a time per thread (TLOG_EBUSY otherwise).
  */
-TLOG_API int tlog_adopt_begin(const tlog_token *token);
+TLOG_API int tlog_adopt_begin(const tlog_token *token) TLOG_NOEXCEPT;
 
 /*
  * Ends the calling thread's adoption and hands its timings to the owner of
@@ -359,7 +368,7 @@ TLOG_API int tlog_adopt_begin(const tlog_token *token);
  * threads hand to one frame is bounded by the log's thread_budget; beyond
  * it, work is dropped and counted (TLOG_EFULL). Takes one short lock.
  */
-TLOG_API int tlog_adopt_end(const tlog_token *token);
+TLOG_API int tlog_adopt_end(const tlog_token *token) TLOG_NOEXCEPT;
 
 typedef enum tlog_kind {
     TLOG_KIND_CONTROL = 0,   /* host time on the thread: `|->` rows, (C) */
@@ -371,12 +380,12 @@ typedef enum tlog_kind {
  * the calling thread's innermost open scope. TLOG_ENOTOPEN when none is open.
  */
 TLOG_API int tlog_insert(tlog_log *log, const tlog_site *site, tlog_kind kind,
-                         tlog_ticks start, tlog_ticks end);
+                         tlog_ticks start, tlog_ticks end) TLOG_NOEXCEPT;
 
 /* Same as tlog_insert, under the scope named by a token, from any thread.
  * TLOG_ELATE or TLOG_EFULL as for tlog_adopt_end. */
 TLOG_API int tlog_insert_to(const tlog_token *token, const tlog_site *site,
-                            tlog_kind kind, tlog_ticks start, tlog_ticks end);
+                            tlog_kind kind, tlog_ticks start, tlog_ticks end) TLOG_NOEXCEPT;
 
 /* ------------------------------------------------------------------------ */
 /* Frames and the tree-walk API                                             */
@@ -391,11 +400,11 @@ typedef struct tlog_node tlog_node;
  * the queue. Safe while other threads record. If device work of the frame is
  * still pending, this forces a sync first (see tlog_sync).
  */
-TLOG_API tlog_frame *tlog_frame_latest(tlog_log *log);
+TLOG_API tlog_frame *tlog_frame_latest(tlog_log *log) TLOG_NOEXCEPT;
 
 /* Takes the oldest completed frame out of the queue (resolved, referenced),
  * forcing a sync first if its device work is still pending. */
-TLOG_API tlog_frame *tlog_frame_pop(tlog_log *log);
+TLOG_API tlog_frame *tlog_frame_pop(tlog_log *log) TLOG_NOEXCEPT;
 
 /*
  * Whether the oldest completed frame's device work is all resolved, without
@@ -404,17 +413,17 @@ TLOG_API tlog_frame *tlog_frame_pop(tlog_log *log);
  * still pending, TLOG_ENOFRAME when no frame is waiting. Frames without
  * device work are always ready.
  */
-TLOG_API int tlog_frame_ready(tlog_log *log);
+TLOG_API int tlog_frame_ready(tlog_log *log) TLOG_NOEXCEPT;
 
 /* Takes the oldest completed frame out of the queue if it is ready, never
  * waiting for a device; NULL otherwise (production mode). */
-TLOG_API tlog_frame *tlog_frame_pop_ready(tlog_log *log);
+TLOG_API tlog_frame *tlog_frame_pop_ready(tlog_log *log) TLOG_NOEXCEPT;
 
 /* Completed frames waiting in the queue. */
-TLOG_API size_t tlog_frame_count(tlog_log *log);
+TLOG_API size_t tlog_frame_count(tlog_log *log) TLOG_NOEXCEPT;
 
 /* Gives back a reference from tlog_frame_latest or tlog_frame_pop. */
-TLOG_API void tlog_frame_release(tlog_frame *frame);
+TLOG_API void tlog_frame_release(tlog_frame *frame) TLOG_NOEXCEPT;
 
 typedef struct tlog_frame_info {
     size_t size;
@@ -436,16 +445,16 @@ typedef struct tlog_frame_info {
     size_t partial_rows;     /* of its rows, those some input lacks */
 } tlog_frame_info;
 
-TLOG_API int tlog_frame_get_info(const tlog_frame *frame, tlog_frame_info *out);
+TLOG_API int tlog_frame_get_info(const tlog_frame *frame, tlog_frame_info *out) TLOG_NOEXCEPT;
 
 /* The root node, never NULL for a frame returned by this API. */
-TLOG_API const tlog_node *tlog_frame_root(const tlog_frame *frame);
+TLOG_API const tlog_node *tlog_frame_root(const tlog_frame *frame) TLOG_NOEXCEPT;
 
 /* Navigation; NULL where there is no such node. Children are in order of
  * first start. */
-TLOG_API const tlog_node *tlog_node_parent(const tlog_node *node);
-TLOG_API const tlog_node *tlog_node_first_child(const tlog_node *node);
-TLOG_API const tlog_node *tlog_node_next_sibling(const tlog_node *node);
+TLOG_API const tlog_node *tlog_node_parent(const tlog_node *node) TLOG_NOEXCEPT;
+TLOG_API const tlog_node *tlog_node_first_child(const tlog_node *node) TLOG_NOEXCEPT;
+TLOG_API const tlog_node *tlog_node_next_sibling(const tlog_node *node) TLOG_NOEXCEPT;
 
 enum tlog_node_flags {
     TLOG_NODE_REPAIRED = 1u << 0,   /* some instance was closed by a repair */
@@ -495,7 +504,7 @@ typedef struct tlog_node_info {
     double imbalance;         /* rank_max_ns / rank_mean_ns: 1 is balanced */
 } tlog_node_info;
 
-TLOG_API int tlog_node_get_info(const tlog_node *node, tlog_node_info *out);
+TLOG_API int tlog_node_get_info(const tlog_node *node, tlog_node_info *out) TLOG_NOEXCEPT;
 
 /*
  * Calls `visit` for every node in depth-first order, parents first. A
@@ -504,7 +513,7 @@ TLOG_API int tlog_node_get_info(const tlog_node *node, tlog_node_info *out);
 typedef int (*tlog_visit_fn)(void *user, const tlog_node *node,
                              const tlog_node_info *info);
 TLOG_API int tlog_frame_walk(const tlog_frame *frame, tlog_visit_fn visit,
-                             void *user);
+                             void *user) TLOG_NOEXCEPT;
 
 /* One recorded instance, in the order scopes began per thread. */
 typedef struct tlog_instance {
@@ -518,7 +527,7 @@ typedef struct tlog_instance {
 } tlog_instance;
 
 TLOG_API int tlog_frame_get_instance(const tlog_frame *frame, size_t index,
-                                     tlog_instance *out);
+                                     tlog_instance *out) TLOG_NOEXCEPT;
 
 /* ------------------------------------------------------------------------ */
 /* Device timers                                                            */
@@ -592,7 +601,7 @@ typedef struct tlog_device_info {
                                * dropped: not shown anywhere */
 } tlog_device_info;
 
-TLOG_API int tlog_device_get_info(const tlog_device *dev, tlog_device_info *out);
+TLOG_API int tlog_device_get_info(const tlog_device *dev, tlog_device_info *out) TLOG_NOEXCEPT;
 
 /*
  * Destroys a device: intervals still pending are marked unresolved in their
@@ -600,7 +609,7 @@ TLOG_API int tlog_device_get_info(const tlog_device *dev, tlog_device_info *out)
  * device meanwhile. NULL does nothing. tlog_destroy destroys the devices of
  * its log: do not destroy them again after it.
  */
-TLOG_API void tlog_device_destroy(tlog_device *dev);
+TLOG_API void tlog_device_destroy(tlog_device *dev) TLOG_NOEXCEPT;
 
 /* An open device scope: pass it to tlog_device_end. Members are private. */
 typedef struct tlog_device_scope {
@@ -617,7 +626,7 @@ typedef struct tlog_device_scope {
  * nothing.
  */
 TLOG_API tlog_device_scope tlog_device_begin(tlog_device *dev, void *queue,
-                                             const tlog_site *site);
+                                             const tlog_site *site) TLOG_NOEXCEPT;
 
 /*
  * Closes a device scope (from any thread) and empties *scope. Returns
@@ -625,7 +634,7 @@ TLOG_API tlog_device_scope tlog_device_begin(tlog_device *dev, void *queue,
  * device refused the end marker, TLOG_ECAPTURE if the queue began to be
  * captured meanwhile, or TLOG_ENOMEM: the interval then shows unresolved.
  */
-TLOG_API int tlog_device_end(tlog_device_scope *scope);
+TLOG_API int tlog_device_end(tlog_device_scope *scope) TLOG_NOEXCEPT;
 
 /*
  * Ends a sync scope: a scope opened with tlog_begin(site) around the
@@ -633,7 +642,7 @@ TLOG_API int tlog_device_end(tlog_device_scope *scope);
  * blocking every device interval of `dev` (NULL: every device of the default
  * log) that is complete, and hangs them under it as `==>` rows.
  */
-TLOG_API void tlog_sync_end(tlog_device *dev, const tlog_site *site);
+TLOG_API void tlog_sync_end(tlog_device *dev, const tlog_site *site) TLOG_NOEXCEPT;
 
 /*
  * The forced sync: waits for the device work of every completed frame, at
@@ -642,7 +651,7 @@ TLOG_API void tlog_sync_end(tlog_device *dev, const tlog_site *site);
  * TLOG_ETIMEDOUT is returned (and reported); nothing else is lost. Each frame
  * it resolved work for gets a `(C) Forced sync "tlog_sync"` row.
  */
-TLOG_API int tlog_sync(tlog_log *log);
+TLOG_API int tlog_sync(tlog_log *log) TLOG_NOEXCEPT;
 
 /* ------------------------------------------------------------------------ */
 /* Subscribers                                                              */
@@ -732,7 +741,7 @@ typedef struct tlog_subscription tlog_subscription;
  * or TLOG_ENOMEM. Thread-safe, also while other threads record.
  */
 TLOG_API int tlog_subscribe(tlog_log *log, const tlog_subscriber *subscriber,
-                            tlog_subscription **out);
+                            tlog_subscription **out) TLOG_NOEXCEPT;
 
 /*
  * Unregisters a subscriber, safely while other threads record: when it
@@ -741,7 +750,7 @@ TLOG_API int tlog_subscribe(tlog_log *log, const tlog_subscriber *subscriber,
  * further calls, without waiting for other threads' callbacks to finish.
  * NULL does nothing. tlog_destroy unregisters what is left.
  */
-TLOG_API void tlog_unsubscribe(tlog_subscription *subscription);
+TLOG_API void tlog_unsubscribe(tlog_subscription *subscription) TLOG_NOEXCEPT;
 
 /* ------------------------------------------------------------------------ */
 /* Text dump                                                                */
@@ -765,11 +774,11 @@ typedef struct tlog_dump_options {
  *
  * Returns TLOG_ENOFRAME when there is no frame, TLOG_EIO on a write error.
  */
-TLOG_API int tlog_dump(tlog_log *log, FILE *out);
+TLOG_API int tlog_dump(tlog_log *log, FILE *out) TLOG_NOEXCEPT;
 
 /* Prints one frame with options (NULL = show every row). */
 TLOG_API int tlog_dump_frame(const tlog_frame *frame, FILE *out,
-                             const tlog_dump_options *options);
+                             const tlog_dump_options *options) TLOG_NOEXCEPT;
 
 /* ------------------------------------------------------------------------ */
 /* Merging, exports and reading streams back                                */
@@ -784,7 +793,7 @@ TLOG_API int tlog_dump_frame(const tlog_frame *frame, FILE *out,
  * closed).
  */
 TLOG_API int tlog_frame_merge(const tlog_frame *const *frames, size_t n,
-                              tlog_frame **out);
+                              tlog_frame **out) TLOG_NOEXCEPT;
 
 /*
  * One tree out of one frame per rank (or per run, or per thread): merged
@@ -796,7 +805,7 @@ TLOG_API int tlog_frame_merge(const tlog_frame *const *frames, size_t n,
  * timerlog/mpi.h to reduce across the ranks of an MPI job.
  */
 TLOG_API int tlog_frame_reduce(const tlog_frame *const *frames, size_t n,
-                               tlog_frame **out);
+                               tlog_frame **out) TLOG_NOEXCEPT;
 
 /*
  * Chrome Trace Event JSON, which Perfetto and chrome://tracing open: one
@@ -806,16 +815,16 @@ TLOG_API int tlog_frame_reduce(const tlog_frame *const *frames, size_t n,
  * events, and an arrow from each launching scope to its device interval.
  * Frames read from several streams may be mixed. out NULL = stdout.
  */
-TLOG_API int tlog_export_chrome(const tlog_frame *const *frames, size_t n, FILE *out);
+TLOG_API int tlog_export_chrome(const tlog_frame *const *frames, size_t n, FILE *out) TLOG_NOEXCEPT;
 
 /* {"frames":[...]}: each frame's tree, every field of tlog_node_info on
  * every row, children nested. */
-TLOG_API int tlog_export_json(const tlog_frame *const *frames, size_t n, FILE *out);
+TLOG_API int tlog_export_json(const tlog_frame *const *frames, size_t n, FILE *out) TLOG_NOEXCEPT;
 
 /* CSV with a header line, one line per row: rank, frame, path (titles from
  * the root, joined by " / "), kind, thread, count, total, min, max (ns),
  * percent of parent. */
-TLOG_API int tlog_export_csv(const tlog_frame *const *frames, size_t n, FILE *out);
+TLOG_API int tlog_export_csv(const tlog_frame *const *frames, size_t n, FILE *out) TLOG_NOEXCEPT;
 
 /* Reads a stream file (doc/stream.md) frame by frame. */
 typedef struct tlog_reader tlog_reader;
@@ -827,8 +836,8 @@ typedef struct tlog_reader tlog_reader;
  * opened, TLOG_EFORMAT when it is not a stream, TLOG_EVERSION when a newer
  * writer made it. Close the reader either way.
  */
-TLOG_API int tlog_reader_open(const char *path, tlog_reader **out);
-TLOG_API int tlog_reader_open_memory(const void *data, size_t size, tlog_reader **out);
+TLOG_API int tlog_reader_open(const char *path, tlog_reader **out) TLOG_NOEXCEPT;
+TLOG_API int tlog_reader_open_memory(const void *data, size_t size, tlog_reader **out) TLOG_NOEXCEPT;
 
 /*
  * The next frame, resolved, with a reference for tlog_frame_release; it may
@@ -837,10 +846,10 @@ TLOG_API int tlog_reader_open_memory(const void *data, size_t size, tlog_reader 
  * ended properly), TLOG_EFORMAT on damage: the frames before it were good,
  * and tlog_reader_error names the problem and its byte offset.
  */
-TLOG_API int tlog_reader_next(tlog_reader *reader, tlog_frame **frame);
+TLOG_API int tlog_reader_next(tlog_reader *reader, tlog_frame **frame) TLOG_NOEXCEPT;
 
 /* What went wrong, with its byte offset; "" while all is well. */
-TLOG_API const char *tlog_reader_error(const tlog_reader *reader);
+TLOG_API const char *tlog_reader_error(const tlog_reader *reader) TLOG_NOEXCEPT;
 
 typedef struct tlog_reader_info {
     size_t size;
@@ -856,16 +865,16 @@ typedef struct tlog_reader_info {
     uint64_t frames_lost;    /* from the end block: frames it could not */
 } tlog_reader_info;
 
-TLOG_API int tlog_reader_get_info(const tlog_reader *reader, tlog_reader_info *out);
+TLOG_API int tlog_reader_get_info(const tlog_reader *reader, tlog_reader_info *out) TLOG_NOEXCEPT;
 
 /* What the stream described so far: call sites by index, threads (with
  * their ids) and devices by index; NULL past the last. */
-TLOG_API const tlog_site *tlog_reader_site(const tlog_reader *reader, size_t index);
+TLOG_API const tlog_site *tlog_reader_site(const tlog_reader *reader, size_t index) TLOG_NOEXCEPT;
 TLOG_API const char *tlog_reader_thread(const tlog_reader *reader, size_t index,
-                                        uint32_t *id);
-TLOG_API const char *tlog_reader_device(const tlog_reader *reader, size_t index);
+                                        uint32_t *id) TLOG_NOEXCEPT;
+TLOG_API const char *tlog_reader_device(const tlog_reader *reader, size_t index) TLOG_NOEXCEPT;
 
-TLOG_API void tlog_reader_close(tlog_reader *reader);
+TLOG_API void tlog_reader_close(tlog_reader *reader) TLOG_NOEXCEPT;
 
 /* ------------------------------------------------------------------------ */
 /* Macros                                                                   */

@@ -39,36 +39,36 @@ typedef struct tlog_sim_config {
     uint64_t marker_ns;
 } tlog_sim_config;
 
-TLOG_API int tlog_sim_create(const tlog_sim_config *config, tlog_sim **out);
+TLOG_API int tlog_sim_create(const tlog_sim_config *config, tlog_sim **out) TLOG_NOEXCEPT;
 
 /* Destroys the simulator; destroy devices made from it first. */
-TLOG_API void tlog_sim_destroy(tlog_sim *sim);
+TLOG_API void tlog_sim_destroy(tlog_sim *sim) TLOG_NOEXCEPT;
 
 /* A new queue, owned by the simulator. NULL if memory ran out. The queue
  * given as NULL to device scopes is the simulator's default queue. */
-TLOG_API tlog_sim_queue *tlog_sim_queue_create(tlog_sim *sim);
+TLOG_API tlog_sim_queue *tlog_sim_queue_create(tlog_sim *sim) TLOG_NOEXCEPT;
 
 /* Enqueues a kernel that runs for `duration_ns` once the queue reaches it.
  * A NULL queue is the default queue. */
-TLOG_API int tlog_sim_launch(tlog_sim *sim, tlog_sim_queue *queue, uint64_t duration_ns);
+TLOG_API int tlog_sim_launch(tlog_sim *sim, tlog_sim_queue *queue, uint64_t duration_ns) TLOG_NOEXCEPT;
 
 /* The application's own wait for everything enqueued on `queue` so far (what
  * cudaStreamSynchronize is to CUDA). With the manual clock, the clock moves
  * to when the queue drains. Not counted as a library wait. */
-TLOG_API int tlog_sim_queue_sync(tlog_sim *sim, tlog_sim_queue *queue);
+TLOG_API int tlog_sim_queue_sync(tlog_sim *sim, tlog_sim_queue *queue) TLOG_NOEXCEPT;
 
 /* Manual clock: moves it forward / reads it. tlog_sim_now also reads a
  * custom clock. */
-TLOG_API void tlog_sim_advance(tlog_sim *sim, uint64_t ns);
-TLOG_API uint64_t tlog_sim_now(tlog_sim *sim);
+TLOG_API void tlog_sim_advance(tlog_sim *sim, uint64_t ns) TLOG_NOEXCEPT;
+TLOG_API uint64_t tlog_sim_now(tlog_sim *sim) TLOG_NOEXCEPT;
 
 /* The simulator's clock as a tlog_clock_fn (user = the simulator): give it
  * to tlog_config.clock so host and device share one timeline in tests. */
-TLOG_API tlog_ticks tlog_sim_clock(void *sim);
+TLOG_API tlog_ticks tlog_sim_clock(void *sim) TLOG_NOEXCEPT;
 
 /* Waits until the worker has run everything due by the current time: after
  * it, queries see all work that has completed. For tests. */
-TLOG_API void tlog_sim_settle(tlog_sim *sim);
+TLOG_API void tlog_sim_settle(tlog_sim *sim) TLOG_NOEXCEPT;
 
 enum tlog_sim_fault {
     TLOG_SIM_FAULT_HANG = 1,         /* the next recorded markers never
@@ -84,7 +84,7 @@ enum tlog_sim_fault {
 
 /* Arms `count` occurrences of a fault, counted on the application's queues
  * only (the library's own queue is spared). */
-TLOG_API int tlog_sim_inject(tlog_sim *sim, int fault, unsigned count);
+TLOG_API int tlog_sim_inject(tlog_sim *sim, int fault, unsigned count) TLOG_NOEXCEPT;
 
 typedef struct tlog_sim_stats {
     size_t size;
@@ -99,7 +99,7 @@ typedef struct tlog_sim_stats {
     uint64_t rerecords_in_flight;
 } tlog_sim_stats;
 
-TLOG_API int tlog_sim_get_stats(tlog_sim *sim, tlog_sim_stats *out);
+TLOG_API int tlog_sim_get_stats(tlog_sim *sim, tlog_sim_stats *out) TLOG_NOEXCEPT;
 
 /*
  * A libtimerlog device on the simulator, bound to `log` (NULL: the default
@@ -107,7 +107,7 @@ TLOG_API int tlog_sim_get_stats(tlog_sim *sim, tlog_sim_stats *out);
  */
 TLOG_API int tlog_sim_device_create(tlog_sim *sim, tlog_log *log,
                                     const tlog_device_config *config,
-                                    tlog_device **out);
+                                    tlog_device **out) TLOG_NOEXCEPT;
 
 #ifdef __cplusplus
 }
