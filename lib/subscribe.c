@@ -8,8 +8,8 @@
  * tlog_unsubscribe can wait until no thread still calls the callback it
  * removed. Slots are never freed (a thread's slot is reused after it exits),
  * so the unsubscriber can scan them without any lock a callback might need.
- * Old lists are kept until the log is destroyed: a reader never touches
- * freed memory, and lists are small.
+ * Old lists are freed by the next unsubscribe that waits for readers, or
+ * with the log: a reader never touches freed memory.
  */
 #include <sched.h>
 #include <stdlib.h>
@@ -402,8 +402,10 @@ int tlog_subscribe(tlog_log *log, const tlog_subscriber *subscriber,
 }
 
 /* Takes `sub` out of the log's list. If memory for the new list runs out,
- * it stays listed (marked gone) and is freed with the log. */
-static bool unlist(tlog_log *log, tlog_subscription *sub)
+ * it stays listed (marked gone) and is freed with the log. With `retired`,
+ * also hands over the lists retired so far: once no thread is in a callback
+ * any more, none can still be reading them. */
+static bool unlist(tlog_log *log, tlog_subscription *sub, tlog_sublist **retired)
 {
     pthread_mutex_lock(&log->sub_lock);
     tlog_sublist *old = atomic_load_explicit(&log->subs, memory_order_relaxed);
@@ -419,8 +421,20 @@ static bool unlist(tlog_log *log, tlog_subscription *sub)
                 list->subs[j++] = old->subs[i];
         publish(log, list);
     }
+    if (retired) {
+        *retired = log->subs_retired;
+        log->subs_retired = NULL;
+    }
     pthread_mutex_unlock(&log->sub_lock);
     return ok;
+}
+
+static void free_lists(tlog_sublist *l)
+{
+    for (tlog_sublist *next; l; l = next) {
+        next = l->retired_next;
+        free(l);
+    }
 }
 
 static void keep_until_destroy(tlog_log *log, tlog_subscription *sub)
@@ -437,15 +451,17 @@ void tlog_unsubscribe(tlog_subscription *sub)
         return;
     tlog_log *log = sub->log;
     atomic_store_explicit(&sub->gone, true, memory_order_seq_cst);
-    bool unlisted = unlist(log, sub);
     if (inside_callback()) {
         /* Other threads may be in its callbacks now, and may be waiting
          * for this one: do not wait, free it with the log. */
-        if (unlisted)
+        if (unlist(log, sub, NULL))
             keep_until_destroy(log, sub);
         return;
     }
+    tlog_sublist *retired = NULL;
+    bool unlisted = unlist(log, sub, &retired);
     wait_for_readers();
+    free_lists(retired);
     if (unlisted)
         free(sub);
 }
@@ -458,10 +474,7 @@ void tlog_subs_destroy_(tlog_log *log)
             free(list->subs[i]);
         publish(log, NULL);
     }
-    for (tlog_sublist *l = log->subs_retired, *next; l; l = next) {
-        next = l->retired_next;
-        free(l);
-    }
+    free_lists(log->subs_retired);
     for (tlog_subscription *sub = log->subs_kept, *next; sub; sub = next) {
         next = sub->next_kept;
         free(sub);
