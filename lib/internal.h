@@ -328,6 +328,7 @@ struct tlog_log {
 
     /* Subscribers (subscribe.c): the list readers use, NULL when none. */
     _Atomic(tlog_sublist *) subs;
+    atomic_int device_subs;           /* of them, with device_interval */
     pthread_mutex_t sub_lock;
     uint64_t sub_serial;
     tlog_sublist *subs_retired;       /* earlier lists, freed with the log */

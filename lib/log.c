@@ -214,8 +214,8 @@ void tlog_destroy(tlog_log *log)
         return;
     tlog_devices_orphan_(log);
     tlog_threads_orphan_(log);   /* waits for threads exiting meanwhile */
+    tlog_stream_close_(log, true);   /* its writer may be telling subscribers */
     tlog_subs_destroy_(log);
-    tlog_stream_close_(log, true);
     tlog_frames_clear_(log);
     tlog_devices_destroy_(log);
     pthread_mutex_lock(&log->pool_lock);

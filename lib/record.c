@@ -426,19 +426,18 @@ static int finish_adoption(tlog_thread *t, tlog_log *log, tlog_ticks now)
 /* Closing scopes                                                           */
 /* ------------------------------------------------------------------------ */
 
-/* Tells subscribers of an end, then of the frame's end if it was the root.
- * Copies first: callbacks may open scopes where this one was. */
-static void tell_end(tlog_thread *t, tlog_log *log, const tlog_open *o, tlog_ticks now,
-                     unsigned flags, bool root, uint64_t serial)
+/* Tells subscribers of an end (from copies: callbacks, the error callback
+ * included, may open scopes where this one was), then of the frame's end if
+ * it was the root. */
+static void tell_end(tlog_thread *t, tlog_log *log, const tlog_open *closed,
+                     const tlog_note *note, tlog_ticks now, unsigned flags, bool root,
+                     uint64_t serial)
 {
-    tlog_open closed = *o;
-    if (closed.noted) {
-        tlog_note note = t->notes[o - t->stack];
-        tlog_notify_end_(t, log, &closed, &note, now, flags);
-    }
+    if (closed->noted)
+        tlog_notify_end_(t, log, closed, note, now, flags);
     if (root) {
         tlog_frame_event e = {.serial = serial, .thread = t->id,
-                              .site = tlog_open_site(&closed), .start = closed.start,
+                              .site = tlog_open_site(closed), .start = closed->start,
                               .end = now};
         tlog_notify_frame_(log, &e);
     }
@@ -456,17 +455,21 @@ static void close_top(tlog_thread *t, tlog_log *log, tlog_ticks now, unsigned fl
         t->nover = t->blind = 0;
         return;
     }
-    if (!tlog_open_dropped(o)) {
+    tlog_open closed = *o;
+    tlog_note note = {0};
+    if (closed.noted)
+        note = t->notes[o - t->stack];
+    if (!tlog_open_dropped(&closed)) {
         if (flags & TLOG_REC_REPAIRED) {
             TLOG_COUNT(log, scopes_repaired);
             t->frame_repaired++;
         }
-        write_rec(t, log, o->site, o->start, now, tlog_thread_depth_(t), flags);
+        write_rec(t, log, closed.site, closed.start, now, tlog_thread_depth_(t), flags);
     }
     bool root = t->top == t->stack;
     uint64_t serial = root ? complete_frame(t, log) : 0;
     if (TLOG_UNLIKELY(tlog_any_subscriber_()))
-        tell_end(t, log, o, now, flags, root, serial);
+        tell_end(t, log, &closed, &note, now, flags, root, serial);
 }
 
 static void report_unmatched(tlog_thread *t, tlog_log *log, const tlog_site *site)
@@ -659,8 +662,15 @@ static void begin_slow(tlog_thread *t, const tlog_site *site)
         return;
     tlog_note note;
     bool noted = t->top < t->stack_end && tlog_any_subscriber_() &&
+                 atomic_load_explicit(&log->subs, memory_order_relaxed) &&
                  tell_begin(t, log, site, &note);
     if (t->top >= t->stack_end) {
+        /* Only if a callback left scopes open: the scope is past max_depth
+         * after all, and a begin told has its end told. */
+        if (noted) {
+            tlog_open dropped = {.site = (const tlog_site *)((uintptr_t)site | 1u)};
+            tlog_notify_end_(t, log, &dropped, &note, tlog_read_clock_(t), 0);
+        }
         push_overflow(t, log, site);
         return;
     }

@@ -61,6 +61,10 @@ static bool slot_key_made;
 static void release_slot(void *p)
 {
     busy_slot *s = p;
+    /* A thread ended inside a callback (pthread_exit, cancellation): it
+     * reads no list any more, and the next owner starts outside. */
+    if (atomic_load_explicit(&s->seq, memory_order_relaxed) & 1)
+        atomic_fetch_add_explicit(&s->seq, 1, memory_order_release);
     my_slot = NULL;
     atomic_store_explicit(&s->owned, false, memory_order_release);
 }
@@ -107,28 +111,40 @@ static busy_slot *own_slot(void)
     return my_slot = s;
 }
 
-/* The log's list, with the calling thread marked busy; NULL when there is
- * nothing to report to, or when the thread is already inside a callback. */
-static tlog_sublist *enter(tlog_log *log, busy_slot **slot)
+/* A thread's hold on a log's list while it calls subscribers. */
+typedef struct reading {
+    busy_slot *slot;
+    tlog_sublist *list;
+    bool nested;              /* inside a callback already: the slot is busy */
+} reading;
+
+/* Marks the calling thread busy and takes the log's list; false when there
+ * is nothing to report to. Inside a callback, only if `nested_ok`: what a
+ * callback begins is not reported, so that callbacks never recurse. */
+static bool enter(tlog_log *log, bool nested_ok, reading *r)
 {
     busy_slot *s = own_slot();
-    if (!s || (atomic_load_explicit(&s->seq, memory_order_relaxed) & 1))
-        return NULL;
+    if (!s)
+        return false;
+    bool nested = atomic_load_explicit(&s->seq, memory_order_relaxed) & 1;
+    if (nested && !nested_ok)
+        return false;
     /* Sequentially consistent with the unsubscriber's publish-then-scan:
-     * either it sees this slot busy, or this thread sees its new list. */
-    atomic_fetch_add_explicit(&s->seq, 1, memory_order_seq_cst);
+     * either it sees this slot busy, or this thread sees its new list. A
+     * nested reader is covered by the busy mark of the outer one. */
+    if (!nested)
+        atomic_fetch_add_explicit(&s->seq, 1, memory_order_seq_cst);
     tlog_sublist *list = atomic_load_explicit(&log->subs, memory_order_seq_cst);
-    if (!list) {
+    *r = (reading){.slot = s, .list = list, .nested = nested};
+    if (!list && !nested)
         atomic_fetch_add_explicit(&s->seq, 1, memory_order_release);
-        return NULL;
-    }
-    *slot = s;
-    return list;
+    return list != NULL;
 }
 
-static void leave(busy_slot *s)
+static void leave(const reading *r)
 {
-    atomic_fetch_add_explicit(&s->seq, 1, memory_order_release);
+    if (!r->nested)
+        atomic_fetch_add_explicit(&r->slot->seq, 1, memory_order_release);
 }
 
 /* Waits until every other thread has left the lists it was using. */
@@ -245,91 +261,86 @@ static uint64_t newest_serial(const tlog_sublist *list)
 bool tlog_notify_begin_(tlog_thread *t, tlog_log *log, const tlog_site *site,
                         tlog_note *note)
 {
-    busy_slot *s;
-    tlog_sublist *list = enter(log, &s);
-    if (!list)
+    reading r;
+    if (!enter(log, false, &r))
         return false;
     tlog_scope_event e = {.size = sizeof e, .log = log, .site = site, .thread = t->id};
-    e.instance = next_instance(s, site, &e.site_id);
+    e.instance = next_instance(r.slot, site, &e.site_id);
     e.time = tlog_read_clock_(t);
-    for (size_t i = 0; i < list->n; i++) {
-        const tlog_subscriber *cb = live(list->subs[i]);
+    for (size_t i = 0; i < r.list->n; i++) {
+        const tlog_subscriber *cb = live(r.list->subs[i]);
         if (cb && cb->scope_begin)
             cb->scope_begin(cb->user, &e);
     }
     note->instance = e.instance;
-    note->newest = newest_serial(list);
-    leave(s);
+    note->newest = newest_serial(r.list);
+    leave(&r);
     return true;
 }
 
+/* Also inside a callback: a begin that was told has its end told. */
 void tlog_notify_end_(tlog_thread *t, tlog_log *log, const tlog_open *o,
                       const tlog_note *note, tlog_ticks now, unsigned rec_flags)
 {
-    busy_slot *s;
-    tlog_sublist *list = enter(log, &s);
-    if (!list)
+    reading r;
+    if (!enter(log, true, &r))
         return;
     const tlog_site *site = tlog_open_site(o);
     tlog_scope_event e = {
-        .size = sizeof e, .log = log, .site = site, .site_id = cached_id(s, site),
+        .size = sizeof e, .log = log, .site = site, .site_id = cached_id(r.slot, site),
         .instance = note->instance, .thread = t->id, .time = now, .start = o->start,
         .flags = (rec_flags & TLOG_REC_REPAIRED ? TLOG_SCOPE_EVENT_REPAIRED : 0u) |
                  (tlog_open_dropped(o) ? TLOG_SCOPE_EVENT_DROPPED : 0u),
     };
     /* Only those that were told of the begin. */
-    for (size_t i = 0; i < list->n && list->subs[i]->serial <= note->newest; i++) {
-        const tlog_subscriber *cb = live(list->subs[i]);
+    for (size_t i = 0; i < r.list->n && r.list->subs[i]->serial <= note->newest; i++) {
+        const tlog_subscriber *cb = live(r.list->subs[i]);
         if (cb && cb->scope_end)
             cb->scope_end(cb->user, &e);
     }
-    leave(s);
+    leave(&r);
 }
 
 void tlog_notify_frame_(tlog_log *log, tlog_frame_event *e)
 {
-    busy_slot *s;
-    tlog_sublist *list = enter(log, &s);
-    if (!list)
+    reading r;
+    if (!enter(log, false, &r))
         return;
     e->size = sizeof *e;
     e->log = log;
-    e->site_id = cached_id(s, e->site);
-    for (size_t i = 0; i < list->n; i++) {
-        const tlog_subscriber *cb = live(list->subs[i]);
+    e->site_id = cached_id(r.slot, e->site);
+    for (size_t i = 0; i < r.list->n; i++) {
+        const tlog_subscriber *cb = live(r.list->subs[i]);
         if (cb && cb->frame_end)
             cb->frame_end(cb->user, e);
     }
-    leave(s);
+    leave(&r);
 }
 
 bool tlog_subscribed_device_(tlog_log *log)
 {
-    tlog_sublist *list = atomic_load_explicit(&log->subs, memory_order_acquire);
-    for (size_t i = 0; list && i < list->n; i++)
-        if (list->subs[i]->cb.device_interval)
-            return true;
-    return false;
+    return atomic_load_explicit(&log->device_subs, memory_order_relaxed) != 0;
 }
 
+/* Also inside a callback: intervals a callback's call happened to resolve
+ * come from earlier work, and would otherwise never be told. */
 void tlog_notify_devices_(tlog_log *log, tlog_device_event *events, size_t n)
 {
-    busy_slot *s;
-    tlog_sublist *list = n ? enter(log, &s) : NULL;
-    if (!list)
+    reading r;
+    if (!n || !enter(log, true, &r))
         return;
     for (size_t k = 0; k < n; k++) {
         tlog_device_event *e = &events[k];
         e->size = sizeof *e;
         e->log = log;
-        e->instance = next_instance(s, e->site, &e->site_id);
-        for (size_t i = 0; i < list->n; i++) {
-            const tlog_subscriber *cb = live(list->subs[i]);
+        e->instance = next_instance(r.slot, e->site, &e->site_id);
+        for (size_t i = 0; i < r.list->n; i++) {
+            const tlog_subscriber *cb = live(r.list->subs[i]);
             if (cb && cb->device_interval)
                 cb->device_interval(cb->user, e);
         }
     }
-    leave(s);
+    leave(&r);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -341,6 +352,10 @@ void tlog_notify_devices_(tlog_log *log, tlog_device_event *events, size_t n)
 static void publish(tlog_log *log, tlog_sublist *list)
 {
     tlog_sublist *old = atomic_load_explicit(&log->subs, memory_order_relaxed);
+    int device_subs = 0;
+    for (size_t i = 0; list && i < list->n; i++)
+        device_subs += list->subs[i]->cb.device_interval != NULL;
+    atomic_store_explicit(&log->device_subs, device_subs, memory_order_relaxed);
     atomic_store_explicit(&log->subs, list, memory_order_seq_cst);
     if (!old && list)
         atomic_fetch_add_explicit(&tlog_subscribed_, 1, memory_order_relaxed);
@@ -349,6 +364,34 @@ static void publish(tlog_log *log, tlog_sublist *list)
     if (old) {
         old->retired_next = log->subs_retired;
         log->subs_retired = old;
+    }
+}
+
+static void free_lists(tlog_sublist *l)
+{
+    for (tlog_sublist *next; l; l = next) {
+        next = l->retired_next;
+        free(l);
+    }
+}
+
+/* The lists retired so far, to free once no thread can be reading them;
+ * none from inside a callback, which must not wait. Caller holds
+ * log->sub_lock. */
+static tlog_sublist *take_retired(tlog_log *log)
+{
+    if (inside_callback())
+        return NULL;
+    tlog_sublist *retired = log->subs_retired;
+    log->subs_retired = NULL;
+    return retired;
+}
+
+static void free_retired(tlog_sublist *retired)
+{
+    if (retired) {
+        wait_for_readers();
+        free_lists(retired);
     }
 }
 
@@ -396,15 +439,16 @@ int tlog_subscribe(tlog_log *log, const tlog_subscriber *subscriber,
     sub->serial = ++log->sub_serial;
     list->subs[n] = sub;
     publish(log, list);
+    tlog_sublist *retired = take_retired(log);
     pthread_mutex_unlock(&log->sub_lock);
+    free_retired(retired);
     *out = sub;
     return TLOG_OK;
 }
 
 /* Takes `sub` out of the log's list. If memory for the new list runs out,
- * it stays listed (marked gone) and is freed with the log. With `retired`,
- * also hands over the lists retired so far: once no thread is in a callback
- * any more, none can still be reading them. */
+ * it stays listed (marked gone) and is freed with the log. Also hands over
+ * the lists retired so far (take_retired). */
 static bool unlist(tlog_log *log, tlog_subscription *sub, tlog_sublist **retired)
 {
     pthread_mutex_lock(&log->sub_lock);
@@ -421,20 +465,9 @@ static bool unlist(tlog_log *log, tlog_subscription *sub, tlog_sublist **retired
                 list->subs[j++] = old->subs[i];
         publish(log, list);
     }
-    if (retired) {
-        *retired = log->subs_retired;
-        log->subs_retired = NULL;
-    }
+    *retired = take_retired(log);
     pthread_mutex_unlock(&log->sub_lock);
     return ok;
-}
-
-static void free_lists(tlog_sublist *l)
-{
-    for (tlog_sublist *next; l; l = next) {
-        next = l->retired_next;
-        free(l);
-    }
 }
 
 static void keep_until_destroy(tlog_log *log, tlog_subscription *sub)
@@ -451,15 +484,15 @@ void tlog_unsubscribe(tlog_subscription *sub)
         return;
     tlog_log *log = sub->log;
     atomic_store_explicit(&sub->gone, true, memory_order_seq_cst);
+    tlog_sublist *retired;
+    bool unlisted = unlist(log, sub, &retired);
     if (inside_callback()) {
         /* Other threads may be in its callbacks now, and may be waiting
          * for this one: do not wait, free it with the log. */
-        if (unlist(log, sub, NULL))
+        if (unlisted)
             keep_until_destroy(log, sub);
         return;
     }
-    tlog_sublist *retired = NULL;
-    bool unlisted = unlist(log, sub, &retired);
     wait_for_readers();
     free_lists(retired);
     if (unlisted)
@@ -468,12 +501,16 @@ void tlog_unsubscribe(tlog_subscription *sub)
 
 void tlog_subs_destroy_(tlog_log *log)
 {
+    pthread_mutex_lock(&log->sub_lock);
     tlog_sublist *list = atomic_load_explicit(&log->subs, memory_order_relaxed);
-    if (list) {
-        for (size_t i = 0; i < list->n; i++)
-            free(list->subs[i]);
-        publish(log, NULL);
-    }
+    if (list)
+        publish(log, NULL);   /* retires it */
+    pthread_mutex_unlock(&log->sub_lock);
+    /* Threads still in a callback (devices resolved on other threads)
+     * finish with what they read. */
+    wait_for_readers();
+    for (size_t i = 0; list && i < list->n; i++)
+        free(list->subs[i]);
     free_lists(log->subs_retired);
     for (tlog_subscription *sub = log->subs_kept, *next; sub; sub = next) {
         next = sub->next_kept;

@@ -2,6 +2,7 @@
  * balance of begins and ends, and unsubscribing while threads record. */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 
 #include "device_fixture.h"
 
@@ -89,6 +90,14 @@ static void expect(const recorder *r, int i, int kind, const char *name)
     assert_true(i < r->n);
     assert_int_equal(r->ev[i].kind, kind);
     assert_string_equal(r->ev[i].site->name, name);
+}
+
+static void *record_one_frame(void *arg)
+{
+    tlog_log *log = arg;
+    tlog_log_begin(log, site_named("Frame"));
+    tlog_log_end(log, site_named("Frame"));
+    return NULL;
 }
 
 static tlog_log *plain_log(void)
@@ -379,6 +388,268 @@ static void unresolved_device_intervals_are_reported_flagged(void **state)
     sim_fixture_free(fx);
 }
 
+
+/* ------------------------------------------------------------------------ */
+/* Events inside callbacks                                                  */
+/* ------------------------------------------------------------------------ */
+
+typedef struct inside {
+    tlog_log *log;
+    int begins, ends, devices;
+    bool ended_frame;                /* end_frame_inside: done */
+    bool left_open;                  /* leave_one_open: done */
+    tlog_frame *popped;              /* pop_in_frame_end: what it took */
+} inside;
+
+static void count_end(void *user, const tlog_scope_event *e)
+{
+    (void)e;
+    ((inside *)user)->ends++;
+}
+
+static void count_device(void *user, const tlog_device_event *e)
+{
+    (void)e;
+    ((inside *)user)->devices++;
+}
+
+static void end_frame_inside(void *user, const tlog_scope_event *e)
+{
+    inside *in = user;
+    in->begins++;
+    if (strcmp(e->site->name, "Inner") == 0 && !in->ended_frame) {
+        in->ended_frame = true;
+        tlog_log_end(in->log, site_named("Frame"));
+    }
+}
+
+static void ends_inside_callbacks_of_told_begins_are_reported(void **state)
+{
+    (void)state;
+    tlog_log *log = plain_log();
+    inside in = {.log = log};
+    tlog_subscriber s = {.size = sizeof s, .user = &in, .scope_begin = end_frame_inside,
+                         .scope_end = count_end};
+    tlog_subscription *sub;
+    assert_int_equal(tlog_subscribe(log, &s, &sub), TLOG_OK);
+    begin_at(log, "Frame", 0);
+    begin_at(log, "Inner", 1);   /* its callback ends "Frame" */
+    end_at(log, "Inner", 2);
+    assert_true(in.ended_frame);
+    assert_int_equal(in.begins, 2);
+    assert_int_equal(in.ends, 2);
+    tlog_destroy(log);
+}
+
+static void leave_one_open(void *user, const tlog_scope_event *e)
+{
+    inside *in = user;
+    in->begins++;
+    if (strcmp(e->site->name, "Deep") == 0 && !in->left_open) {
+        in->left_open = true;
+        tlog_log_begin(in->log, site_named("Left open by a callback"));
+    }
+}
+
+static void begin_pushed_past_max_depth_by_a_callback_still_balances(void **state)
+{
+    (void)state;
+    tlog_config c = test_config(NULL);
+    c.max_depth = 2;
+    tlog_log *log = make_log(&c);
+    inside in = {.log = log};
+    tlog_subscriber s = {.size = sizeof s, .user = &in, .scope_begin = leave_one_open,
+                         .scope_end = count_end};
+    tlog_subscription *sub;
+    assert_int_equal(tlog_subscribe(log, &s, &sub), TLOG_OK);
+    begin_at(log, "Frame", 0);
+    begin_at(log, "Deep", 1);    /* the callback fills the last level */
+    end_at(log, "Deep", 2);
+    end_at(log, "Frame", 3);
+    assert_true(in.left_open);
+    assert_int_equal(in.begins, 2);
+    assert_int_equal(in.ends, 2);
+    tlog_destroy(log);
+}
+
+static void pop_in_frame_end(void *user, const tlog_frame_event *e)
+{
+    (void)e;
+    inside *in = user;
+    if (!in->popped)
+        in->popped = tlog_frame_pop_ready(in->log);
+}
+
+static void device_intervals_resolved_inside_a_callback_are_reported(void **state)
+{
+    sim_fixture *fx = *state;
+    inside in = {.log = fx->log};
+    tlog_subscriber s = {.size = sizeof s, .user = &in, .frame_end = pop_in_frame_end,
+                         .device_interval = count_device};
+    tlog_subscription *sub;
+    assert_int_equal(tlog_subscribe(fx->log, &s, &sub), TLOG_OK);
+    host_begin(fx, "Frame");
+    kernel(fx, fx->q1, "Kernel", 1.0);
+    sim_at(fx, 2.0);
+    host_end(fx, "Frame");   /* frame_end pops it, resolving the kernel */
+    assert_non_null(in.popped);
+    assert_int_equal(in.devices, 1);
+    tlog_frame_release(in.popped);
+    tlog_unsubscribe(sub);
+}
+
+/* The error callback records a scope while the library closes one: the end
+ * reported is still the scope that closed, and the callback's own scope is
+ * reported once each way. */
+static int allocations;
+static void *fail_after_two(void *user, size_t bytes)
+{
+    (void)user;
+    return ++allocations <= 2 ? malloc(bytes) : NULL;
+}
+
+static void free_block(void *user, void *block)
+{
+    (void)user;
+    free(block);
+}
+
+typedef struct error_recorder {
+    tlog_log *log;
+} error_recorder;
+
+static void record_on_error(void *user, const tlog_error *e)
+{
+    (void)e;
+    error_recorder *er = user;
+    tlog_log_begin(er->log, site_named("From the error callback"));
+    tlog_log_end(er->log, site_named("From the error callback"));
+}
+
+typedef struct by_name {
+    long inner_begins, inner_ends, error_begins, error_ends;
+} by_name;
+
+static void name_begin(void *user, const tlog_scope_event *e)
+{
+    by_name *b = user;
+    b->inner_begins += strcmp(e->site->name, "Inner") == 0;
+    b->error_begins += strcmp(e->site->name, "From the error callback") == 0;
+}
+
+static void name_end(void *user, const tlog_scope_event *e)
+{
+    by_name *b = user;
+    b->inner_ends += strcmp(e->site->name, "Inner") == 0;
+    b->error_ends += strcmp(e->site->name, "From the error callback") == 0;
+}
+
+static void error_callback_recording_does_not_change_the_end_reported(void **state)
+{
+    (void)state;
+    error_recorder er = {0};
+    tlog_config c = test_config(NULL);
+    c.thread_budget = 1 << 20;   /* more than one chunk's worth */
+    c.record_alloc = fail_after_two;
+    c.record_free = free_block;
+    c.on_error = record_on_error;
+    c.error_user = &er;
+    allocations = 0;
+    tlog_log *log = make_log(&c);
+    er.log = log;
+    by_name b = {0};
+    tlog_subscriber s = {.size = sizeof s, .user = &b, .scope_begin = name_begin,
+                         .scope_end = name_end};
+    tlog_subscription *sub;
+    assert_int_equal(tlog_subscribe(log, &s, &sub), TLOG_OK);
+    begin_at(log, "Frame", 0);
+    /* Enough ends to fill the first chunk: the next one cannot be had, and
+     * the error is reported while an end is being written. */
+    for (int i = 0; i < 3000; i++) {
+        begin_at(log, "Inner", 1);
+        end_at(log, "Inner", 2);
+    }
+    end_at(log, "Frame", 3);
+    assert_true(allocations > 2);   /* an allocation did fail */
+    assert_int_equal(b.inner_ends, b.inner_begins);
+    assert_true(b.inner_begins > 0);
+    /* The error callback is no subscriber callback: its scope is reported,
+     * once each way. */
+    assert_true(b.error_begins > 0);
+    assert_int_equal(b.error_ends, b.error_begins);
+    tlog_unsubscribe(sub);
+    tlog_destroy(log);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Threads                                                                  */
+/* ------------------------------------------------------------------------ */
+
+static void exit_in_callback(void *user, const tlog_scope_event *e)
+{
+    (void)user;
+    if (strcmp(e->site->name, "Exit here") == 0)
+        pthread_exit(NULL);
+}
+
+static void *begin_and_exit(void *arg)
+{
+    tlog_log *log = arg;
+    tlog_log_begin(log, site_named("Frame"));
+    tlog_log_begin(log, site_named("Exit here"));
+    return NULL;   /* not reached */
+}
+
+static void a_thread_ending_inside_a_callback_does_not_block_unsubscribe(void **state)
+{
+    (void)state;
+    tlog_config c = {.size = sizeof c, .flags = TLOG_CONFIG_IGNORE_ENV};
+    tlog_log *log = make_log(&c);
+    tlog_subscriber s = {.size = sizeof s, .scope_begin = exit_in_callback};
+    tlog_subscription *sub;
+    assert_int_equal(tlog_subscribe(log, &s, &sub), TLOG_OK);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, begin_and_exit, log), 0);
+    pthread_join(th, NULL);
+    tlog_unsubscribe(sub);   /* returns: the thread is no longer reading */
+    recorder r = {0};
+    subscribe(log, &r);      /* and threads reusing its slot are reported */
+    pthread_create(&th, NULL, record_one_frame, log);
+    pthread_join(th, NULL);
+    assert_int_equal(r.n, 3);
+    tlog_destroy(log);
+}
+
+static atomic_int stop_polling;
+
+static void *poll_until_stopped(void *arg)
+{
+    sim_fixture *fx = arg;
+    while (!atomic_load(&stop_polling))
+        tlog_frame_ready(fx->log);
+    return NULL;
+}
+
+static void device_subscribers_come_and_go_while_another_thread_polls(void **state)
+{
+    sim_fixture *fx = *state;
+    host_begin(fx, "Frame");
+    kernel(fx, fx->q1, "Kernel", 1.0);
+    host_end(fx, "Frame");   /* stays pending: the clock does not move */
+    atomic_store(&stop_polling, 0);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, poll_until_stopped, fx), 0);
+    for (int round = 0; round < 300; round++) {
+        inside in = {0};
+        tlog_subscriber s = {.size = sizeof s, .user = &in, .device_interval = count_device};
+        tlog_subscription *sub;
+        assert_int_equal(tlog_subscribe(fx->log, &s, &sub), TLOG_OK);
+        tlog_unsubscribe(sub);
+    }
+    atomic_store(&stop_polling, 1);
+    pthread_join(th, NULL);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Unsubscribing while threads record                                       */
 /* ------------------------------------------------------------------------ */
@@ -478,6 +749,15 @@ int main(void)
                                         sim_teardown),
         cmocka_unit_test(unresolved_device_intervals_are_reported_flagged),
         cmocka_unit_test(unsubscribing_is_safe_while_threads_record),
+        cmocka_unit_test(ends_inside_callbacks_of_told_begins_are_reported),
+        cmocka_unit_test(begin_pushed_past_max_depth_by_a_callback_still_balances),
+        cmocka_unit_test_setup_teardown(device_intervals_resolved_inside_a_callback_are_reported,
+                                        sim_setup, sim_teardown),
+        cmocka_unit_test(error_callback_recording_does_not_change_the_end_reported),
+        cmocka_unit_test(a_thread_ending_inside_a_callback_does_not_block_unsubscribe),
+        cmocka_unit_test_setup_teardown(
+            device_subscribers_come_and_go_while_another_thread_polls, sim_setup,
+            sim_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

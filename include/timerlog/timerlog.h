@@ -664,11 +664,15 @@ TLOG_API int tlog_sync(tlog_log *log) TLOG_NOEXCEPT;
  * them at its begin and one at its end.
  *
  * Callbacks run on the thread where the event happens, with no lock of the
- * library held: they may call the library, but what happens inside a
- * callback (a scope it records, say) is not reported to anyone. A
- * subscriber is told of the end of exactly the scopes whose begin it was
- * told of, for as long as it stays registered, so ranges it opens at begins
- * always balance. Scopes past max_depth are not reported.
+ * library held, and may call the library. Scopes a callback begins and
+ * frames it completes are not reported, so callbacks never recurse; the end
+ * of a scope whose begin was reported is, wherever it happens, and so are
+ * device intervals that a callback's call resolves. A subscriber is told of
+ * the end of exactly the scopes whose begin it was told of, for as long as
+ * it stays registered, so ranges it opens at begins always balance. Scopes
+ * past max_depth are not reported. While any log has subscribers, scopes
+ * of the others take the library's slower general path (a few ns), without
+ * any of the reporting.
  */
 
 /* Flags of a tlog_scope_event. */
@@ -746,8 +750,11 @@ TLOG_API int tlog_subscribe(tlog_log *log, const tlog_subscriber *subscriber,
 /*
  * Unregisters a subscriber, safely while other threads record: when it
  * returns, no callback of it is running or will run, so its `user` data may
- * be freed. Called from inside one of the log's callbacks, it only stops
- * further calls, without waiting for other threads' callbacks to finish.
+ * be freed. Called from inside any subscriber callback (of any log), it
+ * only stops further calls, without waiting for other threads' callbacks to
+ * finish. It also waits for callbacks of other logs running at the time:
+ * keep callbacks short, and never wait in one for a thread that may be
+ * unsubscribing.
  * NULL does nothing. tlog_destroy unregisters what is left.
  */
 TLOG_API void tlog_unsubscribe(tlog_subscription *subscription) TLOG_NOEXCEPT;
