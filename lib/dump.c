@@ -1,18 +1,22 @@
 /* The text dump: one row per node, in the format of the product brief. */
 #include "internal.h"
 
+static void put_micros(FILE *out, uint64_t us)
+{
+    fprintf(out, "%llu.%06llus", (unsigned long long)(us / 1000000u),
+            (unsigned long long)(us % 1000000u));
+}
+
 /* Seconds with microsecond digits, rounded. */
 static void put_seconds(FILE *out, uint64_t ns)
 {
-    uint64_t us = ns / 1000u + (ns % 1000u >= 500u);
-    fprintf(out, "%llu.%06llus", (unsigned long long)(us / 1000000u),
-            (unsigned long long)(us % 1000000u));
+    put_micros(out, ns / 1000u + (ns % 1000u >= 500u));
 }
 
 /* A reduced row's time is the mean over the ranks; its spread follows. */
 static void put_rank_columns(FILE *out, const tlog_node_ranks *r)
 {
-    put_seconds(out, (uint64_t)(r->mean_ns + 0.5));
+    put_micros(out, (uint64_t)(r->mean_ns / 1000.0 + 0.5));   /* rounded once */
     fputs(" | min ", out);
     put_seconds(out, r->min_ns);
     fputs(" | max ", out);

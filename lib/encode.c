@@ -97,8 +97,10 @@ static uint32_t map_index(tlog_ptr_map *m, const void *key, bool *added)
     if (m->count * 2 >= m->cap) {
         size_t cap = m->cap ? m->cap * 2 : 256;
         tlog_ptr_slot *slots = calloc(cap, sizeof *slots);
-        if (!slots)
+        if (!slots) {
+            m->failed = true;
             return TLOG_STREAM_NONE;
+        }
         for (size_t i = 0; i < m->cap; i++) {
             if (!m->slots[i].key)
                 continue;
@@ -172,8 +174,10 @@ static void note_thread(tlog_seen *seen, tlog_bytes *b, uint32_t id, const char 
     if (id >= seen->nthreads) {
         size_t n = (size_t)id + 64;
         char (*t)[TLOG_NAME_MAX] = realloc(seen->threads, n * TLOG_NAME_MAX);
-        if (!t)
+        if (!t) {
+            b->failed = true;
             return;
+        }
         memset(t + seen->nthreads, 0, (n - seen->nthreads) * TLOG_NAME_MAX);
         seen->threads = t;
         seen->nthreads = n;
@@ -268,7 +272,8 @@ static void put_instances(tlog_bytes *b, const tlog_frame *f, const uint32_t *ra
     }
 }
 
-int tlog_encode_frame_(tlog_seen *seen, const tlog_frame *f, tlog_bytes *b)
+/* With `instances` false, the rows only (what a reduction needs). */
+static int encode_frame(tlog_seen *seen, const tlog_frame *f, tlog_bytes *b, bool instances)
 {
     uint32_t *order = malloc(f->nnodes * sizeof *order);
     uint32_t *rank_of = malloc(f->nnodes * sizeof *rank_of);
@@ -277,6 +282,7 @@ int tlog_encode_frame_(tlog_seen *seen, const tlog_frame *f, tlog_bytes *b)
         free(rank_of);
         return TLOG_ENOMEM;
     }
+    seen->sites.failed = seen->devices.failed = false;   /* this frame's alone */
     describe(seen, b, f);
     size_t rows = tree_order(f, order, rank_of);
     size_t at = block_begin(b, TLOG_BLOCK_FRAME);
@@ -287,17 +293,25 @@ int tlog_encode_frame_(tlog_seen *seen, const tlog_frame *f, tlog_bytes *b)
     put_u64(b, f->duration_ns);
     put_u64(b, f->dropped);
     put_u64(b, f->repaired);
-    put_u64(b, f->device_rows);
+    put_u64(b, instances ? f->device_rows : 0);
     put_u64(b, f->device_unresolved);
     put_u32(b, (uint32_t)rows);
-    put_u32(b, (uint32_t)f->ninsts);
+    put_u32(b, instances ? (uint32_t)f->ninsts : 0);
     for (size_t k = 0; k < rows; k++)
         put_node(seen, b, f, rank_of, &f->nodes[order[k]]);
-    put_instances(b, f, rank_of);
+    if (instances)
+        put_instances(b, f, rank_of);
     block_end(b, at);
     free(order);
     free(rank_of);
+    if (seen->sites.failed || seen->devices.failed)
+        b->failed = true;
     return b->failed ? TLOG_ENOMEM : TLOG_OK;
+}
+
+int tlog_encode_frame_(tlog_seen *seen, const tlog_frame *f, tlog_bytes *b)
+{
+    return encode_frame(seen, f, b, true);
 }
 
 void tlog_encode_header_(uint8_t out[TLOG_STREAM_HEADER_BYTES], uint32_t rank, uint32_t pid,
@@ -330,7 +344,7 @@ int tlog_frame_encode_(const tlog_frame *f, void **data, size_t *len)
     uint8_t *head = grow(&b, TLOG_STREAM_HEADER_BYTES);
     if (head)
         tlog_encode_header_(head, f->rank, 0, f->wall0_ns);
-    int rc = tlog_encode_frame_(&seen, f, &b);
+    int rc = encode_frame(&seen, f, &b, false);
     tlog_encode_end_(&b, 1, 0);
     tlog_seen_free_(&seen);
     if (rc != TLOG_OK || b.failed) {

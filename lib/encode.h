@@ -21,6 +21,7 @@ typedef struct tlog_ptr_slot {
 typedef struct tlog_ptr_map {
     tlog_ptr_slot *slots;
     size_t cap, count;
+    bool failed;              /* memory ran out: the stream is incomplete */
 } tlog_ptr_map;
 
 /* What a stream has described so far. */

@@ -350,10 +350,13 @@ static int json_frame(FILE *out, const tlog_frame *f)
     json_str(out, f->thread_name);
     fprintf(out, ",\"start_ns\":%" PRId64 ",\"duration_ns\":%" PRIu64
                  ",\"scopes_dropped\":%" PRIu64 ",\"scopes_repaired\":%" PRIu64
-                 ",\"device_intervals\":%" PRIu64 ",\"device_unresolved\":%" PRIu64
-                 ",\"root\":",
+                 ",\"device_intervals\":%" PRIu64 ",\"device_unresolved\":%" PRIu64,
             f->start_ns, f->duration_ns, f->dropped, f->repaired, f->device_rows,
             f->device_unresolved);
+    if (f->reduced_ranks)   /* duration_ns is then the root's mean per rank */
+        fprintf(out, ",\"reduced_ranks\":%u,\"partial_rows\":%zu", f->reduced_ranks,
+                f->partial_rows);
+    fputs(",\"root\":", out);
     /* Iterative: open a node, and close as many as the walk climbs. */
     for (const tlog_node *n = tlog_frame_root(f); n;) {
         json_node_fields(out, f, n, index_of);

@@ -185,7 +185,8 @@ int tlog_frame_get_info(const tlog_frame *f, tlog_frame_info *out)
                       f->ninsts * sizeof *f->insts +
                       (f->worker_names ? f->nworker_names * TLOG_NAME_MAX : 0) +
                       f->device_rows * sizeof *f->inst_devs +
-                      f->nnode_devs * sizeof *f->node_devs,
+                      f->nnode_devs * sizeof *f->node_devs +
+                      (f->node_ranks ? f->nnodes * sizeof *f->node_ranks : 0),
         .device_intervals = f->device_rows,
         .device_unresolved = f->device_unresolved,
         .rank = f->rank,

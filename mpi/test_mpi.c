@@ -170,9 +170,54 @@ int main(int argc, char **argv)
     CHECK(rank == 0 ? rc == TLOG_ENOFRAME : rc == TLOG_OK);
     CHECK(reduced == NULL);
 
+    /* An application's wildcard receive, posted before the call, takes the
+     * application's message, not the library's. */
+    MPI_Request req = MPI_REQUEST_NULL;
+    int app_value = 0;
+    if (rank == 0)
+        MPI_Irecv(&app_value, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &req);
+    reduced = NULL;
+    CHECK(tlog_mpi_reduce(mine, MPI_COMM_WORLD, 0, &reduced) == TLOG_OK);
+    if (rank == 2) {
+        int v = 42;
+        MPI_Send(&v, 1, MPI_INT, 0, 7, MPI_COMM_WORLD);
+    }
+    if (rank == 0) {
+        MPI_Status st;
+        MPI_Wait(&req, &st);
+        CHECK(app_value == 42 && st.MPI_SOURCE == 2 && st.MPI_TAG == 7);
+        tlog_frame_info fi = {.size = sizeof fi};
+        CHECK(reduced && tlog_frame_get_info(reduced, &fi) == TLOG_OK && fi.reduced_ranks == 4);
+    }
+    tlog_frame_release(reduced);
+
+    /* A frame of many chunks: 3,000 rows with long titles on rank 1. */
+    if (rank == 1) {
+        tlog_log_begin(log, site("Frame"));
+        for (int i = 0; i < 3000; i++) {
+            char name[96];
+            snprintf(name, sizeof name, "Row %04d with a title long enough to fill chunks", i);
+            scope(log, name, 0);
+        }
+        tlog_log_end(log, site("Frame"));
+    }
+    tlog_frame *wide = tlog_frame_latest(log);
+    reduced = NULL;
+    CHECK(tlog_mpi_reduce(wide, MPI_COMM_WORLD, 0, &reduced) == TLOG_OK);
+    if (rank == 0) {
+        tlog_frame_info fi = {.size = sizeof fi};
+        CHECK(reduced && tlog_frame_get_info(reduced, &fi) == TLOG_OK);
+        CHECK(fi.reduced_ranks == 4 && fi.nodes >= 3001);
+        CHECK(reduced && child(tlog_frame_root(reduced), "Row 2999 with a title long enough "
+                                                        "to fill chunks") != NULL);
+    }
+    tlog_frame_release(reduced);
+    tlog_frame_release(wide);
+
     /* The one-call form prints on root only. */
     char text[4096] = {0};
     FILE *mem = fmemopen(text, sizeof text - 1, "w");
+    tlog_frame_release(record(log, rank));   /* the newest frame: the first kind */
     CHECK(tlog_mpi_dump(log, MPI_COMM_WORLD, 0, mem) == TLOG_OK);
     fclose(mem);
     CHECK(rank == 0 ? strstr(text, "(C) Checkpoint [on 1/4 ranks]") != NULL : text[0] == 0);

@@ -1,53 +1,107 @@
 /*
- * Reducing frames across MPI ranks: each rank encodes its frame as a small
- * stream in memory (doc/stream.md), root gathers them, reads them back and
- * reduces them with tlog_frame_reduce. Frames travel point to point in
- * chunks of at most 64 KiB, so that root can always take a message in step,
- * even into a scratch buffer when it has no memory left for it.
+ * Reducing frames across MPI ranks: each rank encodes its frame's rows as a
+ * small stream in memory (doc/stream.md) and sends its length, then the
+ * bytes in chunks of at most 16 KiB, to root, which reads them back and
+ * reduces them with tlog_frame_reduce.
+ *
+ * Messages go over a private duplicate of the caller's communicator, made
+ * once per communicator and kept as its attribute, so that no receive of
+ * the application can take them. Root takes every message in step, even
+ * when it has no memory for a frame (it then receives into a buffer on its
+ * stack and leaves that rank out).
  */
-#include <limits.h>
 #include <stdlib.h>
 
 #include "exchange.h"
 #include "timerlog/mpi.h"
 
-#define FRAME_TAG 0x746c   /* "tl" */
-#define CHUNK 65536
-
-/* One rank's frame on root: its bytes, the reader over them, the frame. */
-typedef struct arrival {
-    void *bytes;
-    tlog_reader *reader;
-    tlog_frame *frame;
-} arrival;
+#define LEN_TAG 1
+#define FRAME_TAG 2
+#define CHUNK 16384
+/* Larger frames are not sent: the reader takes at most 256 MiB a block. */
+#define MAX_FRAME ((size_t)250 << 20)
 
 static int from_mpi(int rc)
 {
     return rc == MPI_SUCCESS ? TLOG_OK : TLOG_EIO;
 }
 
-static int send_chunks(const char *bytes, int len, int root, MPI_Comm comm)
+/* ------------------------------------------------------------------------ */
+/* A private communicator                                                   */
+/* ------------------------------------------------------------------------ */
+
+static int inner_key = MPI_KEYVAL_INVALID;
+
+static int free_inner(MPI_Comm comm, int key, void *attr, void *extra)
 {
-    int rc = MPI_SUCCESS;
-    for (int at = 0; at < len && rc == MPI_SUCCESS; at += CHUNK)
-        rc = MPI_Send(bytes + at, len - at < CHUNK ? len - at : CHUNK, MPI_BYTE, root,
+    (void)comm;
+    (void)key;
+    (void)extra;
+    MPI_Comm *inner = attr;
+    MPI_Comm_free(inner);
+    free(inner);
+    return MPI_SUCCESS;
+}
+
+/* The duplicate of `comm` the library talks over; collective the first
+ * time on each communicator. */
+static int private_comm(MPI_Comm comm, MPI_Comm *out)
+{
+    if (inner_key == MPI_KEYVAL_INVALID &&
+        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_inner, &inner_key, NULL) !=
+            MPI_SUCCESS)
+        return TLOG_EIO;
+    MPI_Comm *inner;
+    int found = 0;
+    if (MPI_Comm_get_attr(comm, inner_key, &inner, &found) != MPI_SUCCESS)
+        return TLOG_EIO;
+    if (!found) {
+        /* Duplicated even without memory for the handle, to stay in step. */
+        MPI_Comm dup;
+        if (MPI_Comm_dup(comm, &dup) != MPI_SUCCESS)
+            return TLOG_EIO;
+        inner = malloc(sizeof *inner);
+        if (!inner) {
+            MPI_Comm_free(&dup);
+            return TLOG_ENOMEM;
+        }
+        *inner = dup;
+        if (MPI_Comm_set_attr(comm, inner_key, inner) != MPI_SUCCESS) {
+            free_inner(comm, inner_key, inner, NULL);
+            return TLOG_EIO;
+        }
+    }
+    *out = *inner;
+    return TLOG_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Moving frames                                                            */
+/* ------------------------------------------------------------------------ */
+
+static int send_frame(const char *bytes, unsigned long len, int root, MPI_Comm comm)
+{
+    int rc = MPI_Send(&len, 1, MPI_UNSIGNED_LONG, root, LEN_TAG, comm);
+    for (unsigned long at = 0; at < len && rc == MPI_SUCCESS; at += CHUNK)
+        rc = MPI_Send(bytes + at, (int)(len - at < CHUNK ? len - at : CHUNK), MPI_BYTE, root,
                       FRAME_TAG, comm);
     return from_mpi(rc);
 }
 
-/* Into `bytes`, or into a scratch buffer (the frame is lost) when NULL. */
-static int recv_chunks(char *bytes, int len, int from, MPI_Comm comm)
+/* Receives a frame of `len` bytes into `bytes`, or, when NULL, into a
+ * scratch buffer (the frame is lost). */
+static int recv_chunks(char *bytes, unsigned long len, int from, MPI_Comm comm)
 {
-    static _Thread_local char scratch[CHUNK];
+    char scratch[CHUNK];
     int rc = MPI_SUCCESS;
-    for (int at = 0; at < len && rc == MPI_SUCCESS; at += CHUNK)
-        rc = MPI_Recv(bytes ? bytes + at : scratch, len - at < CHUNK ? len - at : CHUNK,
+    for (unsigned long at = 0; at < len && rc == MPI_SUCCESS; at += CHUNK)
+        rc = MPI_Recv(bytes ? bytes + at : scratch, (int)(len - at < CHUNK ? len - at : CHUNK),
                       MPI_BYTE, from, FRAME_TAG, comm, MPI_STATUS_IGNORE);
     return from_mpi(rc);
 }
 
-/* This rank's frame as bytes; an empty message when there is none. */
-static int encode(const tlog_frame *frame, void **bytes, int *len)
+/* This rank's frame as bytes; nothing when there is none. */
+static int encode(const tlog_frame *frame, void **bytes, unsigned long *len)
 {
     *bytes = NULL;
     *len = 0;
@@ -55,15 +109,22 @@ static int encode(const tlog_frame *frame, void **bytes, int *len)
         return TLOG_OK;
     size_t n;
     int rc = tlog_frame_encode_(frame, bytes, &n);
-    if (rc == TLOG_OK && n > INT_MAX) {
+    if (rc == TLOG_OK && n > MAX_FRAME) {
         free(*bytes);
         *bytes = NULL;
         return TLOG_ENOMEM;
     }
     if (rc == TLOG_OK)
-        *len = (int)n;
+        *len = (unsigned long)n;
     return rc;
 }
+
+/* One rank's frame on root: its bytes, the reader over them, the frame. */
+typedef struct arrival {
+    void *bytes;
+    tlog_reader *reader;
+    tlog_frame *frame;
+} arrival;
 
 static int decode(arrival *a, size_t len)
 {
@@ -73,46 +134,61 @@ static int decode(arrival *a, size_t len)
     return rc == TLOG_OK ? TLOG_OK : rc == TLOG_ENOMEM ? TLOG_ENOMEM : TLOG_EFORMAT;
 }
 
-static void arrivals_free(arrival *a, int n)
+static void arrival_free(arrival *a)
 {
-    for (int i = 0; i < n; i++) {
-        tlog_frame_release(a[i].frame);
-        tlog_reader_close(a[i].reader);
-        free(a[i].bytes);
-    }
-    free(a);
+    tlog_frame_release(a->frame);
+    tlog_reader_close(a->reader);
+    free(a->bytes);
 }
 
-/* Root: receives every rank's frame (its own is `mine`) and reduces them. */
-static int gather_and_reduce(void *mine, const int *lens, int size, int me, MPI_Comm comm,
-                             tlog_frame **out)
+/* Root's side of rank r: its frame, if it sent one and it could be read. */
+static int take_frame(int r, int me, void *mine, unsigned long my_len, MPI_Comm comm,
+                      arrival *a)
+{
+    unsigned long len = my_len;
+    void *bytes = mine;
+    if (r != me) {
+        int rc = from_mpi(MPI_Recv(&len, 1, MPI_UNSIGNED_LONG, r, LEN_TAG, comm,
+                                   MPI_STATUS_IGNORE));
+        if (rc != TLOG_OK)
+            return rc;
+        bytes = len ? malloc(len) : NULL;
+        rc = recv_chunks(bytes, len, r, comm);
+        if (rc == TLOG_OK && len && !bytes)
+            rc = TLOG_ENOMEM;
+        if (rc != TLOG_OK) {
+            free(bytes);
+            return rc;
+        }
+    }
+    if (!len)
+        return TLOG_ENOFRAME;
+    a->bytes = bytes;
+    return decode(a, len);
+}
+
+/* Root: takes every rank's frame in rank order (its own is `mine`) and
+ * reduces those that could be read. */
+static int gather_and_reduce(void *mine, unsigned long my_len, int size, int me,
+                             MPI_Comm comm, tlog_frame **out)
 {
     arrival *a = calloc((size_t)size, sizeof *a);
     const tlog_frame **frames = calloc((size_t)size, sizeof *frames);
-    int rc = a && frames ? TLOG_OK : TLOG_ENOMEM, nframes = 0;
+    int rc = a && frames ? TLOG_OK : TLOG_ENOMEM, n = 0;
+    arrival none;
     for (int r = 0; r < size; r++) {
-        if (!lens[r])
-            continue;
-        void *bytes = r == me ? mine : malloc((size_t)lens[r]);
-        int got = bytes ? TLOG_OK : TLOG_ENOMEM;
-        if (r != me) {   /* received even without room, to keep MPI in step */
-            int recv = recv_chunks(bytes, lens[r], r, comm);
-            if (got == TLOG_OK)
-                got = recv;
-        }
-        if (a && got == TLOG_OK) {
-            a[r].bytes = bytes;
-            got = decode(&a[r], (size_t)lens[r]);
-        } else if (r != me) {
-            free(bytes);
-        }
-        if (got == TLOG_OK && frames)
-            frames[nframes++] = a[r].frame;
-        else if (rc == TLOG_OK)
+        arrival *slot = a ? &a[r] : &none;
+        *slot = (arrival){0};
+        int got = take_frame(r, me, r == me ? mine : NULL, my_len, comm, slot);
+        if (got == TLOG_OK && a && frames)
+            frames[n++] = slot->frame;
+        else if (got != TLOG_ENOFRAME && rc == TLOG_OK)
             rc = got;
+        if (!a)
+            arrival_free(slot);   /* nowhere to keep it */
     }
-    if (frames && nframes) {
-        int reduced = tlog_frame_reduce(frames, (size_t)nframes, out);
+    if (n) {
+        int reduced = tlog_frame_reduce(frames, (size_t)n, out);
         if (reduced == TLOG_OK)
             reduced = tlog_frame_intern_sites_(*out);
         if (reduced != TLOG_OK) {
@@ -123,45 +199,38 @@ static int gather_and_reduce(void *mine, const int *lens, int size, int me, MPI_
     } else if (rc == TLOG_OK) {
         rc = TLOG_ENOFRAME;
     }
-    if (a)
-        arrivals_free(a, size);
-    else if (mine)
-        free(mine);
+    for (int r = 0; a && r < size; r++)
+        arrival_free(&a[r]);
+    free(a);
     free(frames);
     return rc;
 }
 
 int tlog_mpi_reduce(const tlog_frame *frame, MPI_Comm comm, int root, tlog_frame **out)
 {
-    int me, size;
-    if (from_mpi(MPI_Comm_rank(comm, &me)) != TLOG_OK ||
-        from_mpi(MPI_Comm_size(comm, &size)) != TLOG_OK)
-        return TLOG_EIO;
-    int rc = out && root >= 0 && root < size ? TLOG_OK : TLOG_EINVAL;
     if (out)
         *out = NULL;
+    int me, size, inter = 0;
+    if (MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+        return inter ? TLOG_EINVAL : TLOG_EIO;   /* the same on every rank */
+    if (MPI_Comm_rank(comm, &me) != MPI_SUCCESS || MPI_Comm_size(comm, &size) != MPI_SUCCESS)
+        return TLOG_EIO;
     if (root < 0 || root >= size)
-        return TLOG_EINVAL;   /* the same on every rank: no one takes part */
+        return TLOG_EINVAL;
+    MPI_Comm inner;
+    int rc = private_comm(comm, &inner);
+    if (rc != TLOG_OK)
+        return rc;
     void *bytes = NULL;
-    int len = 0;
-    if (rc == TLOG_OK)
-        rc = encode(frame, &bytes, &len);
-    int *lens = me == root ? calloc((size_t)size, sizeof *lens) : NULL;
-    int gathered = from_mpi(MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, root, comm));
+    unsigned long len = 0;
+    rc = out ? encode(frame, &bytes, &len) : TLOG_EINVAL;   /* takes part all the same */
     if (me != root) {
-        int sent = gathered == TLOG_OK ? send_chunks(bytes, len, root, comm) : gathered;
+        int sent = send_frame(bytes, len, root, inner);
         free(bytes);
         return rc != TLOG_OK ? rc : sent;
     }
-    if (gathered != TLOG_OK || !lens) {
-        /* Without the lengths the frames cannot be taken in step. */
-        free(bytes);
-        free(lens);
-        return gathered != TLOG_OK ? gathered : TLOG_ENOMEM;
-    }
     tlog_frame *reduced = NULL;
-    int got = gather_and_reduce(bytes, lens, size, me, comm, &reduced);
-    free(lens);
+    int got = gather_and_reduce(bytes, len, size, me, inner, &reduced);
     if (out)
         *out = reduced;
     else

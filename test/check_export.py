@@ -140,6 +140,8 @@ def check_json(path):
             if node["depth"] != depth:
                 fail("row %r at depth %r, nested at %r" % (node["name"], node["depth"], depth))
             stack.extend((c, depth + 1) for c in node["children"])
+        if "reduced_ranks" in fr and fr["root"].get("ranks") is None:
+            fail("a reduced frame whose rows lack the rank fields")
     print("json: %d frames, %d rows: ok" % (len(frames), rows))
 
 

@@ -213,8 +213,41 @@ static void reduce_keeps_the_spread_over_inputs(void **state)
     assert_int_equal(tlog_export_json(one, 1, fp), TLOG_OK);
     fclose(fp);
     assert_int_equal(check("json", "reduced.json", NULL), 0);
+    char path[512];
+    snprintf(path, sizeof path, "%s/reduced.json", dir);
+    FILE *in = fopen(path, "r");
+    assert_non_null(in);
+    fseek(in, 0, SEEK_END);
+    char *json = read_back(in);
+    assert_non_null(strstr(json, "\"reduced_ranks\":3,\"partial_rows\":1,\"root\":"));
+    free(json);
     tlog_frame_release(red);
     tlog_frame_release(merged);
+    tlog_destroy(log);
+}
+
+/* A mean of 3,500,499.5 ns is 3,500.4995 us: printed 0.003500s, rounded
+ * once, not via 3,500,500 ns. */
+static void reduced_means_are_rounded_once(void **state)
+{
+    (void)state;
+    tlog_config c = test_config(NULL);
+    c.max_frames = 4;
+    tlog_log *log = make_log(&c);
+    tlog_frame *runs[2];
+    for (int r = 0; r < 2; r++) {
+        begin_at(log, "Frame", 0);
+        end_at(log, "Frame", r ? 3.5005 : 3.500499);
+        runs[r] = tlog_frame_latest(log);
+    }
+    tlog_frame *red;
+    assert_int_equal(tlog_frame_reduce((const tlog_frame *const *)runs, 2, &red), TLOG_OK);
+    char *text = dump_string(red, NULL);
+    assert_non_null(strstr(text, "> 100.00% 0.003500s | min 0.003500s | max 0.003501s"));
+    free(text);
+    tlog_frame_release(red);
+    for (int r = 0; r < 2; r++)
+        tlog_frame_release(runs[r]);
     tlog_destroy(log);
 }
 
@@ -225,6 +258,7 @@ int main(void)
         cmocka_unit_test(checker_rejects_partial_overlap),
         cmocka_unit_test(ranks_become_processes),
         cmocka_unit_test(reduce_keeps_the_spread_over_inputs),
+        cmocka_unit_test(reduced_means_are_rounded_once),
     };
     return cmocka_run_group_tests(tests, make_dir, NULL);
 }

@@ -32,11 +32,19 @@ extern "C" {
  * frame, in rank order. The frame is the caller's (tlog_frame_release) and
  * outlives the inputs. Other ranks get *out = NULL.
  *
- * Each rank returns its own result: TLOG_OK; TLOG_EINVAL for bad arguments
+ * `root` must be the same valid rank everywhere, and `comm` an
+ * intracommunicator (an intercommunicator gives TLOG_EINVAL on every rank).
+ * The first call on a communicator duplicates it (collectively) for the
+ * library's own messages, so that no receive of the application can take
+ * them; the duplicate goes when the communicator is freed. Only the rows of
+ * each frame travel, not its instances.
+ *
+ * Each rank returns its own result: TLOG_OK; TLOG_EINVAL for out == NULL
  * (the rank still takes part, without a frame); TLOG_ENOMEM; TLOG_EIO when
- * MPI reported an error; on root, TLOG_EFORMAT when a rank's frame arrived
- * damaged (it is left out, the others are reduced) and TLOG_ENOFRAME when
- * no rank passed a frame.
+ * MPI reported an error (only under MPI_ERRORS_RETURN; the default handler
+ * ends the job); on root, TLOG_EFORMAT when a rank's frame arrived damaged
+ * (it is left out, the others are reduced) and TLOG_ENOFRAME when no rank
+ * passed a frame.
  */
 TLOG_API int tlog_mpi_reduce(const tlog_frame *frame, MPI_Comm comm, int root,
                              tlog_frame **out) TLOG_NOEXCEPT;
