@@ -468,7 +468,8 @@ static void close_top(tlog_thread *t, tlog_log *log, tlog_ticks now, unsigned fl
     }
     bool root = t->top == t->stack;
     uint64_t serial = root ? complete_frame(t, log) : 0;
-    if (TLOG_UNLIKELY(tlog_any_subscriber_()))
+    if (TLOG_UNLIKELY(tlog_any_subscriber_()) &&
+        (closed.noted || atomic_load_explicit(&log->subs, memory_order_relaxed)))
         tell_end(t, log, &closed, &note, now, flags, root, serial);
 }
 

@@ -28,69 +28,79 @@ uint64_t tlog_site_id(const tlog_site *site)
     return id ? id : 1;
 }
 
-/* Instance counts live here, keyed by the site's address, so that sites can
- * be read-only. Updated once per resolved frame, never on the hot path. */
-typedef struct site_count {
-    const tlog_site *site;
-    uint64_t count;
-} site_count;
+/* What the library keeps per site, keyed by the site's address so that
+ * sites can be read-only: its id, and its instance counts. Entries are
+ * never freed or moved, so callers may keep pointers to them. */
+static pthread_mutex_t entries_lock = PTHREAD_MUTEX_INITIALIZER;
+static tlog_site_entry **entries;   /* open addressing */
+static size_t entries_cap, entries_len;
 
-static pthread_mutex_t count_lock = PTHREAD_MUTEX_INITIALIZER;
-static site_count *count_table;
-static size_t count_cap, count_len;
-
-static size_t count_slot(site_count *table, size_t cap, const tlog_site *site)
+static size_t entry_slot(tlog_site_entry **table, size_t cap, const tlog_site *site)
 {
     size_t h = (size_t)(((uintptr_t)site >> 3) * 0x9e3779b97f4a7c15ull);
-    size_t mask = cap - 1;
-    for (size_t i = h & mask;; i = (i + 1) & mask)
-        if (table[i].site == site || !table[i].site)
+    for (size_t i = h & (cap - 1);; i = (i + 1) & (cap - 1))
+        if (!table[i] || table[i]->site == site)
             return i;
 }
 
-static bool count_grow(void)
+static bool entries_grow(void)
 {
-    size_t cap = count_cap ? count_cap * 2 : 256;
-    site_count *table = calloc(cap, sizeof *table);
+    size_t cap = entries_cap ? entries_cap * 2 : 256;
+    tlog_site_entry **table = calloc(cap, sizeof *table);
     if (!table)
         return false;
-    for (size_t i = 0; i < count_cap; i++)
-        if (count_table[i].site)
-            table[count_slot(table, cap, count_table[i].site)] = count_table[i];
-    free(count_table);
-    count_table = table;
-    count_cap = cap;
+    for (size_t i = 0; i < entries_cap; i++)
+        if (entries[i])
+            table[entry_slot(table, cap, entries[i]->site)] = entries[i];
+    free(entries);
+    entries = table;
+    entries_cap = cap;
     return true;
+}
+
+/* Caller holds entries_lock. */
+static tlog_site_entry *entry_locked(const tlog_site *site, bool make)
+{
+    if (!entries_cap && !make)
+        return NULL;
+    if ((entries_len + 1) * 2 > entries_cap && (!make || !entries_grow()))
+        return entries_cap ? entries[entry_slot(entries, entries_cap, site)] : NULL;
+    size_t i = entry_slot(entries, entries_cap, site);
+    if (!entries[i] && make && (entries[i] = calloc(1, sizeof *entries[i])) != NULL) {
+        entries[i]->site = site;
+        entries[i]->id = tlog_site_id(site);
+        entries_len++;
+    }
+    return entries[i];
+}
+
+tlog_site_entry *tlog_site_entry_(const tlog_site *site)
+{
+    pthread_mutex_lock(&entries_lock);
+    tlog_site_entry *e = entry_locked(site, true);
+    pthread_mutex_unlock(&entries_lock);
+    return e;
 }
 
 void tlog_site_count_(const tlog_site *const *sites, const uint64_t *counts, size_t n)
 {
-    pthread_mutex_lock(&count_lock);
+    pthread_mutex_lock(&entries_lock);
     for (size_t k = 0; k < n; k++) {
-        if (!sites[k])
-            continue;
-        if ((count_len + 1) * 2 > count_cap && !count_grow())
-            break;
-        site_count *e = &count_table[count_slot(count_table, count_cap, sites[k])];
-        if (!e->site) {
-            e->site = sites[k];
-            count_len++;
-        }
-        e->count += counts[k];
+        tlog_site_entry *e = sites[k] ? entry_locked(sites[k], true) : NULL;
+        if (e)
+            atomic_fetch_add_explicit(&e->resolved, counts[k], memory_order_relaxed);
     }
-    pthread_mutex_unlock(&count_lock);
+    pthread_mutex_unlock(&entries_lock);
 }
 
 uint64_t tlog_site_instances(const tlog_site *site)
 {
-    uint64_t n = 0;
-    pthread_mutex_lock(&count_lock);
-    if (site && count_cap) {
-        const site_count *e = &count_table[count_slot(count_table, count_cap, site)];
-        n = e->site ? e->count : 0;
-    }
-    pthread_mutex_unlock(&count_lock);
-    return n;
+    if (!site)
+        return 0;
+    pthread_mutex_lock(&entries_lock);
+    tlog_site_entry *e = entry_locked(site, false);
+    pthread_mutex_unlock(&entries_lock);
+    return e ? atomic_load_explicit(&e->resolved, memory_order_relaxed) : 0;
 }
 
 bool tlog_same_title_(const tlog_site *a, const tlog_site *b)

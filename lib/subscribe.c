@@ -38,8 +38,6 @@ _Atomic int tlog_subscribed_;
 
 #define SITE_CACHE 64
 
-typedef struct site_entry site_entry;
-
 /* One per thread that has reported events; `seq` is odd while it uses a
  * list. On its own cache line: only its thread writes it. */
 typedef struct busy_slot {
@@ -48,7 +46,7 @@ typedef struct busy_slot {
     struct busy_slot *next;
     struct {
         const tlog_site *site;
-        site_entry *entry;
+        tlog_site_entry *entry;
     } cache[SITE_CACHE];      /* this thread's recent sites */
 } __attribute__((aligned(64))) busy_slot;
 
@@ -168,64 +166,13 @@ static bool inside_callback(void)
 /* Site ids and instance numbers                                            */
 /* ------------------------------------------------------------------------ */
 
-struct site_entry {
-    const tlog_site *site;
-    uint64_t id;
-    _Atomic uint64_t instances;
-};
-
-static pthread_mutex_t sites_lock = PTHREAD_MUTEX_INITIALIZER;
-static site_entry **site_table;   /* open addressing; entries never move */
-static size_t site_cap, site_len;
-
-static size_t site_index(site_entry **table, size_t cap, const tlog_site *site)
-{
-    size_t h = (size_t)(((uintptr_t)site >> 3) * 0x9e3779b97f4a7c15ull);
-    for (size_t i = h & (cap - 1);; i = (i + 1) & (cap - 1))
-        if (!table[i] || table[i]->site == site)
-            return i;
-}
-
-static bool sites_grow(void)
-{
-    size_t cap = site_cap ? site_cap * 2 : 256;
-    site_entry **table = calloc(cap, sizeof *table);
-    if (!table)
-        return false;
-    for (size_t i = 0; i < site_cap; i++)
-        if (site_table[i])
-            table[site_index(table, cap, site_table[i]->site)] = site_table[i];
-    free(site_table);
-    site_table = table;
-    site_cap = cap;
-    return true;
-}
-
-static site_entry *site_lookup(const tlog_site *site)
-{
-    pthread_mutex_lock(&sites_lock);
-    site_entry *e = NULL;
-    if ((site_len + 1) * 2 <= site_cap || sites_grow()) {
-        size_t i = site_index(site_table, site_cap, site);
-        e = site_table[i];
-        if (!e && (e = calloc(1, sizeof *e)) != NULL) {
-            e->site = site;
-            e->id = tlog_site_id(site);
-            site_table[i] = e;
-            site_len++;
-        }
-    }
-    pthread_mutex_unlock(&sites_lock);
-    return e;
-}
-
 /* The site's id and its next instance number (0 if memory ran out). */
 static uint64_t next_instance(busy_slot *s, const tlog_site *site, uint64_t *id)
 {
     size_t k = (size_t)(((uintptr_t)site >> 4) % SITE_CACHE);
-    site_entry *e = s->cache[k].site == site ? s->cache[k].entry : NULL;
+    tlog_site_entry *e = s->cache[k].site == site ? s->cache[k].entry : NULL;
     if (!e) {
-        e = site_lookup(site);
+        e = tlog_site_entry_(site);
         if (!e) {
             *id = tlog_site_id(site);
             return 0;
@@ -234,7 +181,7 @@ static uint64_t next_instance(busy_slot *s, const tlog_site *site, uint64_t *id)
         s->cache[k].entry = e;
     }
     *id = e->id;
-    return atomic_fetch_add_explicit(&e->instances, 1, memory_order_relaxed) + 1;
+    return atomic_fetch_add_explicit(&e->reported, 1, memory_order_relaxed) + 1;
 }
 
 static uint64_t cached_id(busy_slot *s, const tlog_site *site)
