@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <timerlog/cuda.h>
 
@@ -318,7 +319,7 @@ static long rss_kib(void)
         resident = 0;
     if (f)
         fclose(f);
-    return resident * 4;
+    return resident * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
 /* 10,000 frames of 100 device scopes: the pool stops growing and resident
