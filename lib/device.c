@@ -567,7 +567,7 @@ static int calibrate(tlog_device *d)
             rc = ops->record_own(d->impl, m[2 * i + 1]);
     }
     if (rc == TLOG_OK)
-        rc = ops->wait(d->impl, m[2 * CALIBRATION_PAIRS - 1], CALIBRATION_TIMEOUT_NS);
+        rc = tlog_marker_wait_(d, m[2 * CALIBRATION_PAIRS - 1], CALIBRATION_TIMEOUT_NS);
     for (int i = 0; i < CALIBRATION_PAIRS && rc == TLOG_OK; i++)
         rc = ops->elapsed_ns(d->impl, m[2 * i], m[2 * i + 1], &ns[i]);
     if (rc == TLOG_OK) {
@@ -584,8 +584,7 @@ static bool ops_valid(const tlog_device_ops *ops)
 {
     return ops && ops->size >= sizeof *ops && ops->abi == TLOG_DEVICE_ABI && ops->backend &&
            ops->marker_create && ops->marker_destroy && ops->record && ops->record_own &&
-           ops->query &&
-           ops->wait && ops->elapsed_ns;
+           ops->query && ops->elapsed_ns;
 }
 
 static int config_of(const tlog_device_config *in, tlog_device *d)
@@ -771,4 +770,48 @@ void tlog_backend_report_(tlog_log *log, int code, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     tlog_report_(log, NULL, code, NULL, "%s", msg);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Backends' default devices                                                */
+/* ------------------------------------------------------------------------ */
+
+int tlog_default_configure_(tlog_default_devices *t, const tlog_device_config *config)
+{
+    int rc = TLOG_OK;
+    pthread_mutex_lock(&t->lock);
+    for (int i = 0; i < TLOG_DEFAULT_DEVICES_MAX; i++)
+        if (t->tried[i])
+            rc = TLOG_EBUSY;
+    if (rc == TLOG_OK) {
+        t->configured = config != NULL;
+        memset(&t->config, 0, sizeof t->config);
+        if (config) {
+            size_t n = config->size ? config->size : sizeof *config;
+            memcpy(&t->config, config, n < sizeof t->config ? n : sizeof t->config);
+        }
+    }
+    pthread_mutex_unlock(&t->lock);
+    return rc;
+}
+
+tlog_device *tlog_default_device_(tlog_default_devices *t, int ordinal,
+                                  tlog_default_create_fn create)
+{
+    if (ordinal < 0 || ordinal >= TLOG_DEFAULT_DEVICES_MAX)
+        return NULL;
+    tlog_device *dev = atomic_load_explicit(&t->devices[ordinal], memory_order_acquire);
+    if (dev)
+        return dev;
+    pthread_mutex_lock(&t->lock);
+    dev = atomic_load(&t->devices[ordinal]);
+    if (!dev && !t->tried[ordinal]) {
+        t->tried[ordinal] = true;
+        int rc = create(ordinal, t->configured ? &t->config : NULL, &dev);
+        if (rc == TLOG_ENODEVICE)
+            atomic_store(&t->absent, true);
+        atomic_store_explicit(&t->devices[ordinal], dev, memory_order_release);
+    }
+    pthread_mutex_unlock(&t->lock);
+    return dev;
 }

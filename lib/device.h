@@ -10,6 +10,9 @@
 #ifndef TIMERLOG_DEVICE_H
 #define TIMERLOG_DEVICE_H
 
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "timerlog/timerlog.h"
@@ -21,7 +24,7 @@ typedef uintptr_t tlog_marker;
 #define TLOG_PENDING 1
 
 /* Bumped whenever tlog_device_ops changes shape. */
-#define TLOG_DEVICE_ABI 1
+#define TLOG_DEVICE_ABI 2
 
 typedef struct tlog_device_ops {
     size_t size;             /* sizeof(tlog_device_ops) */
@@ -47,8 +50,10 @@ typedef struct tlog_device_ops {
      * graphs. */
     int (*query)(void *impl, tlog_marker marker);
 
-    /* Blocks until the marker is reached, at most timeout_ns: TLOG_OK,
-     * TLOG_ETIMEDOUT or an error. Only the forced sync calls it. */
+    /* Optional: blocks until the marker is reached, at most timeout_ns:
+     * TLOG_OK, TLOG_ETIMEDOUT or an error. Only the forced sync and device
+     * set-up wait. Without it the core polls query, spinning for the first
+     * 200 us (a completion a few us away is seen at once), then napping. */
     int (*wait)(void *impl, tlog_marker marker, uint64_t timeout_ns);
 
     /* Device time from `from` to `to`, both reached, in nanoseconds (may
@@ -66,6 +71,13 @@ typedef struct tlog_device_ops {
      * the host. */
     int (*enqueue_empty)(void *impl);
     int (*enqueue_busy)(void *impl, uint64_t ns);
+
+    /* Optional: sets `marker` to the device clock's reading now, reached at
+     * once, without going through a queue (Level Zero's
+     * zeDeviceGetGlobalTimestamps). The core then anchors the device clock
+     * to the host's with it, between two host clock reads, rather than with
+     * a marker on the backend's own queue. */
+    int (*mark_now)(void *impl, tlog_marker marker);
 
     /* Called once by tlog_device_destroy, after every marker is destroyed. */
     void (*destroy)(void *impl);
@@ -89,5 +101,53 @@ TLOG_API void *tlog_device_impl_(const tlog_device *dev);
  * default log), deduplicated like every recording error. */
 TLOG_API void tlog_backend_report_(tlog_log *log, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+
+/*
+ * The default log's devices of a backend whose scopes name only a queue
+ * (CUDA and HIP streams): one per ordinal, created on first use with the
+ * configuration given beforehand, never again after a failed try. A
+ * backend keeps one table, statically initialised.
+ */
+#define TLOG_DEFAULT_DEVICES_MAX 64
+
+typedef struct tlog_default_devices {
+    pthread_mutex_t lock;
+    _Atomic(tlog_device *) devices[TLOG_DEFAULT_DEVICES_MAX];
+    bool tried[TLOG_DEFAULT_DEVICES_MAX];
+    bool configured;
+    tlog_device_config config;
+    atomic_bool absent;          /* the backend has no usable device */
+    _Atomic uint64_t untimed;    /* scopes skipped for want of a device */
+} tlog_default_devices;
+
+#define TLOG_DEFAULT_DEVICES_INIT {.lock = PTHREAD_MUTEX_INITIALIZER}
+
+/* Creates the default log's device `ordinal` with the table's configuration
+ * (NULL when none was given). */
+typedef int (*tlog_default_create_fn)(int ordinal, const tlog_device_config *config,
+                                      tlog_device **out);
+
+/* The backend's tlog_xxx_configure: TLOG_EBUSY once a device was tried. */
+TLOG_API int tlog_default_configure_(tlog_default_devices *t, const tlog_device_config *config);
+
+/* Device `ordinal`, created on first use; NULL if it cannot be. A creation
+ * that returns TLOG_ENODEVICE marks the backend absent. */
+TLOG_API tlog_device *tlog_default_device_(tlog_default_devices *t, int ordinal,
+                                           tlog_default_create_fn create);
+
+/* Whether the backend was found to have no usable device (relaxed). */
+static inline bool tlog_default_absent_(tlog_default_devices *t)
+{
+    return atomic_load_explicit(&t->absent, memory_order_relaxed);
+}
+
+/* A device scope begun with no device: counted, nothing else. */
+static inline tlog_device_scope tlog_default_untimed_(tlog_default_devices *t)
+{
+    tlog_device_scope none = {NULL, 0};
+    atomic_fetch_add_explicit(&t->untimed, 1, memory_order_relaxed);
+    return none;
+}
 
 #endif

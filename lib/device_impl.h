@@ -133,6 +133,8 @@ TLOG_INTERNAL void tlog_dqueues_prune_(tlog_device *d);
 /* Anchors the device clock to the host's, waiting at most timeout_ns.
  * Caller holds the poll lock, or owns a device not yet registered. */
 TLOG_INTERNAL int tlog_anchor_now_(tlog_device *d, uint64_t timeout_ns);
+/* ops->wait, or polling ops->query where the backend has no wait. */
+TLOG_INTERNAL int tlog_marker_wait_(tlog_device *d, tlog_marker m, uint64_t timeout_ns);
 /* Resolves what the device can still give, marks the rest unresolved, and
  * takes the device out of its log's list. */
 TLOG_INTERNAL void tlog_device_retire_(tlog_device *d);

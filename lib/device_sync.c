@@ -5,6 +5,9 @@
  * Only the poll-lock holder asks the backend about markers or removes slots
  * from the pending lists; see device.c for the locks.
  */
+#include <sched.h>
+#include <time.h>
+
 #include "device_impl.h"
 
 #define ANCHOR_TIMEOUT_NS 100000000ull
@@ -49,21 +52,62 @@ static void anchor_swap(tlog_device *d)
     d->fresh_pending = false;
 }
 
+/* The waits of a backend without its own: the spin phase sees a completion
+ * a few us away at once; after it, naps keep a long wait off the CPU. */
+int tlog_marker_wait_(tlog_device *d, tlog_marker m, uint64_t timeout_ns)
+{
+    if (d->ops->wait)
+        return d->ops->wait(d->impl, m, timeout_ns);
+    int64_t start = tlog_mono_ns_();
+    for (;;) {
+        int rc = d->ops->query(d->impl, m);
+        if (rc != TLOG_PENDING)
+            return rc;
+        uint64_t waited = (uint64_t)(tlog_mono_ns_() - start);
+        if (waited >= timeout_ns)
+            return TLOG_ETIMEDOUT;
+        if (waited < 200000) {
+            sched_yield();
+        } else {
+            struct timespec nap = {0, 20000};
+            nanosleep(&nap, NULL);
+        }
+    }
+}
+
+/* An anchor from the device's own clock reading, bracketed by host clock
+ * reads: no queue round trip, so it is exact to the reading's cost. */
+static int anchor_mark_now(tlog_device *d)
+{
+    tlog_ticks t0 = tlog_now(d->log);
+    int rc = d->ops->mark_now(d->impl, d->fresh.marker);
+    tlog_ticks t1 = tlog_now(d->log);
+    if (rc != TLOG_OK)
+        return rc;
+    d->fresh.host = t0 + (t1 - t0) / 2;
+    d->fresh.valid = true;
+    anchor_swap(d);
+    d->anchor_frame = frames_completed(d);
+    return TLOG_OK;
+}
+
 /* Blocking: at registration and in the forced sync, right after the device
  * was busy (a device left idle answers late, which widens the window). */
 int tlog_anchor_now_(tlog_device *d, uint64_t timeout_ns)
 {
     if (d->fresh_pending) {
         /* Never re-record a marker that may still be in flight. */
-        int rc = d->ops->wait(d->impl, d->fresh.marker, timeout_ns);
+        int rc = tlog_marker_wait_(d, d->fresh.marker, timeout_ns);
         if (rc != TLOG_OK)
             return rc;
         d->fresh_pending = false;
     }
+    if (d->ops->mark_now)
+        return anchor_mark_now(d);
     tlog_ticks t0 = tlog_now(d->log);
     int rc = d->ops->record_own(d->impl, d->fresh.marker);
     if (rc == TLOG_OK)
-        rc = d->ops->wait(d->impl, d->fresh.marker, timeout_ns);
+        rc = tlog_marker_wait_(d, d->fresh.marker, timeout_ns);
     tlog_ticks t1 = tlog_now(d->log);
     if (rc != TLOG_OK)
         return rc;
@@ -90,6 +134,10 @@ static void anchor_refresh(tlog_device *d)
     uint64_t frames = frames_completed(d);
     if (d->cur.valid && frames == d->anchor_frame)
         return;
+    if (d->ops->mark_now) {
+        anchor_mark_now(d);
+        return;
+    }
     tlog_ticks t0 = tlog_now(d->log);
     int rc = d->ops->record_own(d->impl, d->fresh.marker);
     tlog_ticks t1 = tlog_now(d->log);
@@ -530,7 +578,7 @@ static bool wait_device(tlog_device *d, uint64_t epoch, int64_t deadline)
             int64_t left = deadline - tlog_mono_ns_();
             if (left <= 0)
                 return false;
-            rc = d->ops->wait(d->impl, m, (uint64_t)left);
+            rc = tlog_marker_wait_(d, m, (uint64_t)left);
             DCOUNT(d, waits, 1);
             if (rc == TLOG_ETIMEDOUT)
                 return false;

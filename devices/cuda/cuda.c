@@ -3,7 +3,9 @@
  *
  * Rules this file keeps (see the header for what users see):
  *  - no cudaEventSynchronize, cudaStreamSynchronize or cudaDeviceSynchronize
- *    anywhere: the one wait (the forced sync) polls cudaEventQuery;
+ *    anywhere: the one wait (the forced sync) is the core's poll of
+ *    cudaEventQuery, which can give up at a timeout and runs in relaxed
+ *    capture mode;
  *  - before recording into an application stream, check whether it is being
  *    captured; if so, record nothing (a plain event left in a capture stays
  *    unreadable, and recording changes the graph);
@@ -13,20 +15,14 @@
  *  - events are created on the device they time (an event and a stream of
  *    different devices cannot be paired).
  */
-#include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
 #include "device.h"
 #include "kernels_ptx.h"
 #include "timerlog/cuda.h"
-
-#define MAX_DEVICES 64
 
 typedef struct cuda_impl {
     int ordinal;
@@ -134,36 +130,6 @@ static int cuda_query(void *impl, tlog_marker marker)
     return query_relaxed((cudaEvent_t)marker);
 }
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Polls rather than cudaEventSynchronize: the wait must give up at the
- * timeout, and a poll can run in relaxed capture mode. Spins at first (a
- * completion a few us away is seen at once), then sleeps briefly. */
-static int cuda_wait(void *impl, tlog_marker marker, uint64_t timeout_ns)
-{
-    (void)impl;
-    uint64_t start = mono_ns();
-    for (;;) {
-        int rc = query_relaxed((cudaEvent_t)marker);
-        if (rc != TLOG_PENDING)
-            return rc;
-        uint64_t waited = mono_ns() - start;
-        if (waited >= timeout_ns)
-            return TLOG_ETIMEDOUT;
-        if (waited < 200000) {
-            sched_yield();
-        } else {
-            struct timespec nap = {0, 20000};
-            nanosleep(&nap, NULL);
-        }
-    }
-}
-
 static int cuda_elapsed(void *impl, tlog_marker from, tlog_marker to, int64_t *ns)
 {
     (void)impl;
@@ -239,7 +205,6 @@ static const tlog_device_ops cuda_ops = {
     .record = cuda_record,
     .record_own = cuda_record_own,
     .query = cuda_query,
-    .wait = cuda_wait,
     .elapsed_ns = cuda_elapsed,
     .queue_key = cuda_queue_key,
     .enqueue_empty = cuda_enqueue_empty,
@@ -332,13 +297,7 @@ static int device_create(tlog_log *log, int ordinal, const tlog_device_config *c
 /* The default log's devices                                                */
 /* ------------------------------------------------------------------------ */
 
-static pthread_mutex_t defaults_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic(tlog_device *) defaults[MAX_DEVICES];
-static bool tried[MAX_DEVICES];
-static bool configured;
-static tlog_device_config default_config;
-static atomic_bool absent;            /* CUDA has no usable device */
-static _Atomic uint64_t untimed;
+static tlog_default_devices defaults = TLOG_DEFAULT_DEVICES_INIT;
 
 /* The last explicit stream seen on this thread and its device. */
 static __thread cudaStream_t cached_stream;
@@ -346,22 +305,7 @@ static __thread int cached_ordinal = -1;
 
 int tlog_cuda_configure(const tlog_device_config *config)
 {
-    int rc = TLOG_OK;
-    pthread_mutex_lock(&defaults_lock);
-    for (int i = 0; i < MAX_DEVICES; i++)
-        if (tried[i])
-            rc = TLOG_EBUSY;
-    if (rc == TLOG_OK) {
-        configured = config != NULL;
-        memset(&default_config, 0, sizeof default_config);
-        if (config) {
-            size_t n = config->size ? config->size : sizeof *config;
-            memcpy(&default_config, config,
-                   n < sizeof default_config ? n : sizeof default_config);
-        }
-    }
-    pthread_mutex_unlock(&defaults_lock);
-    return rc;
+    return tlog_default_configure_(&defaults, config);
 }
 
 /* The device that owns `stream`; NULL and the legacy and per-thread
@@ -396,52 +340,39 @@ static bool capturing(cudaStream_t stream)
     return status != cudaStreamCaptureStatusNone;
 }
 
-static tlog_device *create_default(int ordinal)
+static int create_default(int ordinal, const tlog_device_config *config, tlog_device **out)
 {
-    pthread_mutex_lock(&defaults_lock);
-    tlog_device *dev = atomic_load(&defaults[ordinal]);
-    if (!dev && !tried[ordinal]) {
-        tried[ordinal] = true;
-        int rc = tlog_cuda_device_create(NULL, ordinal, configured ? &default_config : NULL,
-                                         &dev);
-        if (rc == TLOG_ENODEVICE)
-            atomic_store(&absent, true);
-        atomic_store(&defaults[ordinal], dev);
-    }
-    pthread_mutex_unlock(&defaults_lock);
-    return dev;
+    return tlog_cuda_device_create(NULL, ordinal, config, out);
 }
 
 tlog_device *tlog_cuda_device(cudaStream_t stream)
 {
-    if (atomic_load_explicit(&absent, memory_order_relaxed))
+    if (tlog_default_absent_(&defaults))
         return NULL;
     int ordinal = ordinal_of(stream);
-    if (ordinal < 0 || ordinal >= MAX_DEVICES) {
-        if (ordinal < 0)
-            create_default(0);   /* reports why CUDA is unusable, once */
+    if (ordinal < 0) {
+        tlog_default_device_(&defaults, 0, create_default); /* reports why, once */
         return NULL;
     }
-    tlog_device *dev = atomic_load_explicit(&defaults[ordinal], memory_order_acquire);
+    if (ordinal >= TLOG_DEFAULT_DEVICES_MAX)
+        return NULL;
+    tlog_device *dev = atomic_load_explicit(&defaults.devices[ordinal], memory_order_acquire);
     if (dev)
         return dev;
     /* A scope in a capture is not timed anyway: make the device later, when
      * setting it up cannot touch a graph being built. */
-    return capturing(stream) ? NULL : create_default(ordinal);
+    return capturing(stream) ? NULL : tlog_default_device_(&defaults, ordinal, create_default);
 }
 
 uint64_t tlog_cuda_scopes_untimed(void)
 {
-    return atomic_load(&untimed);
+    return atomic_load(&defaults.untimed);
 }
 
 tlog_device_scope tlog_cuda_begin(cudaStream_t stream, const tlog_site *site)
 {
     tlog_device *dev = tlog_cuda_device(stream);
-    if (!dev) {
-        tlog_device_scope none = {NULL, 0};
-        atomic_fetch_add_explicit(&untimed, 1, memory_order_relaxed);
-        return none;
-    }
+    if (!dev)
+        return tlog_default_untimed_(&defaults);
     return tlog_device_begin(dev, stream, site);
 }

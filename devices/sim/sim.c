@@ -18,11 +18,12 @@
 
 enum marker_state { M_IDLE, M_RECORDED, M_REACHED, M_HUNG };
 
-typedef struct sim_marker {
+struct tlog_sim_marker {
     _Atomic int state;
     bool own;                 /* last recorded on the library's own queue */
     uint64_t ts;              /* when reached; written before state */
-} sim_marker;
+};
+typedef struct tlog_sim_marker sim_marker;
 
 typedef struct item {
     struct item *next;
@@ -561,4 +562,52 @@ int tlog_sim_device_create(tlog_sim *sim, tlog_log *log, const tlog_device_confi
     if (!sim)
         return TLOG_EINVAL;
     return tlog_device_register_(log, &sim_ops, sim, "sim", config, out);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Markers for test runtimes                                                */
+/* ------------------------------------------------------------------------ */
+
+int tlog_sim_marker_create(tlog_sim *sim, tlog_sim_marker **out)
+{
+    if (!sim || !out)
+        return TLOG_EINVAL;
+    tlog_marker m = 0;
+    int rc = sim_marker_create(sim, &m);
+    *out = (tlog_sim_marker *)m;
+    return rc;
+}
+
+void tlog_sim_marker_destroy(tlog_sim *sim, tlog_sim_marker *marker)
+{
+    if (sim && marker)
+        sim_marker_destroy(sim, (tlog_marker)marker);
+}
+
+int tlog_sim_marker_record(tlog_sim *sim, tlog_sim_queue *queue, tlog_sim_marker *marker)
+{
+    return sim && marker ? sim_record(sim, queue, (tlog_marker)marker) : TLOG_EINVAL;
+}
+
+int tlog_sim_marker_query(tlog_sim *sim, tlog_sim_marker *marker)
+{
+    return sim && marker ? sim_query(sim, (tlog_marker)marker) : TLOG_EINVAL;
+}
+
+int tlog_sim_marker_wait(tlog_sim *sim, tlog_sim_marker *marker, uint64_t timeout_ns)
+{
+    return sim && marker ? sim_wait(sim, (tlog_marker)marker, timeout_ns) : TLOG_EINVAL;
+}
+
+int tlog_sim_marker_time(tlog_sim *sim, tlog_sim_marker *marker, uint64_t *ns)
+{
+    if (!sim || !marker || !ns)
+        return TLOG_EINVAL;
+    int state = atomic_load_explicit(&marker->state, memory_order_acquire);
+    if (state == M_IDLE)
+        return TLOG_EINVAL;
+    if (state != M_REACHED)
+        return TLOG_PENDING;
+    *ns = marker->ts;
+    return TLOG_OK;
 }

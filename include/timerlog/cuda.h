@@ -74,24 +74,9 @@ static inline tlog_device_scope tlog_cuda_enter_(cudaStream_t stream, const tlog
 #if defined(TIMERLOG_DISABLE)
 #define TIMERLOG_CUDA_SCOPE(stream, name) ((void)sizeof(stream))
 #elif defined(__cplusplus)
-} /* extern "C" */
-namespace timerlog {
-/* Ends a CUDA device scope when it goes out of scope. */
-class cuda_guard {
-public:
-    cuda_guard(cudaStream_t stream, const tlog_site *site) noexcept
-        : scope_(tlog_cuda_enter_(stream, site)) {}
-    ~cuda_guard() { if (scope_.slot_) tlog_device_end(&scope_); }
-    cuda_guard(const cuda_guard &) = delete;
-    cuda_guard &operator=(const cuda_guard &) = delete;
-private:
-    tlog_device_scope scope_;
-};
-} /* namespace timerlog */
-extern "C" {
 #define TIMERLOG_CUDA_VARS_(site, guard, stream, name)                       \
     TIMERLOG_SITE_(site, TLOG_LEVEL_COARSE, name);                           \
-    ::timerlog::cuda_guard guard(stream, &site)
+    ::timerlog::device_guard guard(tlog_cuda_enter_(stream, &site))
 #else
 #define TIMERLOG_CUDA_VARS_(site, guard, stream, name)                       \
     TIMERLOG_SITE_(site, TLOG_LEVEL_COARSE, name);                           \

@@ -991,6 +991,8 @@ class device_guard {
 public:
     device_guard(tlog_device *dev, void *queue, const tlog_site *site) noexcept
         : scope_(tlog_device_enter_(dev, queue, site)) {}
+    /* Takes over a scope opened by a backend's own begin (CUDA, HIP, ...). */
+    explicit device_guard(const tlog_device_scope &scope) noexcept : scope_(scope) {}
     ~device_guard() { if (scope_.slot_) tlog_device_end(&scope_); }
     device_guard(const device_guard &) = delete;
     device_guard &operator=(const device_guard &) = delete;

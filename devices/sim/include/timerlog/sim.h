@@ -102,6 +102,31 @@ typedef struct tlog_sim_stats {
 TLOG_API int tlog_sim_get_stats(tlog_sim *sim, tlog_sim_stats *out) TLOG_NOEXCEPT;
 
 /*
+ * The simulator's markers, for test runtimes that present the simulator
+ * through a vendor API (an event of a test HIP runtime, a timestamp of a
+ * test Level Zero driver). A marker is reached when its queue gets to it;
+ * its time is the device clock then. Record, query and wait count in the
+ * stats and take injected faults like the markers of a simulated device.
+ */
+typedef struct tlog_sim_marker tlog_sim_marker;
+
+TLOG_API int tlog_sim_marker_create(tlog_sim *sim, tlog_sim_marker **out) TLOG_NOEXCEPT;
+/* Allowed while the marker is in flight: its queue forgets it. */
+TLOG_API void tlog_sim_marker_destroy(tlog_sim *sim, tlog_sim_marker *marker) TLOG_NOEXCEPT;
+/* Puts the marker at the end of `queue` (NULL: the default queue). */
+TLOG_API int tlog_sim_marker_record(tlog_sim *sim, tlog_sim_queue *queue,
+                                    tlog_sim_marker *marker) TLOG_NOEXCEPT;
+/* TLOG_OK once reached (or never recorded), TLOG_PENDING-like 1 before. */
+TLOG_API int tlog_sim_marker_query(tlog_sim *sim, tlog_sim_marker *marker) TLOG_NOEXCEPT;
+/* Blocks until reached, at most timeout_ns: TLOG_OK or TLOG_ETIMEDOUT. */
+TLOG_API int tlog_sim_marker_wait(tlog_sim *sim, tlog_sim_marker *marker,
+                                  uint64_t timeout_ns) TLOG_NOEXCEPT;
+/* The device time at which the marker was reached: TLOG_OK, 1 while it is
+ * pending, TLOG_EINVAL if it was never recorded. */
+TLOG_API int tlog_sim_marker_time(tlog_sim *sim, tlog_sim_marker *marker,
+                                  uint64_t *ns) TLOG_NOEXCEPT;
+
+/*
  * A libtimerlog device on the simulator, bound to `log` (NULL: the default
  * log). The simulator must outlive the device. `config` may be NULL.
  */

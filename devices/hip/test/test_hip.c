@@ -1,0 +1,192 @@
+/*
+ * The HIP backend's own rules, against the test runtime standing in for
+ * libamdhip64 (the behaviour every backend shares is in suite_hip.c): the
+ * live-event budget, streams being captured, the default devices, device
+ * errors. Run with TLOG_TEST_HIP_DEVICES=2.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <timerlog/hip.h>
+
+#include "check.h"
+#include "hip_test_runtime.h"
+
+#define MS 1000000ull
+#define CALIBRATION_EVENTS 30
+
+typedef struct errors {
+    int count;
+    int last_code;
+    char last[256];
+} errors;
+
+static void on_error(void *user, const tlog_error *e)
+{
+    errors *errs = user;
+    errs->count++;
+    errs->last_code = e->code;
+    snprintf(errs->last, sizeof errs->last, "%s", e->message);
+}
+
+static const tlog_site *site(const char *name)
+{
+    return tlog_site_intern(name, __FILE__, "test", 0, TLOG_LEVEL_COARSE);
+}
+
+static tlog_log *make_log(errors *errs)
+{
+    tlog_config c = {.size = sizeof c, .flags = TLOG_CONFIG_IGNORE_ENV,
+                     .on_error = on_error, .error_user = errs};
+    tlog_log *log = NULL;
+    CHECK(tlog_create(&c, &log) == TLOG_OK);
+    return log;
+}
+
+static tlog_device_info info(tlog_device *dev)
+{
+    tlog_device_info i = {.size = sizeof i};
+    CHECK(tlog_device_get_info(dev, &i) == TLOG_OK);
+    return i;
+}
+
+/* `n` scopes in one frame behind a long kernel: all in flight at once. */
+static void scopes_in_flight(tlog_log *log, tlog_device *dev, hipStream_t s, int n)
+{
+    tlog_log_begin(log, site("frame"));
+    CHECK(tlog_test_hip_launch(s, 50 * MS) == hipSuccess);
+    for (int k = 0; k < n; k++) {
+        tlog_device_scope d = tlog_device_begin(dev, s, site("kernel"));
+        tlog_device_end(&d);
+    }
+    tlog_log_end(log, site("frame"));
+}
+
+/* A device never holds more events than its budget, whatever the load:
+ * scopes past it are dropped and counted. */
+static void events_stay_within_the_budget(void)
+{
+    tlog_test_hip_stats before;
+    tlog_test_hip_get_stats(&before);
+    errors errs = {0};
+    tlog_log *log = make_log(&errs);
+    tlog_device *dev = NULL;
+    CHECK(tlog_hip_device_create(log, 0, NULL, &dev) == TLOG_OK);
+    hipStream_t s;
+    CHECK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking) == hipSuccess);
+    scopes_in_flight(log, dev, s, 600);
+    tlog_device_info i = info(dev);
+    CHECK(i.scopes_dropped == 600 - 512);
+    tlog_test_hip_stats st;
+    tlog_test_hip_get_stats(&st);
+    CHECK(st.events_max_live <= 2 * 512 + 2 + CALIBRATION_EVENTS);
+    CHECK(tlog_sync(log) == TLOG_OK);
+    CHECK(info(dev).resolved == 512);
+    tlog_destroy(log);
+    hipStreamDestroy(s);
+    tlog_test_hip_get_stats(&st);
+    CHECK(st.events_live == before.events_live);   /* every event destroyed */
+}
+
+/* A larger max_scopes is held to the cap, with a report saying so. */
+static void max_scopes_is_capped(void)
+{
+    errors errs = {0};
+    tlog_log *log = make_log(&errs);
+    tlog_device *dev = NULL;
+    tlog_device_config c = {.size = sizeof c, .max_scopes = 5000};
+    CHECK(tlog_hip_device_create(log, 0, &c, &dev) == TLOG_OK);
+    CHECK(errs.count == 1 && strstr(errs.last, "exceeds the event budget") != NULL);
+    hipStream_t s;
+    CHECK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking) == hipSuccess);
+    scopes_in_flight(log, dev, s, 1100);
+    CHECK(info(dev).scopes_dropped == 1100 - 1024);
+    tlog_destroy(log);
+    hipStreamDestroy(s);
+}
+
+/* Nothing is recorded into a stream being captured; the scope is counted. */
+static void captured_stream_is_left_alone(void)
+{
+    errors errs = {0};
+    tlog_log *log = make_log(&errs);
+    tlog_device *dev = NULL;
+    CHECK(tlog_hip_device_create(log, 0, NULL, &dev) == TLOG_OK);
+    hipStream_t s;
+    CHECK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking) == hipSuccess);
+    CHECK(tlog_test_hip_set_capturing(s, 1) == hipSuccess);
+    tlog_test_hip_stats a, b;
+    tlog_test_hip_get_stats(&a);
+    tlog_log_begin(log, site("frame"));
+    tlog_device_scope d = tlog_device_begin(dev, s, site("captured"));
+    CHECK(d.slot_ == NULL);
+    tlog_log_end(log, site("frame"));
+    tlog_test_hip_get_stats(&b);
+    CHECK(b.records == a.records);
+    CHECK(info(dev).scopes_captured == 1);
+    CHECK(tlog_test_hip_set_capturing(s, 0) == hipSuccess);
+    tlog_destroy(log);
+    hipStreamDestroy(s);
+}
+
+/* The default log's device is the calling thread's current device. */
+static void default_device_follows_the_current_device(void)
+{
+    CHECK(hipSetDevice(1) == hipSuccess);
+    tlog_device *dev = tlog_hip_device(NULL);
+    CHECK(dev != NULL);
+    tlog_device_info i = info(dev);
+    CHECK(strstr(i.name, "(1)") != NULL);
+    CHECK(strcmp(i.backend, "hip") == 0);
+    CHECK(hipSetDevice(0) == hipSuccess);
+    CHECK(tlog_hip_device(NULL) != dev);
+    CHECK(tlog_hip_configure(NULL) == TLOG_EBUSY);
+    {
+        TIMERLOG_SCOPE("Frame");
+        TIMERLOG_HIP_SCOPE(NULL, "Kernel");
+        CHECK(tlog_test_hip_launch(NULL, 1 * MS) == hipSuccess);
+    }
+    tlog_frame *f = tlog_frame_pop(NULL);
+    CHECK(f != NULL);
+    tlog_frame_info fi = {.size = sizeof fi};
+    CHECK(f && tlog_frame_get_info(f, &fi) == TLOG_OK);
+    CHECK(fi.device_intervals == 1 && fi.device_unresolved == 0);
+    tlog_frame_release(f);
+    CHECK(tlog_hip_scopes_untimed() == 0);
+}
+
+/* A device error while resolving is reported; the interval shows
+ * unresolved and recording goes on. */
+static void device_error_leaves_the_interval_unresolved(void)
+{
+    errors errs = {0};
+    tlog_log *log = make_log(&errs);
+    tlog_device *dev = NULL;
+    CHECK(tlog_hip_device_create(log, 0, NULL, &dev) == TLOG_OK);
+    hipStream_t s;
+    CHECK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking) == hipSuccess);
+    tlog_log_begin(log, site("frame"));
+    tlog_device_scope d = tlog_device_begin(dev, s, site("faulty"));
+    tlog_device_end(&d);
+    tlog_log_end(log, site("frame"));
+    CHECK(tlog_test_hip_inject(3 /* TLOG_SIM_FAULT_QUERY_ERROR */, 1) == 0);
+    tlog_frame *f = tlog_frame_pop(log);
+    tlog_frame_info fi = {.size = sizeof fi};
+    CHECK(f && tlog_frame_get_info(f, &fi) == TLOG_OK);
+    CHECK(fi.device_unresolved == 1);
+    CHECK(errs.count >= 1);
+    tlog_frame_release(f);
+    tlog_destroy(log);
+    hipStreamDestroy(s);
+}
+
+int main(void)
+{
+    events_stay_within_the_budget();
+    max_scopes_is_capped();
+    captured_stream_is_left_alone();
+    default_device_follows_the_current_device();
+    device_error_leaves_the_interval_unresolved();
+    printf("%d failed checks\n", check_failures);
+    return check_failures ? 1 : 0;
+}

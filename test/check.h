@@ -1,0 +1,33 @@
+/* Check macros for the tests that build without cmocka (backend tests that
+ * must also build on GPU machines with only a vendor toolkit): a failed
+ * check is printed and counted, and the test goes on. */
+#ifndef TIMERLOG_TEST_CHECK_H
+#define TIMERLOG_TEST_CHECK_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define SKIP 77
+
+static int check_failures;
+
+#define CHECK(cond)                                                          \
+    do {                                                                     \
+        if (!(cond)) {                                                       \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+            check_failures++;                                                \
+        }                                                                    \
+    } while (0)
+
+#define CHECK_NEAR(value, expected, tol)                                     \
+    do {                                                                     \
+        int64_t v_ = (int64_t)(value), e_ = (int64_t)(expected);             \
+        if (v_ < e_ - (int64_t)(tol) || v_ > e_ + (int64_t)(tol)) {          \
+            fprintf(stderr, "%s:%d: %s = %lld, expected %lld +- %lld\n",      \
+                    __FILE__, __LINE__, #value, (long long)v_, (long long)e_, \
+                    (long long)(tol));                                       \
+            check_failures++;                                                \
+        }                                                                    \
+    } while (0)
+
+#endif
