@@ -75,6 +75,17 @@ int tlog_marker_wait_(tlog_device *d, tlog_marker m, uint64_t timeout_ns)
     }
 }
 
+/* The fresh marker, reached between host clock reads t0 and t1, becomes
+ * the anchor. */
+static int anchor_take(tlog_device *d, tlog_ticks t0, tlog_ticks t1)
+{
+    d->fresh.host = t0 + (t1 - t0) / 2;
+    d->fresh.valid = true;
+    anchor_swap(d);
+    d->anchor_frame = frames_completed(d);
+    return TLOG_OK;
+}
+
 /* An anchor from the device's own clock reading, bracketed by host clock
  * reads: no queue round trip, so it is exact to the reading's cost. */
 static int anchor_mark_now(tlog_device *d)
@@ -82,13 +93,7 @@ static int anchor_mark_now(tlog_device *d)
     tlog_ticks t0 = tlog_now(d->log);
     int rc = d->ops->mark_now(d->impl, d->fresh.marker);
     tlog_ticks t1 = tlog_now(d->log);
-    if (rc != TLOG_OK)
-        return rc;
-    d->fresh.host = t0 + (t1 - t0) / 2;
-    d->fresh.valid = true;
-    anchor_swap(d);
-    d->anchor_frame = frames_completed(d);
-    return TLOG_OK;
+    return rc == TLOG_OK ? anchor_take(d, t0, t1) : rc;
 }
 
 /* Blocking: at registration and in the forced sync, right after the device
@@ -109,13 +114,7 @@ int tlog_anchor_now_(tlog_device *d, uint64_t timeout_ns)
     if (rc == TLOG_OK)
         rc = tlog_marker_wait_(d, d->fresh.marker, timeout_ns);
     tlog_ticks t1 = tlog_now(d->log);
-    if (rc != TLOG_OK)
-        return rc;
-    d->fresh.host = t0 + (t1 - t0) / 2;
-    d->fresh.valid = true;
-    anchor_swap(d);
-    d->anchor_frame = frames_completed(d);
-    return TLOG_OK;
+    return rc == TLOG_OK ? anchor_take(d, t0, t1) : rc;
 }
 
 /* Non-blocking, once per frame: a marker on the backend's idle queue, placed

@@ -4,6 +4,8 @@
 #  - the CUDA backend's tests (accuracy against the kernels' own clock, sync
 #    scopes and the forced sync, graph capture left intact, a 10,000-frame
 #    loop with a flat memory profile),
+#  - the device behaviour suite on the GPU (the rules every backend keeps,
+#    test/device_suite.c),
 #  - bench_cuda (host cost of a device scope against two bare
 #    cudaEventRecord calls, medians of 21 runs),
 #  - the CUDA example, and the rest of the test suite where cmocka is present,
@@ -31,6 +33,8 @@ ninja -C "$build" >/dev/null || exit 1
 status=0
 echo "=== CUDA backend tests"
 "$build/devices/cuda/test_cuda" || status=1
+echo "=== device behaviour suite on CUDA"
+"$build/devices/cuda/suite_cuda" || status=1
 echo "=== bench_cuda"
 "$build/bench/bench_cuda" 21 || status=1
 echo "=== bench_device (library share of a device scope)"

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <timerlog/timerlog.h>
+
 #define SKIP 77
 
 static int check_failures;
@@ -29,5 +31,21 @@ static int check_failures;
             check_failures++;                                                \
         }                                                                    \
     } while (0)
+
+/* What a log's error callback was told: give check_collect as on_error and
+ * a check_errors as error_user. */
+typedef struct check_errors {
+    int count;
+    int last_code;
+    char last[256];   /* the last message */
+} check_errors;
+
+static inline void check_collect(void *user, const tlog_error *e)
+{
+    check_errors *errs = user;
+    errs->count++;
+    errs->last_code = e->code;
+    snprintf(errs->last, sizeof errs->last, "%s", e->message);
+}
 
 #endif

@@ -26,23 +26,15 @@ typedef struct fixture {
     tlog_log *log;
     tlog_device *dev;
     void *q1, *q2;
-    int errors;
-    char last_error[256];
+    check_errors errors;
 } fixture;
-
-static void on_error(void *user, const tlog_error *e)
-{
-    fixture *fx = user;
-    fx->errors++;
-    snprintf(fx->last_error, sizeof fx->last_error, "%s", e->message);
-}
 
 static int fixture_open(fixture *fx, uint64_t sync_timeout_ns)
 {
     memset(fx, 0, sizeof *fx);
     tlog_config c = {.size = sizeof c, .flags = TLOG_CONFIG_IGNORE_ENV, .max_frames = 64,
-                     .sync_timeout_ns = sync_timeout_ns, .on_error = on_error,
-                     .error_user = fx};
+                     .sync_timeout_ns = sync_timeout_ns, .on_error = check_collect,
+                     .error_user = &fx->errors};
     if (tlog_create(&c, &fx->log) != TLOG_OK)
         return TLOG_ENOMEM;
     int rc = be->open(fx->log, &fx->dev);
@@ -452,7 +444,7 @@ static void forced_sync_gives_up_at_its_timeout(fixture *fx)
     host_end(fx, "frame");
     submit(fx->q1);
     CHECK(tlog_sync(fx->log) == TLOG_ETIMEDOUT);
-    CHECK(fx->errors > 0);
+    CHECK(fx->errors.count > 0);
     tlog_frame *f = tlog_frame_pop(fx->log);
     CHECK(f != NULL);
     tlog_frame_info fi = {.size = sizeof fi};

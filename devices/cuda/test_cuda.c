@@ -16,19 +16,8 @@
 
 #include <timerlog/cuda.h>
 
+#include "check.h"
 #include "test_kernels_ptx.h"
-
-#define SKIP 77
-
-static int failures;
-
-#define CHECK(cond)                                                          \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                      \
-        }                                                                    \
-    } while (0)
 
 #define CUDA_OK(call)                                                        \
     do {                                                                     \
@@ -39,18 +28,6 @@ static int failures;
             exit(1);                                                         \
         }                                                                    \
     } while (0)
-
-typedef struct errors {
-    int enodevice;
-    char last[256];
-} errors;
-
-static void on_error(void *user, const tlog_error *e)
-{
-    errors *errs = user;
-    errs->enodevice += e->code == TLOG_ENODEVICE;
-    snprintf(errs->last, sizeof errs->last, "%s", e->message);
-}
 
 static int gpu_count(void)
 {
@@ -77,14 +54,14 @@ static int no_device(void)
         puts("a GPU is present: the no-device path is not tested here");
         return SKIP;
     }
-    errors errs = {0};
-    tlog_config cfg = {.size = sizeof cfg, .on_error = on_error, .error_user = &errs};
+    check_errors errs = {0};
+    tlog_config cfg = {.size = sizeof cfg, .on_error = check_collect, .error_user = &errs};
     CHECK(tlog_default_config(&cfg) == TLOG_OK);
 
     tlog_device *dev = (tlog_device *)&errs;
     CHECK(tlog_cuda_device_create(NULL, 0, NULL, &dev) == TLOG_ENODEVICE);
     CHECK(dev == NULL);
-    CHECK(errs.enodevice == 1);
+    CHECK(errs.count == 1 && errs.last_code == TLOG_ENODEVICE);
     CHECK(strstr(errs.last, "CUDA: no usable device") != NULL);
 
     for (int frame = 0; frame < 3; frame++) {
@@ -101,7 +78,7 @@ static int no_device(void)
     CHECK(tlog_dump(NULL, sink) == TLOG_OK);
     fclose(sink);
     printf("no device: %s; 30 scopes untimed, frames unaffected\n", errs.last);
-    return failures ? 1 : 0;
+    return check_failures ? 1 : 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -368,13 +345,13 @@ int main(int argc, char **argv)
     }
     gpu g = {0};
     gpu_setup(&g);
-    if (failures)
+    if (check_failures)
         return 1;
     accuracy(&g);
     sync_points(&g);
     capture(&g);
     long_loop(&g);
     tlog_destroy(g.log);
-    printf("%s\n", failures ? "FAILED" : "all CUDA checks passed");
-    return failures ? 1 : 0;
+    printf("%s\n", check_failures ? "FAILED" : "all CUDA checks passed");
+    return check_failures ? 1 : 0;
 }

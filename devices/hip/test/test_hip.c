@@ -15,29 +15,15 @@
 #define MS 1000000ull
 #define CALIBRATION_EVENTS 30
 
-typedef struct errors {
-    int count;
-    int last_code;
-    char last[256];
-} errors;
-
-static void on_error(void *user, const tlog_error *e)
-{
-    errors *errs = user;
-    errs->count++;
-    errs->last_code = e->code;
-    snprintf(errs->last, sizeof errs->last, "%s", e->message);
-}
-
 static const tlog_site *site(const char *name)
 {
     return tlog_site_intern(name, __FILE__, "test", 0, TLOG_LEVEL_COARSE);
 }
 
-static tlog_log *make_log(errors *errs)
+static tlog_log *make_log(check_errors *errs)
 {
     tlog_config c = {.size = sizeof c, .flags = TLOG_CONFIG_IGNORE_ENV,
-                     .on_error = on_error, .error_user = errs};
+                     .on_error = check_collect, .error_user = errs};
     tlog_log *log = NULL;
     CHECK(tlog_create(&c, &log) == TLOG_OK);
     return log;
@@ -68,7 +54,7 @@ static void events_stay_within_the_budget(void)
 {
     tlog_test_hip_stats before;
     tlog_test_hip_get_stats(&before);
-    errors errs = {0};
+    check_errors errs = {0};
     tlog_log *log = make_log(&errs);
     tlog_device *dev = NULL;
     CHECK(tlog_hip_device_create(log, 0, NULL, &dev) == TLOG_OK);
@@ -91,7 +77,7 @@ static void events_stay_within_the_budget(void)
 /* A larger max_scopes is held to the cap, with a report saying so. */
 static void max_scopes_is_capped(void)
 {
-    errors errs = {0};
+    check_errors errs = {0};
     tlog_log *log = make_log(&errs);
     tlog_device *dev = NULL;
     tlog_device_config c = {.size = sizeof c, .max_scopes = 5000};
@@ -108,7 +94,7 @@ static void max_scopes_is_capped(void)
 /* Nothing is recorded into a stream being captured; the scope is counted. */
 static void captured_stream_is_left_alone(void)
 {
-    errors errs = {0};
+    check_errors errs = {0};
     tlog_log *log = make_log(&errs);
     tlog_device *dev = NULL;
     CHECK(tlog_hip_device_create(log, 0, NULL, &dev) == TLOG_OK);
@@ -159,7 +145,7 @@ static void default_device_follows_the_current_device(void)
  * unresolved and recording goes on. */
 static void device_error_leaves_the_interval_unresolved(void)
 {
-    errors errs = {0};
+    check_errors errs = {0};
     tlog_log *log = make_log(&errs);
     tlog_device *dev = NULL;
     CHECK(tlog_hip_device_create(log, 0, NULL, &dev) == TLOG_OK);

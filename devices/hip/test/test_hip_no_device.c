@@ -11,18 +11,6 @@
 
 #include "check.h"
 
-typedef struct errors {
-    int enodevice;
-    char last[256];
-} errors;
-
-static void on_error(void *user, const tlog_error *e)
-{
-    errors *errs = user;
-    errs->enodevice += e->code == TLOG_ENODEVICE;
-    snprintf(errs->last, sizeof errs->last, "%s", e->message);
-}
-
 int main(void)
 {
     int n = 0;
@@ -30,14 +18,14 @@ int main(void)
         puts("a GPU is present: the no-device path is not tested here");
         return SKIP;
     }
-    errors errs = {0};
-    tlog_config cfg = {.size = sizeof cfg, .on_error = on_error, .error_user = &errs};
+    check_errors errs = {0};
+    tlog_config cfg = {.size = sizeof cfg, .on_error = check_collect, .error_user = &errs};
     CHECK(tlog_default_config(&cfg) == TLOG_OK);
 
     tlog_device *dev = (tlog_device *)&errs;
     CHECK(tlog_hip_device_create(NULL, 0, NULL, &dev) == TLOG_ENODEVICE);
     CHECK(dev == NULL);
-    CHECK(errs.enodevice == 1);
+    CHECK(errs.count == 1 && errs.last_code == TLOG_ENODEVICE);
     CHECK(strstr(errs.last, "HIP: no usable device") != NULL);
 
     for (int frame = 0; frame < 3; frame++) {

@@ -23,29 +23,15 @@
 
 #define MS 1000000ull
 
-typedef struct errors {
-    int count;
-    int last_code;
-    char last[256];
-} errors;
-
-static void on_error(void *user, const tlog_error *e)
-{
-    errors *errs = user;
-    errs->count++;
-    errs->last_code = e->code;
-    snprintf(errs->last, sizeof errs->last, "%s", e->message);
-}
-
 static const tlog_site *site(const char *name)
 {
     return tlog_site_intern(name, __FILE__, "test", 0, TLOG_LEVEL_COARSE);
 }
 
-static tlog_log *make_log(errors *errs, uint64_t sync_timeout_ns)
+static tlog_log *make_log(check_errors *errs, uint64_t sync_timeout_ns)
 {
     tlog_config c = {.size = sizeof c, .flags = TLOG_CONFIG_IGNORE_ENV,
-                     .sync_timeout_ns = sync_timeout_ns, .on_error = on_error,
+                     .sync_timeout_ns = sync_timeout_ns, .on_error = check_collect,
                      .error_user = errs};
     tlog_log *log = NULL;
     CHECK(tlog_create(&c, &log) == TLOG_OK);
@@ -56,7 +42,7 @@ static tlog_log *make_log(errors *errs, uint64_t sync_timeout_ns)
  * only count themselves while frames go on. */
 static int no_device(const char *expected)
 {
-    errors errs = {0};
+    check_errors errs = {0};
     tlog_log *log = make_log(&errs, 0);
     tlog_device *dev = (tlog_device *)&errs;
     CHECK(tlog_ze_device_create(log, NULL, NULL, NULL, &dev) == TLOG_ENODEVICE);
@@ -112,7 +98,7 @@ typedef struct app {
     ze_context_handle_t context;
     ze_device_handle_t device;
     ze_command_list_handle_t immediate;
-    errors errs;
+    check_errors errs;
 } app;
 
 /* A device in its own context, and an immediate list in that context. */

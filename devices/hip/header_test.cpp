@@ -1,0 +1,2 @@
+// timerlog/hip.h from C++: the same checks as header_test.c.
+#include "header_test.c"
