@@ -702,6 +702,28 @@ static void *record_until_stopped(void *arg)
     return NULL;
 }
 
+/* Subscribes, lets the recorders run for about `ns`, unsubscribes, then
+ * poisons and frees the subscriber's data. */
+static void subscribe_round(tlog_log *log, long ns)
+{
+    counted *user = calloc(1, sizeof *user);
+    assert_non_null(user);
+    atomic_store(&user->alive, 1);
+    tlog_subscriber s = {.size = sizeof s, .user = user, .scope_begin = counted_begin,
+                         .scope_end = counted_end};
+    tlog_subscription *sub;
+    assert_int_equal(tlog_subscribe(log, &s, &sub), TLOG_OK);
+    if (ns) {
+        struct timespec t = {0, ns};
+        nanosleep(&t, NULL);
+    } else {
+        sched_yield();
+    }
+    tlog_unsubscribe(sub);
+    atomic_store(&user->alive, 0);
+    free(user);
+}
+
 static void unsubscribing_is_safe_while_threads_record(void **state)
 {
     (void)state;
@@ -711,19 +733,12 @@ static void unsubscribing_is_safe_while_threads_record(void **state)
     atomic_store(&stop_recording, 0);
     for (int i = 0; i < RECORDERS; i++)
         assert_int_equal(pthread_create(&th[i], NULL, record_until_stopped, log), 0);
-    for (int round = 0; round < 300; round++) {
-        counted *user = calloc(1, sizeof *user);
-        assert_non_null(user);
-        atomic_store(&user->alive, 1);
-        tlog_subscriber s = {.size = sizeof s, .user = user, .scope_begin = counted_begin,
-                             .scope_end = counted_end};
-        tlog_subscription *sub;
-        assert_int_equal(tlog_subscribe(log, &s, &sub), TLOG_OK);
-        sched_yield();
-        tlog_unsubscribe(sub);
-        atomic_store(&user->alive, 0);
-        free(user);
-    }
+    for (int round = 0; round < 300; round++)
+        subscribe_round(log, 0);
+    /* On a loaded machine the recorders may not have run during those
+     * rounds: give them time until some callback has run. */
+    for (int round = 0; round < 1000 && atomic_load(&calls) == 0; round++)
+        subscribe_round(log, 1000000);
     atomic_store(&stop_recording, 1);
     for (int i = 0; i < RECORDERS; i++)
         pthread_join(th[i], NULL);
