@@ -795,23 +795,37 @@ int tlog_default_configure_(tlog_default_devices *t, const tlog_device_config *c
     return rc;
 }
 
+/* The thread creating a default device, so that the error callback it
+ * runs does not wait for itself. */
+static _Thread_local bool creating_default;
+
 tlog_device *tlog_default_device_(tlog_default_devices *t, int ordinal,
                                   tlog_default_create_fn create)
 {
     if (ordinal < 0 || ordinal >= TLOG_DEFAULT_DEVICES_MAX)
         return NULL;
     tlog_device *dev = atomic_load_explicit(&t->devices[ordinal], memory_order_acquire);
-    if (dev)
+    if (dev || creating_default)
         return dev;
     pthread_mutex_lock(&t->lock);
-    dev = atomic_load(&t->devices[ordinal]);
-    if (!dev && !t->tried[ordinal]) {
-        t->tried[ordinal] = true;
-        int rc = create(ordinal, t->configured ? &t->config : NULL, &dev);
+    if (!t->tried[ordinal]) {
+        t->tried[ordinal] = t->creating[ordinal] = true;
+        tlog_device_config config = t->config;
+        bool configured = t->configured;
+        pthread_mutex_unlock(&t->lock);
+        creating_default = true;
+        int rc = create(ordinal, configured ? &config : NULL, &dev);
+        creating_default = false;
+        pthread_mutex_lock(&t->lock);
         if (rc == TLOG_ENODEVICE)
             atomic_store(&t->absent, true);
         atomic_store_explicit(&t->devices[ordinal], dev, memory_order_release);
+        t->creating[ordinal] = false;
+        pthread_cond_broadcast(&t->created);
     }
+    while (t->creating[ordinal])
+        pthread_cond_wait(&t->created, &t->lock);
+    dev = atomic_load(&t->devices[ordinal]);
     pthread_mutex_unlock(&t->lock);
     return dev;
 }

@@ -113,15 +113,18 @@ TLOG_API void tlog_backend_report_(tlog_log *log, int code, const char *fmt, ...
 
 typedef struct tlog_default_devices {
     pthread_mutex_t lock;
+    pthread_cond_t created;      /* a creation finished */
     _Atomic(tlog_device *) devices[TLOG_DEFAULT_DEVICES_MAX];
     bool tried[TLOG_DEFAULT_DEVICES_MAX];
+    bool creating[TLOG_DEFAULT_DEVICES_MAX];
     bool configured;
     tlog_device_config config;
     atomic_bool absent;          /* the backend has no usable device */
     _Atomic uint64_t untimed;    /* scopes skipped for want of a device */
 } tlog_default_devices;
 
-#define TLOG_DEFAULT_DEVICES_INIT {.lock = PTHREAD_MUTEX_INITIALIZER}
+#define TLOG_DEFAULT_DEVICES_INIT                                            \
+    {.lock = PTHREAD_MUTEX_INITIALIZER, .created = PTHREAD_COND_INITIALIZER}
 
 /* Creates the default log's device `ordinal` with the table's configuration
  * (NULL when none was given). */
@@ -132,7 +135,10 @@ typedef int (*tlog_default_create_fn)(int ordinal, const tlog_device_config *con
 TLOG_API int tlog_default_configure_(tlog_default_devices *t, const tlog_device_config *config);
 
 /* Device `ordinal`, created on first use; NULL if it cannot be. A creation
- * that returns TLOG_ENODEVICE marks the backend absent. */
+ * that returns TLOG_ENODEVICE marks the backend absent. `create` runs with
+ * no lock held, since it reports through the error callback, which may use
+ * the backend: such a call from inside the creation gets NULL; other threads
+ * wait for the creation. */
 TLOG_API tlog_device *tlog_default_device_(tlog_default_devices *t, int ordinal,
                                            tlog_default_create_fn create);
 

@@ -7,8 +7,8 @@
  *    hipEventQuery, which can give up at a timeout;
  *  - an event is never recorded while pending (undefined in HIP): the core
  *    recycles a marker only once it has been reached and read;
- *  - the live events of a device stay well under the process's HSA signal
- *    budget (max_scopes is capped);
+ *  - the live events stay well under the process's HSA signal budget
+ *    (max_scopes is capped per device, and all devices share one count);
  *  - nothing is recorded into a stream being captured, and queries run with
  *    the thread in relaxed capture mode;
  *  - events are created on the device they time.
@@ -22,7 +22,12 @@
 
 /* Scopes in flight per device: each holds two events (see the header). */
 #define DEFAULT_MAX_SCOPES 512u
-#define MAX_SCOPES 1024u
+#define MAX_SCOPES 1000u
+/* Events all HIP devices of the process may hold: half the kernel driver's
+ * 4096 signals, the other half left to the application and the runtime. */
+#define PROCESS_EVENTS 2048
+
+static atomic_int process_events;
 
 typedef struct hip_impl {
     int ordinal;
@@ -60,8 +65,10 @@ static int status_of(hipError_t e)
 static int on_device(int ordinal, int (*fn)(void *), void *arg)
 {
     int prev = -1;
-    if (hipGetDevice(&prev) != hipSuccess)
+    if (hipGetDevice(&prev) != hipSuccess) {
+        hipGetLastError();
         prev = -1;
+    }
     if (prev != ordinal && hipSetDevice(ordinal) != hipSuccess)
         return status_of(hipGetLastError());
     int rc = fn(arg);
@@ -81,8 +88,14 @@ static int create_event(void *out)
 
 static int hip_marker_create(void *impl, tlog_marker *out)
 {
+    if (atomic_fetch_add(&process_events, 1) >= PROCESS_EVENTS) {
+        atomic_fetch_sub(&process_events, 1);
+        return TLOG_ENOMEM;
+    }
     hipEvent_t ev = NULL;
     int rc = on_device(((hip_impl *)impl)->ordinal, create_event, &ev);
+    if (rc != TLOG_OK)
+        atomic_fetch_sub(&process_events, 1);
     *out = (tlog_marker)ev;
     return rc;
 }
@@ -91,6 +104,7 @@ static void hip_marker_destroy(void *impl, tlog_marker marker)
 {
     (void)impl;
     hipEventDestroy((hipEvent_t)marker);
+    atomic_fetch_sub(&process_events, 1);
 }
 
 static int hip_record(void *impl, void *queue, tlog_marker marker)
@@ -233,9 +247,10 @@ int tlog_hip_device_create(tlog_log *log, int ordinal, const tlog_device_config 
     hipDeviceProp_t prop;
     if (rc == TLOG_OK && hipGetDeviceProperties(&prop, ordinal) == hipSuccess)
         snprintf(name, sizeof name, "%s (%d)", prop.name, ordinal);
-    tlog_device_config c = capped(log, config);
-    if (rc == TLOG_OK)
+    if (rc == TLOG_OK) {
+        tlog_device_config c = capped(log, config);
         rc = tlog_device_register_(log, &hip_ops, h, name, &c, out);
+    }
     if (rc != TLOG_OK) {
         tlog_backend_report_(log, rc, "HIP: cannot set up device %d: %s", ordinal,
                              tlog_strerror(rc));

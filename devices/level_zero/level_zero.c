@@ -27,8 +27,10 @@ typedef struct ze_marker {
     uint64_t *slot;             /* written by the device */
     ze_event_handle_t event;    /* signalled once the slot is written */
     uint64_t now;               /* mark_now's reading */
-    bool stamped;               /* holds mark_now's reading, not the slot's */
-    bool in_flight;             /* recorded, completion not seen yet */
+    /* Atomic: the forced sync's wait and a resolver may settle a marker at
+     * the same time. */
+    atomic_bool stamped;        /* holds mark_now's reading, not the slot's */
+    atomic_bool in_flight;      /* recorded, completion not seen yet */
 } ze_marker;
 
 struct ze_chunk {
@@ -136,7 +138,8 @@ static int ze_marker_create(void *impl, tlog_marker *out)
     ze_marker *m = z->free;
     if (rc == TLOG_OK) {
         z->free = m->next_free;
-        m->stamped = m->in_flight = false;
+        atomic_store(&m->stamped, false);
+        atomic_store(&m->in_flight, false);
         *out = (tlog_marker)m;
     }
     pthread_mutex_unlock(&z->lock);
@@ -149,10 +152,10 @@ static void ze_marker_destroy(void *impl, tlog_marker marker)
 {
     ze_impl *z = impl;
     ze_marker *m = (ze_marker *)marker;
-    if (m->in_flight && zeEventQueryStatus(m->event) == ZE_RESULT_SUCCESS)
-        m->in_flight = false;
+    if (atomic_load(&m->in_flight) && zeEventQueryStatus(m->event) == ZE_RESULT_SUCCESS)
+        atomic_store(&m->in_flight, false);
     pthread_mutex_lock(&z->lock);
-    if (m->in_flight) {
+    if (atomic_load(&m->in_flight)) {
         z->leaked = true;
     } else {
         m->next_free = z->free;
@@ -176,8 +179,8 @@ static int append_stamp(ze_command_list_handle_t list, ze_marker *m)
         r = zeCommandListAppendWriteGlobalTimestamp(list, m->slot, m->event, 0, NULL);
     if (r != ZE_RESULT_SUCCESS)
         return status_of(r);
-    m->stamped = false;
-    m->in_flight = true;
+    atomic_store(&m->stamped, false);
+    atomic_store(&m->in_flight, true);
     return TLOG_OK;
 }
 
@@ -199,11 +202,11 @@ static int ze_record_own(void *impl, tlog_marker marker)
  * behind a later marker of the same queue). */
 static int settle(ze_marker *m)
 {
-    if (m->stamped || !m->in_flight)
+    if (atomic_load(&m->stamped) || !atomic_load(&m->in_flight))
         return TLOG_OK;
     int rc = status_of(zeEventQueryStatus(m->event));
     if (rc == TLOG_OK)
-        m->in_flight = false;
+        atomic_store(&m->in_flight, false);
     return rc;
 }
 
@@ -217,19 +220,19 @@ static int ze_wait(void *impl, tlog_marker marker, uint64_t timeout_ns)
 {
     (void)impl;
     ze_marker *m = (ze_marker *)marker;
-    if (m->stamped || !m->in_flight)
+    if (atomic_load(&m->stamped) || !atomic_load(&m->in_flight))
         return TLOG_OK;
     ze_result_t r = zeEventHostSynchronize(m->event, timeout_ns);
     if (r == ZE_RESULT_NOT_READY)
         return TLOG_ETIMEDOUT;
     if (r == ZE_RESULT_SUCCESS)
-        m->in_flight = false;
+        atomic_store(&m->in_flight, false);
     return status_of(r);
 }
 
 static uint64_t reading(const ze_marker *m)
 {
-    return m->stamped ? m->now : *(volatile const uint64_t *)m->slot;
+    return atomic_load(&m->stamped) ? m->now : *(volatile const uint64_t *)m->slot;
 }
 
 /* Ticks from `a` to `b` modulo the counter's width, read as a signed
@@ -260,14 +263,14 @@ static int ze_mark_now(void *impl, tlog_marker marker)
 {
     ze_impl *z = impl;
     ze_marker *m = (ze_marker *)marker;
-    if (m->in_flight)
+    if (atomic_load(&m->in_flight))
         return TLOG_EBUSY;
     uint64_t host = 0, device = 0;
     ze_result_t r = zeDeviceGetGlobalTimestamps(z->device, &host, &device);
     if (r != ZE_RESULT_SUCCESS)
         return status_of(r);
     m->now = device & z->mask;
-    m->stamped = true;
+    atomic_store(&m->stamped, true);
     return TLOG_OK;
 }
 
@@ -278,7 +281,8 @@ static ze_chunk *abandoned;
 
 static void impl_free(ze_impl *z)
 {
-    if (z->own)
+    /* The own list may still hold the writes of abandoned markers. */
+    if (z->own && !z->leaked)
         zeCommandListDestroy(z->own);
     while (z->chunks) {
         ze_chunk *c = z->chunks;

@@ -15,8 +15,10 @@
  * application and the runtime; past that, waits fall back to polling and
  * unrelated queue operations can fail. So a device holds at most
  * 2 x max_scopes + 2 events: max_scopes defaults to 512 here (1024 events)
- * and is capped at 1024 (2048 events); device scopes beyond it are dropped
- * and counted (tlog_device_info.scopes_dropped), never waited for.
+ * and is capped at 1000; and all HIP devices of the process together hold
+ * at most 2048 events, half the budget. Device scopes beyond either limit
+ * are dropped and counted (tlog_device_info.scopes_dropped), never waited
+ * for.
  *
  * Streams: HIP 5.2 cannot tell which device owns a stream, so a scope is
  * timed on the calling thread's current device (hipSetDevice); record on a

@@ -86,9 +86,35 @@ static void max_scopes_is_capped(void)
     hipStream_t s;
     CHECK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking) == hipSuccess);
     scopes_in_flight(log, dev, s, 1100);
-    CHECK(info(dev).scopes_dropped == 1100 - 1024);
+    CHECK(info(dev).scopes_dropped == 1100 - 1000);
     tlog_destroy(log);
     hipStreamDestroy(s);
+}
+
+/* All devices of the process share one event budget. */
+static void devices_share_the_process_budget(void)
+{
+    check_errors errs = {0};
+    tlog_log *log = make_log(&errs);
+    tlog_device *d0 = NULL, *d1 = NULL;
+    tlog_device_config c = {.size = sizeof c, .max_scopes = 1000};
+    CHECK(tlog_hip_device_create(log, 0, &c, &d0) == TLOG_OK);
+    CHECK(tlog_hip_device_create(log, 1, &c, &d1) == TLOG_OK);
+    hipStream_t s0, s1;
+    CHECK(hipSetDevice(0) == hipSuccess);
+    CHECK(hipStreamCreateWithFlags(&s0, hipStreamNonBlocking) == hipSuccess);
+    CHECK(hipSetDevice(1) == hipSuccess);
+    CHECK(hipStreamCreateWithFlags(&s1, hipStreamNonBlocking) == hipSuccess);
+    scopes_in_flight(log, d1, s1, 1100);
+    CHECK(hipSetDevice(0) == hipSuccess);
+    scopes_in_flight(log, d0, s0, 1100);
+    uint64_t timed = 2200 - info(d0).scopes_dropped - info(d1).scopes_dropped;
+    CHECK(2 * timed + 4 <= 2048);
+    CHECK(info(d0).scopes_dropped > 1100 - 1000);
+    CHECK(tlog_sync(log) == TLOG_OK);
+    tlog_destroy(log);
+    hipStreamDestroy(s0);
+    hipStreamDestroy(s1);
 }
 
 /* Nothing is recorded into a stream being captured; the scope is counted. */
@@ -170,6 +196,7 @@ int main(void)
 {
     events_stay_within_the_budget();
     max_scopes_is_capped();
+    devices_share_the_process_budget();
     captured_stream_is_left_alone();
     default_device_follows_the_current_device();
     device_error_leaves_the_interval_unresolved();
