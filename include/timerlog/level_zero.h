@@ -73,7 +73,8 @@ TLOG_API ze_context_handle_t tlog_ze_context(const tlog_device *dev) TLOG_NOEXCE
 TLOG_API uint64_t tlog_ze_scopes_untimed(void) TLOG_NOEXCEPT;
 
 /* Opens a device scope on `list` (checks the site's level); close it with
- * tlog_device_end. A NULL `dev` gives an empty scope and is counted. */
+ * tlog_device_end. A NULL `dev` gives an empty scope and is counted here; a
+ * NULL `list` has no default and is refused (scopes_failed). */
 TLOG_API tlog_device_scope tlog_ze_begin(tlog_device *dev, ze_command_list_handle_t list,
                                          const tlog_site *site) TLOG_NOEXCEPT;
 
