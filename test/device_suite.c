@@ -104,10 +104,18 @@ static void timed(fixture *fx, void *q, const char *name, uint64_t ns)
 
 /* Keeps q busy for a while, so that the scopes enqueued behind it do not
  * see the host's gaps between enqueues (a scope on an idle queue includes
- * them, as it should). */
+ * them, as it should); long enough for the slowest host (sanitizers). */
 static void busy(void *q)
 {
-    CHECK(be->launch(handle(q), 2 * MS) == 0);
+    CHECK(be->launch(handle(q), 20 * MS) == 0);
+}
+
+/* How far a device duration of `ns` may read off: the backend's tolerance,
+ * and the host clock's rate, measured over 10 ms at start-up, through which
+ * device rows are placed (0.1-0.2 %). */
+static uint64_t near(uint64_t ns)
+{
+    return be->tolerance_ns + ns / 300;
 }
 
 static void sleep_ns(uint64_t ns)
@@ -211,7 +219,7 @@ static void interval_times_the_work_it_encloses(fixture *fx)
     if (n) {
         CHECK(i.device != NULL);
         CHECK(i.count == 1);
-        CHECK_NEAR(i.total_ns, 3 * MS, be->tolerance_ns);
+        CHECK_NEAR(i.total_ns, 3 * MS, near(3 * MS));
         CHECK(strcmp(parent_name(n), "frame") == 0);
         CHECK(i.percent_of_parent > 0);
     }
@@ -234,7 +242,7 @@ static void end_follows_the_work_it_closes(fixture *fx)
     tlog_frame *f = frame_of(fx, body_two_kernels, true);
     tlog_node_info i = {0};
     CHECK(row(f, "two", &i) != NULL);
-    CHECK_NEAR(i.total_ns, 4 * MS, be->tolerance_ns);
+    CHECK_NEAR(i.total_ns, 4 * MS, near(4 * MS));
     tlog_frame_release(f);
 }
 
@@ -250,7 +258,7 @@ static void begin_follows_the_work_before_it(fixture *fx)
     tlog_frame *f = frame_of(fx, body_work_before, true);
     tlog_node_info i = {0};
     CHECK(row(f, "after", &i) != NULL);
-    CHECK_NEAR(i.total_ns, 1 * MS, be->tolerance_ns);
+    CHECK_NEAR(i.total_ns, 1 * MS, near(1 * MS));
     tlog_frame_release(f);
 }
 
@@ -270,8 +278,8 @@ static void consecutive_scopes_do_not_overlap(fixture *fx)
     CHECK(a && b);
     if (a && b) {
         tlog_instance ia = instance(f, a), ib = instance(f, b);
-        CHECK_NEAR(ia.duration_ns, 2 * MS, be->tolerance_ns);
-        CHECK_NEAR(ib.duration_ns, 2 * MS, be->tolerance_ns);
+        CHECK_NEAR(ia.duration_ns, 2 * MS, near(2 * MS));
+        CHECK_NEAR(ib.duration_ns, 2 * MS, near(2 * MS));
         CHECK(ib.start_ns + (int64_t)be->tolerance_ns >= ia.start_ns + (int64_t)ia.duration_ns);
     }
     tlog_frame_release(f);
@@ -338,7 +346,7 @@ static void sync_scope_takes_only_completed_work(fixture *fx)
     if (s && l) {
         CHECK(strcmp(parent_name(s), "wait short") == 0);
         CHECK(strcmp(parent_name(l), "wait short") != 0);
-        CHECK_NEAR(i.total_ns, 1 * MS, be->tolerance_ns);
+        CHECK_NEAR(i.total_ns, 1 * MS, near(1 * MS));
     }
     tlog_frame_release(f);
 }
@@ -365,7 +373,7 @@ static void frame_is_ready_only_when_its_work_is(fixture *fx)
     CHECK(f != NULL);
     tlog_node_info i = {0};
     CHECK(f && row(f, "slow", &i) != NULL);
-    CHECK_NEAR(i.total_ns, 40 * MS, be->tolerance_ns);
+    CHECK_NEAR(i.total_ns, 40 * MS, near(40 * MS));
     CHECK(info(fx).waits == 0);
     tlog_frame_release(f);
 }

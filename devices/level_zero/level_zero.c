@@ -35,6 +35,7 @@ typedef struct ze_marker {
 
 struct ze_chunk {
     ze_chunk *next;
+    ze_command_list_handle_t kept_list;  /* abandoned: its device's own list */
     uint64_t *slots;
     ze_event_pool_handle_t pool;
     ze_marker markers[CHUNK];
@@ -281,13 +282,14 @@ static ze_chunk *abandoned;
 
 static void impl_free(ze_impl *z)
 {
-    /* The own list may still hold the writes of abandoned markers. */
     if (z->own && !z->leaked)
         zeCommandListDestroy(z->own);
     while (z->chunks) {
         ze_chunk *c = z->chunks;
         z->chunks = c->next;
         if (z->leaked) {
+            /* The own list may still hold writes into these chunks. */
+            c->kept_list = z->own;
             pthread_mutex_lock(&abandoned_lock);
             c->next = abandoned;
             abandoned = c;
