@@ -587,15 +587,24 @@ static bool ops_valid(const tlog_device_ops *ops)
            ops->query && ops->elapsed_ns;
 }
 
-static int config_of(const tlog_device_config *in, tlog_device *d)
+int tlog_device_config_copy_(tlog_device_config *out, const tlog_device_config *in)
 {
-    tlog_device_config cfg = {0};
+    memset(out, 0, sizeof *out);
     if (in) {
         size_t n = in->size ? in->size : sizeof *in;
         if (n < sizeof(size_t))
             return TLOG_EINVAL;
-        memcpy(&cfg, in, n < sizeof cfg ? n : sizeof cfg);
+        memcpy(out, in, n < sizeof *out ? n : sizeof *out);
     }
+    out->size = sizeof *out;
+    return TLOG_OK;
+}
+
+static int config_of(const tlog_device_config *in, tlog_device *d)
+{
+    tlog_device_config cfg;
+    if (tlog_device_config_copy_(&cfg, in) != TLOG_OK)
+        return TLOG_EINVAL;
     d->flags = cfg.flags;
     d->max_scopes = cfg.max_scopes ? cfg.max_scopes : DEFAULT_MAX_SCOPES;
     d->batch = cfg.pool_batch ? cfg.pool_batch : DEFAULT_POOL_BATCH;
@@ -778,6 +787,9 @@ void tlog_backend_report_(tlog_log *log, int code, const char *fmt, ...)
 
 int tlog_default_configure_(tlog_default_devices *t, const tlog_device_config *config)
 {
+    tlog_device_config copy;
+    if (tlog_device_config_copy_(&copy, config) != TLOG_OK)
+        return TLOG_EINVAL;
     int rc = TLOG_OK;
     pthread_mutex_lock(&t->lock);
     for (int i = 0; i < TLOG_DEFAULT_DEVICES_MAX; i++)
@@ -785,11 +797,7 @@ int tlog_default_configure_(tlog_default_devices *t, const tlog_device_config *c
             rc = TLOG_EBUSY;
     if (rc == TLOG_OK) {
         t->configured = config != NULL;
-        memset(&t->config, 0, sizeof t->config);
-        if (config) {
-            size_t n = config->size ? config->size : sizeof *config;
-            memcpy(&t->config, config, n < sizeof t->config ? n : sizeof t->config);
-        }
+        t->config = copy;
     }
     pthread_mutex_unlock(&t->lock);
     return rc;

@@ -94,8 +94,20 @@ TLOG_API int tlog_device_register_(tlog_log *log, const tlog_device_ops *ops,
                                    const tlog_device_config *config,
                                    tlog_device **out);
 
+/* A caller's device configuration (NULL: all defaults) into *out, zeroed
+ * first, with out->size set: the fields the caller's struct has, whatever
+ * its version. TLOG_EINVAL if its size cannot even hold the size field. */
+TLOG_API int tlog_device_config_copy_(tlog_device_config *out, const tlog_device_config *in);
+
 /* The backend state given to tlog_device_register_. */
 TLOG_API void *tlog_device_impl_(const tlog_device *dev);
+
+/* `ns` (a product of a device reading and a scale) to the nearest integer,
+ * halves away from zero. */
+static inline int64_t tlog_round_ns_(double ns)
+{
+    return (int64_t)(ns < 0 ? ns - 0.5 : ns + 0.5);
+}
 
 /* Reports a backend problem through the error callback of `log` (NULL: the
  * default log), deduplicated like every recording error. */
@@ -131,7 +143,8 @@ typedef struct tlog_default_devices {
 typedef int (*tlog_default_create_fn)(int ordinal, const tlog_device_config *config,
                                       tlog_device **out);
 
-/* The backend's tlog_xxx_configure: TLOG_EBUSY once a device was tried. */
+/* The backend's tlog_xxx_configure: TLOG_EBUSY once a device was tried,
+ * TLOG_EINVAL for a config too small to hold its size. */
 TLOG_API int tlog_default_configure_(tlog_default_devices *t, const tlog_device_config *config);
 
 /* Device `ordinal`, created on first use; NULL if it cannot be. A creation

@@ -19,8 +19,7 @@
 
 static int64_t ns_to_ticks(tlog_log *log, int64_t ns)
 {
-    double t = (double)ns / tlog_ns_per_tick_(log);
-    return (int64_t)(t < 0 ? t - 0.5 : t + 0.5);
+    return tlog_round_ns_((double)ns / tlog_ns_per_tick_(log));
 }
 
 /* A reached marker's host time: the anchor's host time plus the device time

@@ -48,4 +48,16 @@ static inline void check_collect(void *user, const tlog_error *e)
     snprintf(errs->last, sizeof errs->last, "%s", e->message);
 }
 
+/* A log that ignores the environment and reports to `errs`; a forced sync
+ * gives up after sync_timeout_ns (0: the default). */
+static inline tlog_log *check_make_log(check_errors *errs, uint64_t sync_timeout_ns)
+{
+    tlog_config c = {.size = sizeof c, .flags = TLOG_CONFIG_IGNORE_ENV,
+                     .sync_timeout_ns = sync_timeout_ns, .on_error = check_collect,
+                     .error_user = errs};
+    tlog_log *log = NULL;
+    CHECK(tlog_create(&c, &log) == TLOG_OK);
+    return log;
+}
+
 #endif

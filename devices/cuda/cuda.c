@@ -135,10 +135,8 @@ static int cuda_elapsed(void *impl, tlog_marker from, tlog_marker to, int64_t *n
     (void)impl;
     float ms = 0;
     int rc = status_of(cudaEventElapsedTime(&ms, (cudaEvent_t)from, (cudaEvent_t)to));
-    if (rc == TLOG_OK) {
-        double v = (double)ms * 1e6;
-        *ns = (int64_t)(v < 0 ? v - 0.5 : v + 0.5);
-    }
+    if (rc == TLOG_OK)
+        *ns = tlog_round_ns_((double)ms * 1e6);
     return rc;
 }
 

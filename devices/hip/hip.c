@@ -15,7 +15,6 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "device.h"
 #include "timerlog/hip.h"
@@ -140,10 +139,8 @@ static int hip_elapsed(void *impl, tlog_marker from, tlog_marker to, int64_t *ns
     (void)impl;
     float ms = 0;
     int rc = status_of(hipEventElapsedTime(&ms, (hipEvent_t)from, (hipEvent_t)to));
-    if (rc == TLOG_OK) {
-        double v = (double)ms * 1e6;
-        *ns = (int64_t)(v < 0 ? v - 0.5 : v + 0.5);
-    }
+    if (rc == TLOG_OK)
+        *ns = tlog_round_ns_((double)ms * 1e6);
     return rc;
 }
 
@@ -193,24 +190,17 @@ static int impl_setup(void *arg)
     return status_of(hipStreamCreateWithFlags(&h->own, hipStreamNonBlocking));
 }
 
-/* The caller's configuration with max_scopes held to the event budget. */
-static tlog_device_config capped(tlog_log *log, const tlog_device_config *in)
+/* Holds max_scopes to the event budget. */
+static void cap_scopes(tlog_log *log, tlog_device_config *c)
 {
-    tlog_device_config c = {.size = sizeof c};
-    if (in) {
-        size_t n = in->size ? in->size : sizeof *in;
-        memcpy(&c, in, n < sizeof c ? n : sizeof c);
-        c.size = sizeof c;
-    }
-    if (c.max_scopes == 0)
-        c.max_scopes = DEFAULT_MAX_SCOPES;
-    if (c.max_scopes > MAX_SCOPES) {
+    if (c->max_scopes == 0)
+        c->max_scopes = DEFAULT_MAX_SCOPES;
+    if (c->max_scopes > MAX_SCOPES) {
         tlog_backend_report_(log, TLOG_EINVAL,
                              "HIP: max_scopes %u exceeds the event budget; using %u",
-                             (unsigned)c.max_scopes, MAX_SCOPES);
-        c.max_scopes = MAX_SCOPES;
+                             (unsigned)c->max_scopes, MAX_SCOPES);
+        c->max_scopes = MAX_SCOPES;
     }
-    return c;
 }
 
 static int no_device(tlog_log *log, int ordinal, hipError_t e, int count)
@@ -229,7 +219,8 @@ static int no_device(tlog_log *log, int ordinal, hipError_t e, int count)
 int tlog_hip_device_create(tlog_log *log, int ordinal, const tlog_device_config *config,
                            tlog_device **out)
 {
-    if (!out || ordinal < 0 || (config && config->size && config->size < sizeof(size_t)))
+    tlog_device_config c;
+    if (!out || ordinal < 0 || tlog_device_config_copy_(&c, config) != TLOG_OK)
         return TLOG_EINVAL;
     *out = NULL;
     int count = 0;
@@ -248,7 +239,7 @@ int tlog_hip_device_create(tlog_log *log, int ordinal, const tlog_device_config 
     if (rc == TLOG_OK && hipGetDeviceProperties(&prop, ordinal) == hipSuccess)
         snprintf(name, sizeof name, "%s (%d)", prop.name, ordinal);
     if (rc == TLOG_OK) {
-        tlog_device_config c = capped(log, config);
+        cap_scopes(log, &c);
         rc = tlog_device_register_(log, &hip_ops, h, name, &c, out);
     }
     if (rc != TLOG_OK) {

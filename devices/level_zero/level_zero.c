@@ -255,8 +255,7 @@ static int ze_elapsed(void *impl, tlog_marker from, tlog_marker to, int64_t *ns)
         rc = settle(b);
     if (rc != TLOG_OK)
         return rc;
-    double v = (double)tick_delta(z, reading(a), reading(b)) * z->ns_per_tick;
-    *ns = (int64_t)(v < 0 ? v - 0.5 : v + 0.5);
+    *ns = tlog_round_ns_((double)tick_delta(z, reading(a), reading(b)) * z->ns_per_tick);
     return TLOG_OK;
 }
 

@@ -20,15 +20,6 @@ static const tlog_site *site(const char *name)
     return tlog_site_intern(name, __FILE__, "test", 0, TLOG_LEVEL_COARSE);
 }
 
-static tlog_log *make_log(check_errors *errs)
-{
-    tlog_config c = {.size = sizeof c, .flags = TLOG_CONFIG_IGNORE_ENV,
-                     .on_error = check_collect, .error_user = errs};
-    tlog_log *log = NULL;
-    CHECK(tlog_create(&c, &log) == TLOG_OK);
-    return log;
-}
-
 static tlog_device_info info(tlog_device *dev)
 {
     tlog_device_info i = {.size = sizeof i};
@@ -55,7 +46,7 @@ static void events_stay_within_the_budget(void)
     tlog_test_hip_stats before;
     tlog_test_hip_get_stats(&before);
     check_errors errs = {0};
-    tlog_log *log = make_log(&errs);
+    tlog_log *log = check_make_log(&errs, 0);
     tlog_device *dev = NULL;
     CHECK(tlog_hip_device_create(log, 0, NULL, &dev) == TLOG_OK);
     hipStream_t s;
@@ -78,7 +69,7 @@ static void events_stay_within_the_budget(void)
 static void max_scopes_is_capped(void)
 {
     check_errors errs = {0};
-    tlog_log *log = make_log(&errs);
+    tlog_log *log = check_make_log(&errs, 0);
     tlog_device *dev = NULL;
     tlog_device_config c = {.size = sizeof c, .max_scopes = 5000};
     CHECK(tlog_hip_device_create(log, 0, &c, &dev) == TLOG_OK);
@@ -95,7 +86,7 @@ static void max_scopes_is_capped(void)
 static void devices_share_the_process_budget(void)
 {
     check_errors errs = {0};
-    tlog_log *log = make_log(&errs);
+    tlog_log *log = check_make_log(&errs, 0);
     tlog_device *d0 = NULL, *d1 = NULL;
     tlog_device_config c = {.size = sizeof c, .max_scopes = 1000};
     CHECK(tlog_hip_device_create(log, 0, &c, &d0) == TLOG_OK);
@@ -121,7 +112,7 @@ static void devices_share_the_process_budget(void)
 static void captured_stream_is_left_alone(void)
 {
     check_errors errs = {0};
-    tlog_log *log = make_log(&errs);
+    tlog_log *log = check_make_log(&errs, 0);
     tlog_device *dev = NULL;
     CHECK(tlog_hip_device_create(log, 0, NULL, &dev) == TLOG_OK);
     hipStream_t s;
@@ -172,7 +163,7 @@ static void default_device_follows_the_current_device(void)
 static void device_error_leaves_the_interval_unresolved(void)
 {
     check_errors errs = {0};
-    tlog_log *log = make_log(&errs);
+    tlog_log *log = check_make_log(&errs, 0);
     tlog_device *dev = NULL;
     CHECK(tlog_hip_device_create(log, 0, NULL, &dev) == TLOG_OK);
     hipStream_t s;

@@ -28,22 +28,12 @@ static const tlog_site *site(const char *name)
     return tlog_site_intern(name, __FILE__, "test", 0, TLOG_LEVEL_COARSE);
 }
 
-static tlog_log *make_log(check_errors *errs, uint64_t sync_timeout_ns)
-{
-    tlog_config c = {.size = sizeof c, .flags = TLOG_CONFIG_IGNORE_ENV,
-                     .sync_timeout_ns = sync_timeout_ns, .on_error = check_collect,
-                     .error_user = errs};
-    tlog_log *log = NULL;
-    CHECK(tlog_create(&c, &log) == TLOG_OK);
-    return log;
-}
-
 /* Without a device: a clear report, and scopes on the NULL device that
  * only count themselves while frames go on. */
 static int no_device(const char *expected)
 {
     check_errors errs = {0};
-    tlog_log *log = make_log(&errs, 0);
+    tlog_log *log = check_make_log(&errs, 0);
     tlog_device *dev = (tlog_device *)&errs;
     CHECK(tlog_ze_device_create(log, NULL, NULL, NULL, &dev) == TLOG_ENODEVICE);
     CHECK(dev == NULL);
@@ -105,7 +95,7 @@ typedef struct app {
 static void app_open(app *a, uint64_t sync_timeout_ns)
 {
     memset(a, 0, sizeof *a);
-    a->log = make_log(&a->errs, sync_timeout_ns);
+    a->log = check_make_log(&a->errs, sync_timeout_ns);
     CHECK(tlog_ze_device_create(a->log, NULL, NULL, NULL, &a->dev) == TLOG_OK);
     a->context = tlog_ze_context(a->dev);
     CHECK(a->context != NULL);
