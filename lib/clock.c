@@ -27,10 +27,28 @@ int64_t tlog_mono_ns_(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* CLOCK_MONOTONIC and the counter at one moment: the counter is read on
+ * either side of CLOCK_MONOTONIC and the tightest of a few tries is kept,
+ * so that a thread preempted between two reads (milliseconds on a loaded
+ * machine) does not skew the rate. */
+static void read_pair(int64_t *mono, uint64_t *tick)
+{
+    uint64_t best = UINT64_MAX;
+    for (int i = 0; i < 5; i++) {
+        uint64_t before = tlog_clock_now_();
+        int64_t m = tlog_mono_ns_();
+        uint64_t after = tlog_clock_now_();
+        if (after - before < best) {
+            best = after - before;
+            *mono = m;
+            *tick = before + best / 2;
+        }
+    }
+}
+
 static void hw_start(void)
 {
-    hw.mono0 = tlog_mono_ns_();
-    hw.tick0 = tlog_clock_now_();
+    read_pair(&hw.mono0, &hw.tick0);
 }
 
 __attribute__((constructor)) static void hw_start_at_load(void)
@@ -58,11 +76,10 @@ static double hw_measure(void)
     if (!TLOG_CLOCK_NEEDS_CALIBRATION)
         return 1.0;
     pthread_mutex_lock(&hw.lock);
-    int64_t mono;
-    uint64_t tick;
+    int64_t mono = 0;
+    uint64_t tick = 0;
     do {
-        mono = tlog_mono_ns_();
-        tick = tlog_clock_now_();
+        read_pair(&mono, &tick);
     } while (mono - hw.mono0 < TLOG_MIN_BASELINE_NS);
     double rate = (double)(mono - hw.mono0) / (double)(tick - hw.tick0);
     atomic_store_explicit(&hw.rate_bits, rate_to_bits(rate), memory_order_relaxed);

@@ -547,8 +547,38 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The median reading of an empty scope on the backend's own queue, kept busy
- * first so that the host's submission gaps do not show. */
+static int record_pairs(tlog_device *d, tlog_marker *m)
+{
+    const tlog_device_ops *ops = d->ops;
+    int rc = TLOG_OK;
+    for (int i = 0; i < CALIBRATION_PAIRS && rc == TLOG_OK; i++) {
+        rc = ops->record_own(d->impl, m[2 * i]);
+        if (rc == TLOG_OK && ops->enqueue_empty)
+            rc = ops->enqueue_empty(d->impl);
+        if (rc == TLOG_OK)
+            rc = ops->record_own(d->impl, m[2 * i + 1]);
+    }
+    return rc;
+}
+
+/* Records the calibration pairs with the own queue held (or kept busy), so
+ * that the host's gaps between records do not show in what they read. */
+static int record_pairs_held(tlog_device *d, tlog_marker *m)
+{
+    const tlog_device_ops *ops = d->ops;
+    if (!ops->hold_own) {
+        int rc = ops->enqueue_busy ? ops->enqueue_busy(d->impl, 200000) : TLOG_OK;
+        return rc == TLOG_OK ? record_pairs(d, m) : rc;
+    }
+    void *hold = NULL;
+    if (ops->hold_own(d->impl, &hold) != TLOG_OK)
+        return record_pairs(d, m);   /* less exact, still an offset */
+    int rc = record_pairs(d, m);
+    int released = ops->release_own(d->impl, hold);
+    return rc != TLOG_OK ? rc : released;
+}
+
+/* The median reading of an empty scope on the backend's own queue. */
 static int calibrate(tlog_device *d)
 {
     const tlog_device_ops *ops = d->ops;
@@ -557,15 +587,8 @@ static int calibrate(tlog_device *d)
     int rc = TLOG_OK;
     for (int i = 0; i < 2 * CALIBRATION_PAIRS && rc == TLOG_OK; i++)
         rc = ops->marker_create(d->impl, &m[i]);
-    if (rc == TLOG_OK && ops->enqueue_busy)
-        rc = ops->enqueue_busy(d->impl, 200000);
-    for (int i = 0; i < CALIBRATION_PAIRS && rc == TLOG_OK; i++) {
-        rc = ops->record_own(d->impl, m[2 * i]);
-        if (rc == TLOG_OK && ops->enqueue_empty)
-            rc = ops->enqueue_empty(d->impl);
-        if (rc == TLOG_OK)
-            rc = ops->record_own(d->impl, m[2 * i + 1]);
-    }
+    if (rc == TLOG_OK)
+        rc = record_pairs_held(d, m);
     if (rc == TLOG_OK)
         rc = tlog_marker_wait_(d, m[2 * CALIBRATION_PAIRS - 1], CALIBRATION_TIMEOUT_NS);
     for (int i = 0; i < CALIBRATION_PAIRS && rc == TLOG_OK; i++)
@@ -584,7 +607,7 @@ static bool ops_valid(const tlog_device_ops *ops)
 {
     return ops && ops->size >= sizeof *ops && ops->abi == TLOG_DEVICE_ABI && ops->backend &&
            ops->marker_create && ops->marker_destroy && ops->record && ops->record_own &&
-           ops->query && ops->elapsed_ns;
+           ops->query && ops->elapsed_ns && !ops->hold_own == !ops->release_own;
 }
 
 int tlog_device_config_copy_(tlog_device_config *out, const tlog_device_config *in)

@@ -24,7 +24,7 @@ typedef uintptr_t tlog_marker;
 #define TLOG_PENDING 1
 
 /* Bumped whenever tlog_device_ops changes shape. */
-#define TLOG_DEVICE_ABI 2
+#define TLOG_DEVICE_ABI 3
 
 typedef struct tlog_device_ops {
     size_t size;             /* sizeof(tlog_device_ops) */
@@ -71,6 +71,14 @@ typedef struct tlog_device_ops {
      * the host. */
     int (*enqueue_empty)(void *impl);
     int (*enqueue_busy)(void *impl, uint64_t ns);
+
+    /* Optional, and preferred to enqueue_busy: stops the own queue until
+     * release_own, so that the calibration's markers run back to back
+     * however slowly the host records them (a wait for an event that the
+     * host signals). *hold is the backend's, passed back to release_own,
+     * which is called once for every hold that succeeded. */
+    int (*hold_own)(void *impl, void **hold);
+    int (*release_own)(void *impl, void *hold);
 
     /* Optional: sets `marker` to the device clock's reading now, reached at
      * once, without going through a queue (Level Zero's

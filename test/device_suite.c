@@ -26,6 +26,7 @@ typedef struct fixture {
     tlog_log *log;
     tlog_device *dev;
     void *q1, *q2;
+    bool held1, held2;     /* by hold() */
     check_errors errors;
 } fixture;
 
@@ -47,10 +48,12 @@ static int fixture_open(fixture *fx, uint64_t sync_timeout_ns)
     return fx->q1 && fx->q2 ? TLOG_OK : TLOG_ENOMEM;
 }
 
+static void finish(fixture *fx, void *q);
+
 static void fixture_close(fixture *fx)
 {
-    be->finish(fx->q1);
-    be->finish(fx->q2);
+    finish(fx, fx->q1);
+    finish(fx, fx->q2);
     tlog_destroy(fx->log);   /* destroys the device too */
     be->queue_destroy(fx->q1);
     be->queue_destroy(fx->q2);
@@ -102,12 +105,37 @@ static void timed(fixture *fx, void *q, const char *name, uint64_t ns)
     dev_end(&s);
 }
 
-/* Keeps q busy for a while, so that the scopes enqueued behind it do not
- * see the host's gaps between enqueues (a scope on an idle queue includes
- * them, as it should); long enough for the slowest host (sanitizers). */
-static void busy(void *q)
+static bool *held(fixture *fx, void *q)
 {
-    CHECK(be->launch(handle(q), 20 * MS) == 0);
+    return q == fx->q1 ? &fx->held1 : &fx->held2;
+}
+
+/* Stops q until release() (or, where the backend cannot, keeps it busy for
+ * longer than a slow host takes to enqueue a case's scopes), so that the
+ * scopes enqueued behind it do not see the host's gaps between enqueues: a
+ * scope on an idle queue includes them, as it should. */
+static void hold(fixture *fx, void *q)
+{
+    if (!be->hold) {
+        CHECK(be->launch(handle(q), 20 * MS) == 0);
+        return;
+    }
+    CHECK(be->hold(q) == 0);
+    *held(fx, q) = true;
+}
+
+static void release(fixture *fx, void *q)
+{
+    if (*held(fx, q))
+        CHECK(be->release(q) == 0);
+    *held(fx, q) = false;
+}
+
+/* The application's wait for q, once released. */
+static void finish(fixture *fx, void *q)
+{
+    release(fx, q);
+    be->finish(q);
 }
 
 /* How far a device duration of `ns` may read off: the backend's tolerance,
@@ -179,19 +207,24 @@ static const char *parent_name(const tlog_node *node)
     return p && tlog_node_get_info(p, &i) == TLOG_OK ? i.name : "";
 }
 
+static void finish_queues(fixture *fx)
+{
+    finish(fx, fx->q1);
+    finish(fx, fx->q2);
+}
+
 /* Records one frame "frame" with `body` inside, then pops it (forcing a
  * sync if its device work is pending). */
-static tlog_frame *frame_of(fixture *fx, void (*body)(fixture *), bool finish)
+static tlog_frame *frame_of(fixture *fx, void (*body)(fixture *), bool wait)
 {
     host_begin(fx, "frame");
     body(fx);
     host_end(fx, "frame");
     submit(fx->q1);
     submit(fx->q2);
-    if (finish) {
+    if (wait) {
         /* Resolved by the readiness check: rows go under their launchers. */
-        be->finish(fx->q1);
-        be->finish(fx->q2);
+        finish_queues(fx);
         CHECK(tlog_frame_ready(fx->log) == 1);
     }
     tlog_frame *f = tlog_frame_pop(fx->log);
@@ -205,7 +238,7 @@ static tlog_frame *frame_of(fixture *fx, void (*body)(fixture *), bool finish)
 
 static void body_one_kernel(fixture *fx)
 {
-    busy(fx->q1);
+    hold(fx, fx->q1);
     timed(fx, fx->q1, "work", 3 * MS);
 }
 
@@ -228,7 +261,7 @@ static void interval_times_the_work_it_encloses(fixture *fx)
 
 static void body_two_kernels(fixture *fx)
 {
-    busy(fx->q1);
+    hold(fx, fx->q1);
     tlog_device_scope s = dev_begin(fx, fx->q1, "two");
     CHECK(be->launch(handle(fx->q1), 1 * MS) == 0);
     CHECK(be->launch(handle(fx->q1), 3 * MS) == 0);
@@ -248,6 +281,7 @@ static void end_follows_the_work_it_closes(fixture *fx)
 
 static void body_work_before(fixture *fx)
 {
+    hold(fx, fx->q1);
     CHECK(be->launch(handle(fx->q1), 4 * MS) == 0);
     timed(fx, fx->q1, "after", 1 * MS);
 }
@@ -264,7 +298,7 @@ static void begin_follows_the_work_before_it(fixture *fx)
 
 static void body_consecutive(fixture *fx)
 {
-    busy(fx->q1);
+    hold(fx, fx->q1);
     timed(fx, fx->q1, "a", 2 * MS);
     timed(fx, fx->q1, "b", 2 * MS);
 }
@@ -295,7 +329,7 @@ static void interval_is_placed_on_the_host_timeline(fixture *fx)
 {
     host_begin(fx, "frame");
     body_empty(fx);
-    be->finish(fx->q1);
+    finish(fx, fx->q1);
     host_begin(fx, "host work");
     sleep_ns(5 * MS);
     host_end(fx, "host work");
@@ -304,7 +338,7 @@ static void interval_is_placed_on_the_host_timeline(fixture *fx)
     host_begin(fx, "submitted");
     host_end(fx, "submitted");
     host_end(fx, "frame");
-    be->finish(fx->q1);
+    finish(fx, fx->q1);
     CHECK(tlog_frame_ready(fx->log) == 1);
     tlog_frame *f = tlog_frame_pop(fx->log);
     const tlog_node *host = f ? row(f, "host work", NULL) : NULL;
@@ -328,14 +362,16 @@ static void interval_is_placed_on_the_host_timeline(fixture *fx)
 static void sync_scope_takes_only_completed_work(fixture *fx)
 {
     host_begin(fx, "frame");
+    hold(fx, fx->q1);
     timed(fx, fx->q1, "long", 60 * MS);
-    busy(fx->q2);
+    hold(fx, fx->q2);
     timed(fx, fx->q2, "short", 1 * MS);
     submit(fx->q1);
     submit(fx->q2);
     host_begin(fx, "wait short");
-    be->finish(fx->q2);
+    finish(fx, fx->q2);
     tlog_sync_end(fx->dev, site("wait short"));
+    release(fx, fx->q1);
     host_end(fx, "frame");
     CHECK(info(fx).waits == 0);
     tlog_frame *f = tlog_frame_pop(fx->log);
@@ -353,7 +389,7 @@ static void sync_scope_takes_only_completed_work(fixture *fx)
 
 static void body_long(fixture *fx)
 {
-    busy(fx->q1);
+    hold(fx, fx->q1);
     timed(fx, fx->q1, "slow", 40 * MS);
 }
 
@@ -367,7 +403,7 @@ static void frame_is_ready_only_when_its_work_is(fixture *fx)
     submit(fx->q1);
     CHECK(tlog_frame_ready(fx->log) == 0);
     CHECK(tlog_frame_pop_ready(fx->log) == NULL);
-    be->finish(fx->q1);
+    finish(fx, fx->q1);
     CHECK(tlog_frame_ready(fx->log) == 1);
     tlog_frame *f = tlog_frame_pop_ready(fx->log);
     CHECK(f != NULL);
@@ -380,7 +416,7 @@ static void frame_is_ready_only_when_its_work_is(fixture *fx)
 
 static void body_empty(fixture *fx)
 {
-    busy(fx->q1);
+    hold(fx, fx->q1);
     tlog_device_scope s = dev_begin(fx, fx->q1, "empty");
     dev_end(&s);
 }

@@ -30,6 +30,12 @@ typedef struct suite_backend {
     int (*submit)(void *queue);
     /* The application's own wait for `queue` (submits first). */
     int (*finish)(void *queue);
+    /* Optional: stops `queue` at this point (a wait for an event that the
+     * host signals) until release, so that what is enqueued meanwhile runs
+     * back to back whatever the host's gaps between enqueues. NULL: the
+     * suite keeps the queue busy for 20 ms instead. */
+    int (*hold)(void *queue);
+    int (*release)(void *queue);
     /* Called after the suite, once every log is destroyed; may be NULL. */
     void (*close)(void);
     /* How far a measured interval may be from the work it encloses: launch

@@ -42,6 +42,43 @@ static int finish(void *queue)
     return tlog_sim_queue_sync(sim, queue);
 }
 
+/* The gates holding queues (hold): a case holds at most two at once. */
+static struct {
+    void *queue;
+    tlog_sim_gate *gate;
+} holds[2];
+
+static int hold(void *queue)
+{
+    for (int k = 0; k < 2; k++) {
+        if (holds[k].queue)
+            continue;
+        int rc = tlog_sim_gate_create(sim, &holds[k].gate);
+        if (rc == TLOG_OK)
+            rc = tlog_sim_gate_wait(sim, queue, holds[k].gate);
+        if (rc != TLOG_OK) {
+            tlog_sim_gate_destroy(sim, holds[k].gate);
+            return rc;
+        }
+        holds[k].queue = queue;
+        return TLOG_OK;
+    }
+    return TLOG_EBUSY;
+}
+
+/* Destroying a gate opens it. */
+static int release(void *queue)
+{
+    for (int k = 0; k < 2; k++) {
+        if (holds[k].queue == queue) {
+            tlog_sim_gate_destroy(sim, holds[k].gate);
+            holds[k].queue = NULL;
+            return TLOG_OK;
+        }
+    }
+    return TLOG_EINVAL;
+}
+
 int main(void)
 {
     tlog_sim_config c = {.size = sizeof c, .clock = monotonic_ns, .marker_ns = 1000};
@@ -54,6 +91,8 @@ int main(void)
         .queue_destroy = queue_destroy,
         .launch = launch,
         .finish = finish,
+        .hold = hold,
+        .release = release,
         .tolerance_ns = 20000,
     };
     int rc = suite_run(&b);

@@ -13,8 +13,10 @@
  *    the thread in relaxed capture mode;
  *  - events are created on the device they time.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "device.h"
 #include "timerlog/hip.h"
@@ -144,6 +146,76 @@ static int hip_elapsed(void *impl, tlog_marker from, tlog_marker to, int64_t *ns
     return rc;
 }
 
+/* A hold of the own stream: a host callback, which blocks later work in its
+ * stream until it returns, waits for the release. Shared by the callback and
+ * the releaser, freed by whichever lets go last. */
+typedef struct hip_hold {
+    pthread_mutex_t lock;
+    pthread_cond_t opened;
+    bool open;
+    int refs;
+} hip_hold;
+
+/* How long a hold lasts at most, should its release never come. */
+#define HOLD_LIMIT_S 2
+
+static void hold_put(hip_hold *g)
+{
+    pthread_mutex_lock(&g->lock);
+    bool last = --g->refs == 0;
+    pthread_mutex_unlock(&g->lock);
+    if (last) {
+        pthread_cond_destroy(&g->opened);
+        pthread_mutex_destroy(&g->lock);
+        free(g);
+    }
+}
+
+static void hold_callback(hipStream_t stream, hipError_t status, void *user)
+{
+    (void)stream;
+    (void)status;
+    hip_hold *g = user;
+    struct timespec limit;
+    clock_gettime(CLOCK_REALTIME, &limit);
+    limit.tv_sec += HOLD_LIMIT_S;
+    pthread_mutex_lock(&g->lock);
+    while (!g->open && pthread_cond_timedwait(&g->opened, &g->lock, &limit) == 0)
+        ;
+    pthread_mutex_unlock(&g->lock);
+    hold_put(g);
+}
+
+static int hip_hold_own(void *impl, void **hold)
+{
+    hip_hold *g = calloc(1, sizeof *g);
+    if (!g)
+        return TLOG_ENOMEM;
+    pthread_mutex_init(&g->lock, NULL);
+    pthread_cond_init(&g->opened, NULL);
+    g->refs = 2;
+    int rc = status_of(hipStreamAddCallback(((hip_impl *)impl)->own, hold_callback, g, 0));
+    if (rc != TLOG_OK) {
+        g->refs = 1;
+        hold_put(g);
+        return rc;
+    }
+    *hold = g;
+    return TLOG_OK;
+}
+
+static int hip_release_own(void *impl, void *hold)
+{
+    (void)impl;
+    hip_hold *g = hold;
+    pthread_mutex_lock(&g->lock);
+    g->open = true;
+    pthread_cond_broadcast(&g->opened);
+    pthread_mutex_unlock(&g->lock);
+    hold_put(g);
+    return TLOG_OK;
+}
+
 /* hipStreamPerThread runs in order per thread only: each thread's gets a
  * pending list of its own. */
 static _Thread_local char per_thread_stream;
@@ -177,6 +249,8 @@ static const tlog_device_ops hip_ops = {
     .query = hip_query,
     .elapsed_ns = hip_elapsed,
     .queue_key = hip_queue_key,
+    .hold_own = hip_hold_own,
+    .release_own = hip_release_own,
     .destroy = hip_destroy,
 };
 

@@ -36,6 +36,8 @@ typedef struct ze_marker {
 struct ze_chunk {
     ze_chunk *next;
     ze_command_list_handle_t kept_list;  /* abandoned: its device's own list */
+    ze_event_pool_handle_t kept_gate_pool;  /* and the gate, which that list */
+    ze_event_handle_t kept_gate;            /* may wait for */
     uint64_t *slots;
     ze_event_pool_handle_t pool;
     ze_marker markers[CHUNK];
@@ -46,6 +48,8 @@ typedef struct ze_impl {
     ze_device_handle_t device;
     bool own_context;
     ze_command_list_handle_t own;   /* immediate, asynchronous */
+    ze_event_pool_handle_t gate_pool;
+    ze_event_handle_t gate;         /* holds the own list (hold_own) */
     double ns_per_tick;
     uint64_t mask;                  /* timestampValidBits */
     unsigned valid_bits;
@@ -231,6 +235,44 @@ static int ze_wait(void *impl, tlog_marker marker, uint64_t timeout_ns)
     return status_of(r);
 }
 
+/* The own list's gate: an event the host signals, for which the list waits
+ * while the core records its calibration markers, so that they run back to
+ * back however long each append takes. */
+static int gate_make(ze_impl *z)
+{
+    if (z->gate)
+        return TLOG_OK;
+    ze_event_pool_desc_t pd = {.stype = ZE_STRUCTURE_TYPE_EVENT_POOL_DESC,
+                               .flags = ZE_EVENT_POOL_FLAG_HOST_VISIBLE,
+                               .count = 1};
+    ze_result_t r = zeEventPoolCreate(z->context, &pd, 1, &z->device, &z->gate_pool);
+    if (r == ZE_RESULT_SUCCESS) {
+        ze_event_desc_t ed = {.stype = ZE_STRUCTURE_TYPE_EVENT_DESC,
+                              .signal = ZE_EVENT_SCOPE_FLAG_HOST,
+                              .wait = ZE_EVENT_SCOPE_FLAG_HOST};
+        r = zeEventCreate(z->gate_pool, &ed, &z->gate);
+    }
+    return status_of(r);
+}
+
+static int ze_hold_own(void *impl, void **hold)
+{
+    ze_impl *z = impl;
+    *hold = NULL;
+    int rc = gate_make(z);
+    if (rc == TLOG_OK)
+        rc = status_of(zeEventHostReset(z->gate));
+    if (rc == TLOG_OK)
+        rc = status_of(zeCommandListAppendWaitOnEvents(z->own, 1, &z->gate));
+    return rc;
+}
+
+static int ze_release_own(void *impl, void *hold)
+{
+    (void)hold;
+    return status_of(zeEventHostSignal(((ze_impl *)impl)->gate));
+}
+
 static uint64_t reading(const ze_marker *m)
 {
     return atomic_load(&m->stamped) ? m->now : *(volatile const uint64_t *)m->slot;
@@ -289,6 +331,10 @@ static void impl_free(ze_impl *z)
         if (z->leaked) {
             /* The own list may still hold writes into these chunks. */
             c->kept_list = z->own;
+            c->kept_gate = z->gate;
+            c->kept_gate_pool = z->gate_pool;
+            z->gate = NULL;
+            z->gate_pool = NULL;
             pthread_mutex_lock(&abandoned_lock);
             c->next = abandoned;
             abandoned = c;
@@ -297,6 +343,10 @@ static void impl_free(ze_impl *z)
             chunk_free(z, c);
         }
     }
+    if (z->gate)
+        zeEventDestroy(z->gate);
+    if (z->gate_pool)
+        zeEventPoolDestroy(z->gate_pool);
     if (z->own_context && !z->leaked)
         zeContextDestroy(z->context);
     pthread_mutex_destroy(&z->lock);
@@ -320,6 +370,8 @@ static const tlog_device_ops ze_ops = {
     .wait = ze_wait,
     .elapsed_ns = ze_elapsed,
     .mark_now = ze_mark_now,
+    .hold_own = ze_hold_own,
+    .release_own = ze_release_own,
     .destroy = ze_destroy,
 };
 

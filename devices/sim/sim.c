@@ -25,11 +25,19 @@ struct tlog_sim_marker {
 };
 typedef struct tlog_sim_marker sim_marker;
 
+/* A queue that reaches a wait for a closed gate stops there. */
+struct tlog_sim_gate {
+    bool open;
+    uint64_t opened_at;
+    unsigned refs;            /* its owner and each queued wait */
+};
+
 typedef struct item {
     struct item *next;
     uint64_t submit;
     uint64_t duration;        /* kernels */
     sim_marker *marker;       /* markers; NULL for kernels and dead markers */
+    tlog_sim_gate *gate;      /* waits for a gate */
     bool is_marker;
     bool hang;
     bool stall;               /* reaching it halts the queue for good */
@@ -85,13 +93,24 @@ static uint64_t start_of(const tlog_sim_queue *q, const item *it)
     return it->submit > q->free_at ? it->submit : q->free_at;
 }
 
-/* When the head of q next changes something, or UINT64_MAX if idle. */
+static void gate_put(tlog_sim_gate *g)
+{
+    if (--g->refs == 0)
+        free(g);
+}
+
+/* When the head of q next changes something, or UINT64_MAX if idle or
+ * waiting for a closed gate. */
 static uint64_t next_event(const tlog_sim_queue *q)
 {
     if (!q->head || q->stalled)
         return UINT64_MAX;
-    uint64_t start = start_of(q, q->head);
-    return q->head->is_marker ? start : start + q->head->duration;
+    const item *it = q->head;
+    uint64_t start = start_of(q, it);
+    if (it->gate)
+        return !it->gate->open ? UINT64_MAX
+               : it->gate->opened_at > start ? it->gate->opened_at : start;
+    return it->is_marker ? start : start + it->duration;
 }
 
 static void reach(tlog_sim *sim, tlog_sim_queue *q, item *it, uint64_t start)
@@ -118,10 +137,14 @@ static void run_queue(tlog_sim *sim, tlog_sim_queue *q, uint64_t now)
                 atomic_store_explicit(&it->marker->state, M_HUNG, memory_order_release);
             return;
         }
-        if (it->is_marker)
+        if (it->gate) {
+            q->free_at = next_event(q);
+            gate_put(it->gate);
+        } else if (it->is_marker) {
             reach(sim, q, it, start);
-        else
+        } else {
             q->free_at = start + it->duration;
+        }
         q->head = it->next;
         if (!q->head)
             q->tail = NULL;
@@ -215,6 +238,8 @@ static void free_queues(tlog_sim *sim)
         while (q->head) {
             item *it = q->head;
             q->head = it->next;
+            if (it->gate)
+                gate_put(it->gate);
             free(it);
         }
         free(q);
@@ -304,6 +329,64 @@ int tlog_sim_launch(tlog_sim *sim, tlog_sim_queue *queue, uint64_t duration_ns)
     push(sim, queue ? queue : sim->fallback, it);
     pthread_mutex_unlock(&sim->lock);
     return TLOG_OK;
+}
+
+int tlog_sim_gate_create(tlog_sim *sim, tlog_sim_gate **out)
+{
+    if (!sim || !out)
+        return TLOG_EINVAL;
+    *out = calloc(1, sizeof **out);
+    if (!*out)
+        return TLOG_ENOMEM;
+    (*out)->refs = 1;
+    return TLOG_OK;
+}
+
+int tlog_sim_gate_wait(tlog_sim *sim, tlog_sim_queue *queue, tlog_sim_gate *gate)
+{
+    if (!sim || !gate)
+        return TLOG_EINVAL;
+    item *it = calloc(1, sizeof *it);
+    if (!it)
+        return TLOG_ENOMEM;
+    it->gate = gate;
+    pthread_mutex_lock(&sim->lock);
+    gate->refs++;
+    push(sim, queue ? queue : sim->fallback, it);
+    pthread_mutex_unlock(&sim->lock);
+    return TLOG_OK;
+}
+
+static void gate_set(tlog_sim *sim, tlog_sim_gate *gate, bool open)
+{
+    pthread_mutex_lock(&sim->lock);
+    if (open && !gate->open)
+        gate->opened_at = tlog_sim_now(sim);
+    gate->open = open;
+    changed(sim);
+    pthread_mutex_unlock(&sim->lock);
+}
+
+void tlog_sim_gate_open(tlog_sim *sim, tlog_sim_gate *gate)
+{
+    if (sim && gate)
+        gate_set(sim, gate, true);
+}
+
+void tlog_sim_gate_close(tlog_sim *sim, tlog_sim_gate *gate)
+{
+    if (sim && gate)
+        gate_set(sim, gate, false);
+}
+
+void tlog_sim_gate_destroy(tlog_sim *sim, tlog_sim_gate *gate)
+{
+    if (!sim || !gate)
+        return;
+    gate_set(sim, gate, true);
+    pthread_mutex_lock(&sim->lock);
+    gate_put(gate);
+    pthread_mutex_unlock(&sim->lock);
 }
 
 void tlog_sim_advance(tlog_sim *sim, uint64_t ns)
@@ -542,6 +625,25 @@ static int sim_enqueue_empty(void *impl)
     return tlog_sim_launch(sim, sim->own, 0);
 }
 
+static int sim_hold_own(void *impl, void **hold)
+{
+    tlog_sim *sim = impl;
+    tlog_sim_gate *gate = NULL;
+    int rc = tlog_sim_gate_create(sim, &gate);
+    if (rc == TLOG_OK)
+        rc = tlog_sim_gate_wait(sim, sim->own, gate);
+    if (rc != TLOG_OK)
+        tlog_sim_gate_destroy(sim, gate);
+    *hold = rc == TLOG_OK ? gate : NULL;
+    return rc;
+}
+
+static int sim_release_own(void *impl, void *hold)
+{
+    tlog_sim_gate_destroy(impl, hold);
+    return TLOG_OK;
+}
+
 static const tlog_device_ops sim_ops = {
     .size = sizeof(tlog_device_ops),
     .abi = TLOG_DEVICE_ABI,
@@ -554,6 +656,8 @@ static const tlog_device_ops sim_ops = {
     .wait = sim_wait,
     .elapsed_ns = sim_elapsed,
     .enqueue_empty = sim_enqueue_empty,
+    .hold_own = sim_hold_own,
+    .release_own = sim_release_own,
 };
 
 int tlog_sim_device_create(tlog_sim *sim, tlog_log *log, const tlog_device_config *config,

@@ -14,6 +14,9 @@
  *    1 us of queue time; an event belongs to the device current at its
  *    creation and can be recorded only on that device's streams; at most
  *    TLOG_TEST_HIP_MAX_EVENTS live at once (the KFD signal budget);
+ *  - host callbacks (hipStreamAddCallback), each called on a thread of its
+ *    own once its stream reaches it; later work in the stream waits until
+ *    the callback returns;
  *  - graph capture, reduced to a flag per stream that the tests set:
  *    nothing can be recorded into a stream being captured;
  *  - a last error per thread, set by the calls that fail (not by
@@ -65,6 +68,7 @@ struct ihipStream_t {
     unsigned flags;
     tlog_sim_queue *queue;
     _Atomic int capturing;     /* set by tlog_test_hip_set_capturing */
+    tlog_sim_gate *gate;       /* set by tlog_test_hip_hold */
 };
 
 struct ihipEvent_t {
@@ -96,7 +100,8 @@ static struct {
 static pthread_once_t rt_once = PTHREAD_ONCE_INIT;
 
 static struct {
-    _Atomic uint64_t live, max_live, created, records, queries, syncs, exchanges;
+    _Atomic uint64_t live, max_live, created, records, queries, syncs, exchanges, callbacks;
+    _Atomic uint64_t record_delay_ns;  /* tlog_test_hip_set_record_delay */
 } stats;
 
 static _Thread_local int tl_device;
@@ -278,8 +283,78 @@ API hipError_t hipStreamDestroy(hipStream_t stream)
     if (!stream || stream == hipStreamPerThread || stream->magic != STREAM_MAGIC)
         return done(hipErrorInvalidHandle);
     stream->magic = 0;
+    tlog_sim_gate_destroy(rt.sim, stream->gate);
     free(stream);
     return hipSuccess;
+}
+
+/* A host callback: called once its stream reaches `reached`; `gate` holds
+ * the stream's later work until it returns. */
+typedef struct callback_job {
+    hipStream_t stream;
+    hipStreamCallback_t fn;
+    void *user;
+    tlog_sim_marker *reached;
+    tlog_sim_gate *gate;
+} callback_job;
+
+static void *callback_main(void *arg)
+{
+    callback_job *j = arg;
+    int rc = tlog_sim_marker_wait(rt.sim, j->reached, UINT64_MAX / 2);
+    j->fn(j->stream, rc == TLOG_OK ? hipSuccess : hipErrorLaunchFailure, j->user);
+    tlog_sim_gate_destroy(rt.sim, j->gate);   /* opens it */
+    tlog_sim_marker_destroy(rt.sim, j->reached);
+    free(j);
+    return NULL;
+}
+
+static hipError_t callback_enqueue(const target *t, callback_job *j)
+{
+    if (tlog_sim_marker_create(rt.sim, &j->reached) != TLOG_OK)
+        return hipErrorOutOfMemory;
+    int rc = tlog_sim_gate_create(rt.sim, &j->gate);
+    if (rc == TLOG_OK)
+        rc = tlog_sim_marker_record(rt.sim, t->queue, j->reached);
+    if (rc == TLOG_OK)
+        rc = tlog_sim_gate_wait(rt.sim, t->queue, j->gate);
+    pthread_t thread;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (rc == TLOG_OK && pthread_create(&thread, &attr, callback_main, j) != 0)
+        rc = TLOG_ENOMEM;
+    pthread_attr_destroy(&attr);
+    if (rc != TLOG_OK) {
+        tlog_sim_gate_destroy(rt.sim, j->gate);
+        tlog_sim_marker_destroy(rt.sim, j->reached);
+    }
+    return from_sim(rc);
+}
+
+API hipError_t hipStreamAddCallback(hipStream_t stream, hipStreamCallback_t callback,
+                                    void *user, unsigned int flags)
+{
+    hipError_t e = ready();
+    target t;
+    if (e == hipSuccess)
+        e = resolve(stream, &t);
+    if (e == hipSuccess && (!callback || flags != 0))
+        e = hipErrorInvalidValue;
+    if (e == hipSuccess && is_capturing(&t))
+        e = hipErrorStreamCaptureUnsupported;
+    callback_job *j = e == hipSuccess ? calloc(1, sizeof *j) : NULL;
+    if (e == hipSuccess && !j)
+        e = hipErrorOutOfMemory;
+    if (e == hipSuccess) {
+        *j = (callback_job){.stream = stream, .fn = callback, .user = user};
+        e = callback_enqueue(&t, j);
+        if (e != hipSuccess)
+            free(j);
+    }
+    if (e == hipSuccess)
+        COUNT(callbacks);
+    return done(e);
 }
 
 API hipError_t hipStreamSynchronize(hipStream_t stream)
@@ -423,6 +498,15 @@ API hipError_t hipEventDestroy(hipEvent_t event)
     return hipSuccess;
 }
 
+/* The injected cost of a record (tlog_test_hip_set_record_delay). */
+static void slow_host(void)
+{
+    uint64_t ns = atomic_load(&stats.record_delay_ns);
+    struct timespec t = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    if (ns)
+        nanosleep(&t, NULL);
+}
+
 API hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream)
 {
     hipError_t e = ready();
@@ -431,6 +515,7 @@ API hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream)
     if (!valid_event(event))
         return done(hipErrorInvalidHandle);
     COUNT(records);
+    slow_host();
     target t;
     if ((e = resolve(stream, &t)) != hipSuccess)
         return done(e);
@@ -674,6 +759,46 @@ API hipError_t tlog_test_hip_launch(hipStream_t stream, uint64_t ns)
     return from_sim(tlog_sim_launch(rt.sim, t.queue, ns));
 }
 
+/* A created stream, for the hooks that take no other kind. */
+static hipError_t created(hipStream_t stream)
+{
+    hipError_t e = ready();
+    if (e == hipSuccess && (!stream || stream == hipStreamPerThread))
+        e = hipErrorInvalidValue;
+    if (e == hipSuccess && stream->magic != STREAM_MAGIC)
+        e = hipErrorInvalidHandle;
+    return e;
+}
+
+API hipError_t tlog_test_hip_hold(hipStream_t stream)
+{
+    hipError_t e = created(stream);
+    if (e != hipSuccess)
+        return e;
+    if (stream->gate)
+        return hipErrorInvalidValue;
+    int rc = tlog_sim_gate_create(rt.sim, &stream->gate);
+    if (rc == TLOG_OK)
+        rc = tlog_sim_gate_wait(rt.sim, stream->queue, stream->gate);
+    if (rc != TLOG_OK) {
+        tlog_sim_gate_destroy(rt.sim, stream->gate);
+        stream->gate = NULL;
+    }
+    return from_sim(rc);
+}
+
+API hipError_t tlog_test_hip_release(hipStream_t stream)
+{
+    hipError_t e = created(stream);
+    if (e != hipSuccess)
+        return e;
+    if (!stream->gate)
+        return hipErrorInvalidValue;
+    tlog_sim_gate_destroy(rt.sim, stream->gate);   /* opens it */
+    stream->gate = NULL;
+    return hipSuccess;
+}
+
 API hipError_t tlog_test_hip_set_capturing(hipStream_t stream, int capturing)
 {
     hipError_t e = ready();
@@ -686,6 +811,11 @@ API hipError_t tlog_test_hip_set_capturing(hipStream_t stream, int capturing)
         return e;
     atomic_store_explicit(t.capturing, capturing != 0, memory_order_release);
     return hipSuccess;
+}
+
+API void tlog_test_hip_set_record_delay(uint64_t ns)
+{
+    atomic_store(&stats.record_delay_ns, ns);
 }
 
 API int tlog_test_hip_inject(int fault, unsigned count)
@@ -711,5 +841,6 @@ API void tlog_test_hip_get_stats(tlog_test_hip_stats *out)
         .syncs = atomic_load(&stats.syncs),
         .rerecords_in_flight = s.rerecords_in_flight,
         .capture_mode_exchanges = atomic_load(&stats.exchanges),
+        .callbacks = atomic_load(&stats.callbacks),
     };
 }

@@ -25,6 +25,16 @@ extern "C" {
  * being captured the work goes into the graph: it does not run. */
 hipError_t tlog_test_hip_launch(hipStream_t stream, uint64_t ns);
 
+/* Stops a created stream at this point until tlog_test_hip_release, as a
+ * wait for a value that the host writes would: what is enqueued meanwhile
+ * runs back to back. One hold at a time per stream. */
+hipError_t tlog_test_hip_hold(hipStream_t stream);
+hipError_t tlog_test_hip_release(hipStream_t stream);
+
+/* Makes every hipEventRecord sleep `ns` first, as a slow host would (0:
+ * none). */
+void tlog_test_hip_set_record_delay(uint64_t ns);
+
 /* Marks `stream` as being captured into a graph (1) or not (0): records on
  * it then fail with hipErrorStreamCaptureUnsupported and
  * hipStreamIsCapturing reports hipStreamCaptureStatusActive. The null
@@ -60,6 +70,7 @@ typedef struct tlog_test_hip_stats {
                                 * (undefined in HIP: the first timestamp is
                                 * lost) */
     uint64_t capture_mode_exchanges; /* hipThreadExchangeStreamCaptureMode calls */
+    uint64_t callbacks;        /* host callbacks enqueued (hipStreamAddCallback) */
 } tlog_test_hip_stats;
 
 /* The counters since the process started. */

@@ -31,6 +31,16 @@ static int launch(void *queue, uint64_t ns)
     return tlog_test_hip_launch(queue, ns) != hipSuccess;
 }
 
+static int hold(void *queue)
+{
+    return tlog_test_hip_hold(queue) != hipSuccess;
+}
+
+static int release(void *queue)
+{
+    return tlog_test_hip_release(queue) != hipSuccess;
+}
+
 static int finish(void *queue)
 {
     return hipStreamSynchronize(queue) != hipSuccess;
@@ -52,6 +62,8 @@ int main(void)
         .queue_destroy = queue_destroy,
         .launch = launch,
         .finish = finish,
+        .hold = hold,
+        .release = release,
         /* hipEventElapsedTime reads float milliseconds. */
         .tolerance_ns = 20000,
     };

@@ -183,6 +183,25 @@ static void device_error_leaves_the_interval_unresolved(void)
     hipStreamDestroy(s);
 }
 
+/* The empty-scope offset is the device's cost per event (the test
+ * runtime's 1 us), not the host's time per record: a host callback holds
+ * the device's own stream while the calibration's events are recorded. */
+static void calibration_ignores_a_slow_host(void)
+{
+    tlog_test_hip_stats before, after;
+    tlog_test_hip_get_stats(&before);
+    check_errors errs = {0};
+    tlog_log *log = check_make_log(&errs, 0);
+    tlog_device *dev = NULL;
+    tlog_test_hip_set_record_delay(200000);
+    CHECK(tlog_hip_device_create(log, 0, NULL, &dev) == TLOG_OK);
+    tlog_test_hip_set_record_delay(0);
+    CHECK_NEAR(info(dev).empty_scope_ns, 1000, 200);
+    tlog_test_hip_get_stats(&after);
+    CHECK(after.callbacks - before.callbacks == 1);
+    tlog_destroy(log);
+}
+
 int main(void)
 {
     events_stay_within_the_budget();
@@ -191,6 +210,7 @@ int main(void)
     captured_stream_is_left_alone();
     default_device_follows_the_current_device();
     device_error_leaves_the_interval_unresolved();
+    calibration_ignores_a_slow_host();
     printf("%d failed checks\n", check_failures);
     return check_failures ? 1 : 0;
 }

@@ -29,6 +29,7 @@ typedef struct queue {
     ze_command_list_handle_t ran[64];
     int nran;
     ze_event_handle_t done;          /* immediate lists: the app's wait */
+    ze_event_handle_t gate;          /* what hold() makes the list wait for */
 } queue;
 
 static int open_device(tlog_log *log, tlog_device **out)
@@ -58,13 +59,29 @@ static void *queue_create(void)
                                   .mode = ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS};
     if (regular && zeCommandQueueCreate(context, device, &qd, &q->cq) != ZE_RESULT_SUCCESS)
         return NULL;
-    ze_event_desc_t ed = {.stype = ZE_STRUCTURE_TYPE_EVENT_DESC,
-                          .index = __atomic_fetch_add(&next_event, 1, __ATOMIC_RELAXED) % 64,
-                          .signal = ZE_EVENT_SCOPE_FLAG_HOST,
-                          .wait = ZE_EVENT_SCOPE_FLAG_HOST};
-    if (zeEventCreate(done_pool, &ed, &q->done) != ZE_RESULT_SUCCESS)
-        return NULL;
+    ze_event_handle_t *events[2] = {&q->done, &q->gate};
+    for (int k = 0; k < 2; k++) {
+        ze_event_desc_t ed = {.stype = ZE_STRUCTURE_TYPE_EVENT_DESC,
+                              .index = __atomic_fetch_add(&next_event, 1, __ATOMIC_RELAXED) % 64,
+                              .signal = ZE_EVENT_SCOPE_FLAG_HOST,
+                              .wait = ZE_EVENT_SCOPE_FLAG_HOST};
+        if (zeEventCreate(done_pool, &ed, events[k]) != ZE_RESULT_SUCCESS)
+            return NULL;
+    }
     return q->list ? q : NULL;
+}
+
+/* The list waits for the gate event until release() signals it. */
+static int hold(void *p)
+{
+    queue *q = p;
+    return zeEventHostReset(q->gate) != ZE_RESULT_SUCCESS ||
+           zeCommandListAppendWaitOnEvents(q->list, 1, &q->gate) != ZE_RESULT_SUCCESS;
+}
+
+static int release(void *p)
+{
+    return zeEventHostSignal(((queue *)p)->gate) != ZE_RESULT_SUCCESS;
 }
 
 static void *handle(void *q)
@@ -120,6 +137,7 @@ static void queue_destroy(void *p)
     if (q->cq)
         zeCommandQueueDestroy(q->cq);
     zeEventDestroy(q->done);
+    zeEventDestroy(q->gate);
     free(q);
 }
 
@@ -179,6 +197,8 @@ int main(int argc, char **argv)
         .launch = launch,
         .submit = regular ? submit : NULL,
         .finish = finish,
+        .hold = hold,
+        .release = release,
         .close = close_all,
         /* Timestamps read at the device timer's resolution (83 ns by
          * default), plus the queue's cost per marker. */

@@ -61,6 +61,7 @@ static int no_device(const char *expected)
 
 static void (*driver_stats)(tlog_test_ze_stats *);
 static int (*driver_inject)(int, unsigned);
+static void (*driver_append_delay)(uint64_t);
 
 static tlog_test_ze_stats stats(void)
 {
@@ -78,8 +79,9 @@ static bool hooks(void)
         return false;
     *(void **)&driver_stats = dlsym(lib, "tlog_test_ze_get_stats");
     *(void **)&driver_inject = dlsym(lib, "tlog_test_ze_inject");
+    *(void **)&driver_append_delay = dlsym(lib, "tlog_test_ze_set_append_delay");
     dlclose(lib);
-    return driver_stats && driver_inject;
+    return driver_stats && driver_inject && driver_append_delay;
 }
 
 typedef struct app {
@@ -192,6 +194,26 @@ static void device_loss_is_reported(void)
     app_close(&a);
 }
 
+/* The empty-scope offset is the device's own cost per marker (the test
+ * driver's 1 us), not the host's time per append: the own list waits for a
+ * gate while the calibration's markers are appended. */
+static void calibration_ignores_a_slow_host(void)
+{
+    tlog_test_ze_stats before = stats();
+    driver_append_delay(200000);
+    app a;
+    app_open(&a, 0);
+    driver_append_delay(0);
+    tlog_device_info i = {.size = sizeof i};
+    CHECK(tlog_device_get_info(a.dev, &i) == TLOG_OK);
+    CHECK_NEAR(i.empty_scope_ns, 1000, 200);
+    CHECK(stats().host_event_waits - before.host_event_waits == 1);
+    one_scope(&a, a.immediate, "after calibration");
+    CHECK(tlog_sync(a.log) == TLOG_OK);
+    CHECK(tlog_device_get_info(a.dev, &i) == TLOG_OK && i.resolved == 1);
+    app_close(&a);
+}
+
 /* Handles come in pairs; a device of another backend has no context. */
 static void arguments_are_checked(void)
 {
@@ -212,6 +234,7 @@ static int with_driver(void)
     every_timestamp_follows_a_barrier();
     list_never_run_times_out();
     device_loss_is_reported();
+    calibration_ignores_a_slow_host();
     arguments_are_checked();
     printf("%d failed checks\n", check_failures);
     return check_failures ? 1 : 0;

@@ -10,7 +10,9 @@
  *  - command lists: regular ones record their commands and run them each
  *    time a command queue executes them; immediate ones run each command as
  *    it is appended. A command queue or an immediate list is an in-order
- *    simulator queue; wait events are checked and ignored;
+ *    simulator queue. A command waits for the events it names until the host
+ *    signals them (a gate of the simulator); waiting for an event that a
+ *    command has yet to signal is not supported;
  *  - kernels of a module that run for groupCountX * groupCountY *
  *    groupCountZ microseconds;
  *  - the specification's ordering, which only says that commands START in
@@ -34,6 +36,7 @@
  * ends; so do the queues it owns.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -90,13 +93,17 @@ typedef struct stream {
     bool synchronous;          /* ZE_COMMAND_QUEUE_MODE_SYNCHRONOUS */
 } stream;
 
-typedef enum { CMD_KERNEL, CMD_BARRIER, CMD_TIMESTAMP, CMD_SIGNAL } cmd_kind;
+typedef enum { CMD_KERNEL, CMD_BARRIER, CMD_TIMESTAMP, CMD_SIGNAL, CMD_WAIT } cmd_kind;
+
+#define MAX_WAITS 8            /* events a command may wait for */
 
 typedef struct command {
     cmd_kind kind;
     uint64_t ns;               /* kernels */
     uint64_t *dst;             /* timestamps */
     ze_event_handle_t signal;  /* holds a reference while recorded */
+    ze_event_handle_t waits[MAX_WAITS]; /* likewise */
+    uint32_t nwait;
 } command;
 
 /* A timestamp written once its marker is reached: value = ticks(time). */
@@ -165,6 +172,8 @@ struct _ze_event_handle_t {
     bool lost;                 /* a query took a device error: sticky until the
                                 * event is reset or signalled by a command */
     mref *done;                /* a command ran to signal it: its completion */
+    tlog_sim_gate *gate;       /* open while host-signalled; queues that wait
+                                * for the event wait for it */
 };
 
 static struct {
@@ -181,6 +190,7 @@ static struct {
     alloc *allocs;             /* host memory, until freed */
     ze_context_handle_t contexts;
     tlog_test_ze_stats stats;
+    _Atomic uint64_t append_delay_ns;
 } drv = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
@@ -371,6 +381,7 @@ static void event_put(ze_event_handle_t ev)
 {
     if (ev && --ev->refs == 0) {
         mref_put(ev->done);
+        tlog_sim_gate_destroy(drv.sim, ev->gate);
         ev->magic = 0;
         free(ev);
     }
@@ -450,10 +461,32 @@ static ze_result_t signal_after(stream *s, ze_event_handle_t ev)
     return r;
 }
 
+/* Makes `s` wait for `ev`: nothing if it is signalled; a wait at the gate
+ * that a host signal opens if it is not. An event that a command on another
+ * list or queue will signal is beyond this driver. */
+static ze_result_t wait_for(stream *s, ze_event_handle_t ev)
+{
+    if (ev->destroyed || ev->host_signalled)
+        return ZE_RESULT_SUCCESS;
+    if (ev->done)
+        return mref_reached(ev->done, NULL) ? ZE_RESULT_SUCCESS
+                                            : ZE_RESULT_ERROR_UNSUPPORTED_FEATURE;
+    if (!ev->gate && tlog_sim_gate_create(drv.sim, &ev->gate) != TLOG_OK)
+        return ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+    STAT(host_event_waits);
+    return tlog_sim_gate_wait(drv.sim, s->queue, ev->gate) == TLOG_OK
+               ? ZE_RESULT_SUCCESS
+               : ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY;
+}
+
 static ze_result_t run(stream *s, const command *c)
 {
     ze_result_t r = ZE_RESULT_SUCCESS;
     mref *m = NULL;
+    for (uint32_t i = 0; i < c->nwait && r == ZE_RESULT_SUCCESS; i++)
+        r = wait_for(s, c->waits[i]);
+    if (r != ZE_RESULT_SUCCESS)
+        return r;
     switch (c->kind) {
     case CMD_KERNEL:
         r = mref_record(s->queue, &m);
@@ -475,6 +508,7 @@ static ze_result_t run(stream *s, const command *c)
         s->kernel_since_barrier = false;
         return signal_after(s, c->signal);
     case CMD_SIGNAL:
+    case CMD_WAIT:
         return signal_after(s, c->signal);
     case CMD_TIMESTAMP:
         if (s->kernel_since_barrier && s->last_kernel_start) {
@@ -914,8 +948,11 @@ static ze_result_t ZE_APICALL list_create_immediate(ze_context_handle_t c, ze_de
 /* Caller holds drv.lock. */
 static void list_clear(ze_command_list_handle_t l)
 {
-    for (size_t k = 0; k < l->n; k++)
+    for (size_t k = 0; k < l->n; k++) {
         event_put(l->cmds[k].signal);
+        for (uint32_t i = 0; i < l->cmds[k].nwait; i++)
+            event_put(l->cmds[k].waits[i]);
+    }
     l->n = 0;
 }
 
@@ -952,6 +989,15 @@ static ze_result_t ZE_APICALL list_reset(ze_command_list_handle_t l)
     return ZE_RESULT_SUCCESS;
 }
 
+/* The injected cost of an append (tlog_test_ze_set_append_delay). */
+static void slow_host(void)
+{
+    uint64_t ns = atomic_load(&drv.append_delay_ns);
+    struct timespec t = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    if (ns)
+        nanosleep(&t, NULL);
+}
+
 /* Runs `c` now on an immediate list, or records it into a regular one. */
 static ze_result_t append(ze_command_list_handle_t l, command c, uint32_t nwait,
                           const ze_event_handle_t *waits)
@@ -962,9 +1008,14 @@ static ze_result_t append(ze_command_list_handle_t l, command c, uint32_t nwait,
         return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
     if (nwait && !waits)
         return ZE_RESULT_ERROR_INVALID_SIZE;
+    if (nwait > MAX_WAITS)
+        return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
     for (uint32_t i = 0; i < nwait; i++)
         if (!VALID(waits[i], EVENT_MAGIC))
             return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+    memcpy(c.waits, waits, nwait * sizeof *waits);
+    c.nwait = nwait;
+    slow_host();
     ze_result_t r = ZE_RESULT_SUCCESS;
     bool sync = false;
     pthread_mutex_lock(&drv.lock);
@@ -987,6 +1038,8 @@ static ze_result_t append(ze_command_list_handle_t l, command c, uint32_t nwait,
         if (r == ZE_RESULT_SUCCESS) {
             if (c.signal)
                 c.signal->refs++;
+            for (uint32_t i = 0; i < c.nwait; i++)
+                c.waits[i]->refs++;
             l->cmds[l->n++] = c;
         }
     }
@@ -1033,6 +1086,15 @@ static ze_result_t ZE_APICALL list_launch(ze_command_list_handle_t l, ze_kernel_
     us = us > max_us / z ? max_us : us * z;
     command c = {.kind = CMD_KERNEL, .ns = us * 1000u, .signal = signal};
     return append(l, c, nwait, waits);
+}
+
+static ze_result_t ZE_APICALL list_wait_on_events(ze_command_list_handle_t l, uint32_t n,
+                                                 ze_event_handle_t *events)
+{
+    if (n == 0)
+        return ZE_RESULT_ERROR_INVALID_SIZE;
+    command c = {.kind = CMD_WAIT};
+    return append(l, c, n, events);
 }
 
 static ze_result_t ZE_APICALL list_signal(ze_command_list_handle_t l, ze_event_handle_t ev)
@@ -1177,6 +1239,7 @@ static ze_result_t ZE_APICALL event_host_reset(ze_event_handle_t ev)
     mref_put(ev->done);
     ev->done = NULL;
     ev->host_signalled = ev->lost = false;
+    tlog_sim_gate_close(drv.sim, ev->gate);
     pthread_mutex_unlock(&drv.lock);
     return ZE_RESULT_SUCCESS;
 }
@@ -1189,6 +1252,7 @@ static ze_result_t ZE_APICALL event_host_signal(ze_event_handle_t ev)
     if (event_signalled_or_armed(ev))
         STAT(resignals);
     ev->host_signalled = true;
+    tlog_sim_gate_open(drv.sim, ev->gate);
     pthread_cond_broadcast(&drv.changed);
     pthread_mutex_unlock(&drv.lock);
     return ZE_RESULT_SUCCESS;
@@ -1205,6 +1269,11 @@ API void tlog_test_ze_get_stats(tlog_test_ze_stats *out)
     pthread_mutex_lock(&drv.lock);
     *out = drv.stats;
     pthread_mutex_unlock(&drv.lock);
+}
+
+API void tlog_test_ze_set_append_delay(uint64_t ns)
+{
+    atomic_store(&drv.append_delay_ns, ns);
 }
 
 API int tlog_test_ze_inject(int fault, unsigned count)
@@ -1262,6 +1331,7 @@ static void fill_list(ze_command_list_dditable_t *t)
     t->pfnAppendWriteGlobalTimestamp = list_timestamp;
     t->pfnAppendLaunchKernel = list_launch;
     t->pfnAppendSignalEvent = list_signal;
+    t->pfnAppendWaitOnEvents = list_wait_on_events;
 }
 
 static void fill_pool(ze_event_pool_dditable_t *t)

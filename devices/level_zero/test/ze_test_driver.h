@@ -11,6 +11,10 @@
  * reads TLOG_TEST_ZE_START_TICKS (default 0) when the driver is set up. The
  * variables are read once, at the first call.
  *
+ * Commands wait for the events they name as long as the host has not
+ * signalled them; waiting for an event that a command has yet to signal is
+ * beyond this driver (ZE_RESULT_ERROR_UNSUPPORTED_FEATURE).
+ *
  * Commands only start in order: a global timestamp written with no barrier
  * between it and the kernel before it takes its value when that kernel
  * starts, as the specification allows.
@@ -48,10 +52,16 @@ typedef struct tlog_test_ze_stats {
     uint64_t resignals;         /* events signalled again (by a command that
                                  * ran, or from the host) before being reset */
     uint64_t get_global_timestamps; /* zeDeviceGetGlobalTimestamps calls */
+    uint64_t host_event_waits;  /* commands run that found an event they wait
+                                 * for unsignalled, and so wait for the host
+                                 * to signal it */
 } tlog_test_ze_stats;
 
 /* Copies the counters into *out. */
 void tlog_test_ze_get_stats(tlog_test_ze_stats *out);
+
+/* Makes every append sleep `ns` first, as a slow host would (0: none). */
+void tlog_test_ze_set_append_delay(uint64_t ns);
 
 /* Arms `count` more occurrences of a simulator fault (enum tlog_sim_fault in
  * timerlog/sim.h), taken by the driver's next markers. Markers are recorded

@@ -52,6 +52,26 @@ TLOG_API tlog_sim_queue *tlog_sim_queue_create(tlog_sim *sim) TLOG_NOEXCEPT;
  * A NULL queue is the default queue. */
 TLOG_API int tlog_sim_launch(tlog_sim *sim, tlog_sim_queue *queue, uint64_t duration_ns) TLOG_NOEXCEPT;
 
+/*
+ * Gates: a queue that reaches a wait for a closed gate stops there until the
+ * gate opens, as a GPU queue waits for an event that the host signals. Tests
+ * hold a queue with one so that what they enqueue behind it runs back to
+ * back, whatever the host's gaps between enqueues.
+ */
+typedef struct tlog_sim_gate tlog_sim_gate;
+
+/* A new gate, closed. */
+TLOG_API int tlog_sim_gate_create(tlog_sim *sim, tlog_sim_gate **out) TLOG_NOEXCEPT;
+/* Puts a wait for `gate` at the end of `queue` (NULL: the default queue). */
+TLOG_API int tlog_sim_gate_wait(tlog_sim *sim, tlog_sim_queue *queue,
+                                tlog_sim_gate *gate) TLOG_NOEXCEPT;
+/* Opens the gate: the waits for it pass, now and until it closes. */
+TLOG_API void tlog_sim_gate_open(tlog_sim *sim, tlog_sim_gate *gate) TLOG_NOEXCEPT;
+/* Closes it again: waits reached from now on stop. */
+TLOG_API void tlog_sim_gate_close(tlog_sim *sim, tlog_sim_gate *gate) TLOG_NOEXCEPT;
+/* Opens the gate for good and lets go of it; waits still queued pass. */
+TLOG_API void tlog_sim_gate_destroy(tlog_sim *sim, tlog_sim_gate *gate) TLOG_NOEXCEPT;
+
 /* The application's own wait for everything enqueued on `queue` so far (what
  * cudaStreamSynchronize is to CUDA). With the manual clock, the clock moves
  * to when the queue drains. Not counted as a library wait. */
