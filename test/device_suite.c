@@ -353,6 +353,9 @@ static void interval_is_placed_on_the_host_timeline(fixture *fx)
         int64_t tol = (int64_t)be->tolerance_ns + 100000;
         CHECK(id.start_ns >= ih.start_ns + (int64_t)ih.duration_ns - tol);
         CHECK(id.start_ns <= is.start_ns + tol);
+        printf("placement: host work ends %lld ns, device begins %lld ns, submitted %lld ns\n",
+               (long long)(ih.start_ns + (int64_t)ih.duration_ns), (long long)id.start_ns,
+               (long long)is.start_ns);
     }
     tlog_frame_release(f);
 }

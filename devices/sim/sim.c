@@ -2,8 +2,9 @@
  * The simulated device: in-order queues of kernels and markers, run by a
  * worker thread against a device clock, behind the backend interface.
  *
- * Everything the device does happens under one lock; queries read a
- * marker's state without it, as they would read a real device's memory.
+ * Everything the device does happens under one lock. A query or a wait
+ * first runs whatever is due by the current time, so that it sees what a
+ * GPU would have done by then however late the worker thread is scheduled.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -432,7 +433,10 @@ static struct timespec deadline_in(uint64_t ns)
 static int wait_until(tlog_sim *sim, bool (*ready)(void *), void *arg,
                       const struct timespec *deadline)
 {
-    while (!ready(arg)) {
+    for (;;) {
+        run_all(sim, tlog_sim_now(sim));
+        if (ready(arg))
+            break;
         if (!sim->clock && jump(sim))
             continue;
         if (deadline_passed(deadline))
@@ -581,9 +585,11 @@ static int sim_query(void *impl, tlog_marker marker)
     tlog_sim *sim = impl;
     sim_marker *m = (sim_marker *)marker;
     SCOUNT(sim, queries);
-    int state = atomic_load_explicit(&m->state, memory_order_acquire);
     pthread_mutex_lock(&sim->lock);
     bool fail = !m->own && take_fault(sim, TLOG_SIM_FAULT_QUERY_ERROR);
+    if (!fail && atomic_load(&m->state) == M_RECORDED)
+        run_all(sim, tlog_sim_now(sim));
+    int state = atomic_load_explicit(&m->state, memory_order_acquire);
     pthread_mutex_unlock(&sim->lock);
     return fail ? TLOG_EDEVICE : state_code(state);
 }
