@@ -1013,7 +1013,8 @@ static ze_result_t append(ze_command_list_handle_t l, command c, uint32_t nwait,
     for (uint32_t i = 0; i < nwait; i++)
         if (!VALID(waits[i], EVENT_MAGIC))
             return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
-    memcpy(c.waits, waits, nwait * sizeof *waits);
+    for (uint32_t i = 0; i < nwait; i++)
+        c.waits[i] = waits[i];
     c.nwait = nwait;
     slow_host();
     ze_result_t r = ZE_RESULT_SUCCESS;
