@@ -117,8 +117,9 @@ static inline int64_t tlog_round_ns_(double ns)
     return (int64_t)(ns < 0 ? ns - 0.5 : ns + 0.5);
 }
 
-/* Reports a backend problem through the error callback of `log` (NULL: the
- * default log), deduplicated like every recording error. */
+/* Reports a backend problem as every recording error is reported on `log`
+ * (NULL: the default log): each report reaches its on_error callback;
+ * without one, the first of each kind is printed on stderr. */
 TLOG_API void tlog_backend_report_(tlog_log *log, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
