@@ -53,15 +53,10 @@ static int hold(void *queue)
     for (int k = 0; k < 2; k++) {
         if (holds[k].queue)
             continue;
-        int rc = tlog_sim_gate_create(sim, &holds[k].gate);
+        int rc = tlog_sim_hold(sim, queue, &holds[k].gate);
         if (rc == TLOG_OK)
-            rc = tlog_sim_gate_wait(sim, queue, holds[k].gate);
-        if (rc != TLOG_OK) {
-            tlog_sim_gate_destroy(sim, holds[k].gate);
-            return rc;
-        }
-        holds[k].queue = queue;
-        return TLOG_OK;
+            holds[k].queue = queue;
+        return rc;
     }
     return TLOG_EBUSY;
 }

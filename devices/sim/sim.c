@@ -390,6 +390,23 @@ void tlog_sim_gate_destroy(tlog_sim *sim, tlog_sim_gate *gate)
     pthread_mutex_unlock(&sim->lock);
 }
 
+int tlog_sim_hold(tlog_sim *sim, tlog_sim_queue *queue, tlog_sim_gate **out)
+{
+    if (!out)
+        return TLOG_EINVAL;
+    *out = NULL;
+    tlog_sim_gate *gate = NULL;
+    int rc = tlog_sim_gate_create(sim, &gate);
+    if (rc == TLOG_OK)
+        rc = tlog_sim_gate_wait(sim, queue, gate);
+    if (rc != TLOG_OK) {
+        tlog_sim_gate_destroy(sim, gate);
+        return rc;
+    }
+    *out = gate;
+    return TLOG_OK;
+}
+
 void tlog_sim_advance(tlog_sim *sim, uint64_t ns)
 {
     if (!sim || sim->clock)
@@ -635,12 +652,8 @@ static int sim_hold_own(void *impl, void **hold)
 {
     tlog_sim *sim = impl;
     tlog_sim_gate *gate = NULL;
-    int rc = tlog_sim_gate_create(sim, &gate);
-    if (rc == TLOG_OK)
-        rc = tlog_sim_gate_wait(sim, sim->own, gate);
-    if (rc != TLOG_OK)
-        tlog_sim_gate_destroy(sim, gate);
-    *hold = rc == TLOG_OK ? gate : NULL;
+    int rc = tlog_sim_hold(sim, sim->own, &gate);
+    *hold = gate;
     return rc;
 }
 

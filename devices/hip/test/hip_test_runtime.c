@@ -777,14 +777,7 @@ API hipError_t tlog_test_hip_hold(hipStream_t stream)
         return e;
     if (stream->gate)
         return hipErrorInvalidValue;
-    int rc = tlog_sim_gate_create(rt.sim, &stream->gate);
-    if (rc == TLOG_OK)
-        rc = tlog_sim_gate_wait(rt.sim, stream->queue, stream->gate);
-    if (rc != TLOG_OK) {
-        tlog_sim_gate_destroy(rt.sim, stream->gate);
-        stream->gate = NULL;
-    }
-    return from_sim(rc);
+    return from_sim(tlog_sim_hold(rt.sim, stream->queue, &stream->gate));
 }
 
 API hipError_t tlog_test_hip_release(hipStream_t stream)

@@ -71,6 +71,10 @@ TLOG_API void tlog_sim_gate_open(tlog_sim *sim, tlog_sim_gate *gate) TLOG_NOEXCE
 TLOG_API void tlog_sim_gate_close(tlog_sim *sim, tlog_sim_gate *gate) TLOG_NOEXCEPT;
 /* Opens the gate for good and lets go of it; waits still queued pass. */
 TLOG_API void tlog_sim_gate_destroy(tlog_sim *sim, tlog_sim_gate *gate) TLOG_NOEXCEPT;
+/* Holds `queue` here: a new closed gate, waited for at the end of `queue`
+ * (NULL: the default queue). Destroying the gate releases the queue. */
+TLOG_API int tlog_sim_hold(tlog_sim *sim, tlog_sim_queue *queue,
+                           tlog_sim_gate **out) TLOG_NOEXCEPT;
 
 /* The application's own wait for everything enqueued on `queue` so far (what
  * cudaStreamSynchronize is to CUDA). With the manual clock, the clock moves
