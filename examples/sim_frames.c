@@ -1,9 +1,11 @@
 /*
  * Device rows without a GPU: the simulated device runs "kernels" of set
- * durations in real time on two queues. The frame waits for the first
- * queue inside a sync scope, so those intervals show under it; the rest
- * are still running when the frame ends, and tlog_dump's forced sync shows
- * them under its own row.
+ * durations in real time on two queues. Each frame waits for the compute
+ * queue inside a sync scope bound to it, so the filters' intervals show
+ * under it; the graphics work is still running when the frame ends, and
+ * shows under the frame's `Device past frame end` row. Every frame is
+ * printed as it ends: each device row appears once, in the frame that
+ * launched it.
  */
 #include <stdio.h>
 #include <time.h>
@@ -41,7 +43,7 @@ static void simulate(tlog_device *gpu, tlog_sim *sim, tlog_sim_queue *compute)
     {
         TIMERLOG_SCOPE("Filter 2");
         host_work(500);
-        TIMERLOG_SYNC_SCOPE(gpu, "GPU Sync \"wait for filter 1\"");
+        TIMERLOG_SYNC_QUEUE_SCOPE(gpu, compute, "GPU Sync \"wait for filter 1\"");
         tlog_sim_queue_sync(sim, compute);
     }
 }
@@ -75,12 +77,15 @@ int main(void)
     }
     tlog_sim_queue *compute = tlog_sim_queue_create(sim);
     tlog_sim_queue *graphics = tlog_sim_queue_create(sim);
-    for (int frame = 0; frame < 3; frame++) {
-        TIMERLOG_SCOPE("Frame");
-        simulate(gpu, sim, compute);
-        render(gpu, sim, graphics);
+    for (int frame = 0; frame < 3 && rc == TLOG_OK; frame++) {
+        {
+            TIMERLOG_SCOPE("Frame");
+            simulate(gpu, sim, compute);
+            render(gpu, sim, graphics);
+        }
+        printf("%s# frame %d\n", frame ? "\n" : "", frame + 1);
+        rc = tlog_dump(NULL, stdout);   /* waits for the draw still running */
     }
-    rc = tlog_dump(NULL, stdout);
     tlog_device_destroy(gpu);
     tlog_sim_destroy(sim);
     return rc == TLOG_OK ? 0 : 1;

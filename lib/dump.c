@@ -25,6 +25,24 @@ static void put_rank_columns(FILE *out, const tlog_node_ranks *r)
     tlog_put_fixed_(out, r->mean_ns > 0 ? (double)r->max_ns / r->mean_ns : 0.0, 2);
 }
 
+/* Percentages past this are printed as `>9999.99%`: a row 100 times longer
+ * than its parent (device work under a wait that hardly waited) says only
+ * that the parent was short, and digits would suggest a precision the
+ * parent's few microseconds do not have. */
+#define PERCENT_SHOWN_MAX 9999.99
+
+static void put_percent(FILE *out, const tlog_node *n)
+{
+    bool beyond = n->percent > PERCENT_SHOWN_MAX ||
+                  (n->parent && n->parent->total_ns == 0 && n->total_ns > 0);
+    if (beyond)
+        fputs(">9999.99% ", out);
+    else {
+        tlog_put_fixed_(out, n->percent, 2);
+        fputs("% ", out);
+    }
+}
+
 static void print_row(FILE *out, const tlog_node *n, uint32_t ranks)
 {
     if (n->depth == 0) {
@@ -34,8 +52,7 @@ static void print_row(FILE *out, const tlog_node *n, uint32_t ranks)
             fputs(". ", out);
         fputs(n->kind == TLOG_KIND_EXECUTION ? "==> " : "|-> ", out);
     }
-    tlog_put_fixed_(out, n->percent, 2);
-    fputs("% ", out);
+    put_percent(out, n);
     if (n->ranks)
         put_rank_columns(out, n->ranks);
     else

@@ -159,8 +159,9 @@ static void name_track(chrome *c, uint32_t pid, uint32_t tid, const char *name,
 }
 
 /* The track an instance goes on: device rows on their queue's, rows a
- * thread did not time itself (inserted timings, forced syncs) beside the
- * thread, so that every track's slices nest. */
+ * thread did not time itself (inserted timings, `Device past frame end`,
+ * forced syncs of older streams) beside the thread, so that every track's
+ * slices nest. */
 static uint32_t track_of(chrome *c, const tlog_frame *f, const tlog_node *n, uint32_t thread)
 {
     if (n->dev && (n->flags & TLOG_NODE_DEVICE)) {
@@ -172,7 +173,7 @@ static uint32_t track_of(chrome *c, const tlog_frame *f, const tlog_node *n, uin
         return tid;
     }
     bool side = (n->kind == TLOG_KIND_EXECUTION && n->site) ||
-                (n->flags & TLOG_NODE_FORCED_SYNC);
+                (n->flags & (TLOG_NODE_FORCED_SYNC | TLOG_NODE_PAST_FRAME));
     uint32_t tid = side ? SIDE_TRACKS + thread : thread;
     name_track(c, f->rank, tid, n->thread_name, side ? " (inserted and sync rows)" : "");
     return tid;
@@ -303,9 +304,10 @@ static void json_node_fields(FILE *out, const tlog_frame *f, const tlog_node *n,
         fputs("null", out);
     fprintf(out, ",\"line\":%d,\"site_id\":\"0x%016" PRIx64 "\",\"flags\":[", i.line,
             i.site_id);
-    static const char *const names[] = {"repaired", "device", "unresolved", "forced_sync"};
+    static const char *const names[] = {"repaired", "device", "unresolved", "forced_sync",
+                                        "past_frame"};
     bool first = true;
-    for (unsigned b = 0; b < 4; b++)
+    for (unsigned b = 0; b < sizeof names / sizeof names[0]; b++)
         if (i.flags & (1u << b)) {
             fprintf(out, "%s\"%s\"", first ? "" : ",", names[b]);
             first = false;

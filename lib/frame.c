@@ -1,21 +1,58 @@
-/* Completed frames: the bounded queue, references, and the tree-walk API. */
+/* Completed frames: the queue (bounded per thread), references, reading by
+ * thread, and the tree-walk API. */
 #include <stdlib.h>
 
 #include "internal.h"
 
+/* Caller holds log->lock. */
+static void queue_unlink(tlog_log *log, tlog_frame *f)
+{
+    if (f->older)
+        f->older->newer = f->newer;
+    else
+        log->oldest = f->newer;
+    if (f->newer)
+        f->newer->older = f->older;
+    else
+        log->newest = f->older;
+    f->older = f->newer = NULL;
+    log->queue_len--;
+}
+
+/* The oldest frame of `thread` and how many it has. Caller holds log->lock. */
+static tlog_frame *oldest_of(tlog_log *log, uint32_t thread, size_t *count)
+{
+    tlog_frame *first = NULL;
+    *count = 0;
+    for (tlog_frame *f = log->oldest; f; f = f->newer)
+        if (f->thread == thread && (*count)++ == 0)
+            first = f;
+    return first;
+}
+
 tlog_frame *tlog_queue_push_locked_(tlog_log *log, tlog_frame *frame)
 {
-    size_t cap = log->cfg.max_frames;
     tlog_frame *evicted = NULL;
+    size_t mine;
+    tlog_frame *first = oldest_of(log, frame->thread, &mine);
     frame->serial = ++log->next_serial;
     TLOG_COUNT(log, frames_completed);
-    if (log->queue_len == cap) {
-        evicted = log->queue[log->queue_head];
-        log->queue_head = (log->queue_head + 1) % cap;
-        log->queue_len--;
+    if (mine >= log->cfg.max_frames) {
+        evicted = first;
+        queue_unlink(log, first);
         TLOG_COUNT(log, frames_dropped);
+        /* No reader will see it, unless the stream writer has it: device
+         * rows still on their way are late. */
+        if (!atomic_load_explicit(&log->stream, memory_order_acquire))
+            tlog_frame_stop_rows_(evicted);
     }
-    log->queue[(log->queue_head + log->queue_len) % cap] = frame;
+    frame->older = log->newest;
+    frame->newer = NULL;
+    if (log->newest)
+        log->newest->newer = frame;
+    else
+        log->oldest = frame;
+    log->newest = frame;
     log->queue_len++;
     return evicted;
 }
@@ -23,7 +60,6 @@ tlog_frame *tlog_queue_push_locked_(tlog_log *log, tlog_frame *frame)
 static void frame_free(tlog_frame *f)
 {
     tlog_frame_free_raw_(f);
-    tlog_device_frame_close_(f->log, f->fdev);
     free(f->nodes);
     free(f->insts);
     free(f->worker_names);
@@ -32,6 +68,7 @@ static void frame_free(tlog_frame *f)
     free(f->node_ranks);
     free(f->strings);
     pthread_mutex_destroy(&f->resolve_lock);
+    pthread_mutex_destroy(&f->lock);
     free(f);
 }
 
@@ -44,23 +81,28 @@ void tlog_frame_release(tlog_frame *frame)
 void tlog_frames_clear_(tlog_log *log)
 {
     pthread_mutex_lock(&log->lock);
-    size_t n = log->queue_len, head = log->queue_head, cap = log->cfg.max_frames;
+    tlog_frame *f = log->oldest;
+    log->oldest = log->newest = NULL;
     log->queue_len = 0;
     pthread_mutex_unlock(&log->lock);
-    for (size_t i = 0; i < n; i++)
-        tlog_frame_release(log->queue[(head + i) % cap]);
+    while (f) {
+        tlog_frame *next = f->newer;
+        f->older = f->newer = NULL;
+        tlog_frame_release(f);
+        f = next;
+    }
 }
 
 /* Frames are resolved by their first reader; after that they never change,
  * so readers need no lock. A frame that cannot be resolved for lack of
  * memory keeps its records for the next reader, unless it was taken out of
  * the queue, in which case it is dropped and counted. */
-int tlog_frame_resolve_once_(tlog_frame *f, const tlog_site *why)
+int tlog_frame_resolve_once_(tlog_frame *f, bool wait)
 {
     int rc = TLOG_OK;
     if (!atomic_load_explicit(&f->resolved, memory_order_acquire)) {
-        if (why)
-            tlog_device_settle_(f, why);
+        if (wait && !tlog_frame_ready_(f))
+            tlog_device_settle_(f);
         pthread_mutex_lock(&f->resolve_lock);
         if (!atomic_load_explicit(&f->resolved, memory_order_relaxed)) {
             rc = tlog_frame_resolve_(f);
@@ -72,11 +114,11 @@ int tlog_frame_resolve_once_(tlog_frame *f, const tlog_site *why)
     return rc;
 }
 
-static tlog_frame *resolved_or_null(tlog_frame *f, bool taken, const tlog_site *why)
+static tlog_frame *resolved_or_null(tlog_frame *f, bool taken, bool wait)
 {
     if (!f)
         return NULL;
-    int rc = tlog_frame_resolve_once_(f, why);
+    int rc = tlog_frame_resolve_once_(f, wait);
     if (rc == TLOG_OK)
         return f;
     if (taken)
@@ -88,82 +130,138 @@ static tlog_frame *resolved_or_null(tlog_frame *f, bool taken, const tlog_site *
     return NULL;
 }
 
-#define FORCED_SITE(var, caller)                                             \
-    static const tlog_site var = {"Forced sync \"" caller "\"", __FILE__, caller,     \
-                                  __LINE__, TLOG_LEVEL_COARSE}
-FORCED_SITE(latest_site, "tlog_frame_latest");
-FORCED_SITE(pop_site, "tlog_frame_pop");
-FORCED_SITE(dump_site, "tlog_dump");
+/* The thread a selector names: TLOG_THREAD_SELF becomes the caller's id
+ * (0 if it never recorded in the log: no frame matches). */
+static uint32_t thread_selected(tlog_log *log, uint32_t thread, bool *any)
+{
+    *any = thread == TLOG_THREAD_ANY;
+    if (thread != TLOG_THREAD_SELF)
+        return thread;
+    tlog_thread *t = tlog_thread_peek_(log);
+    return t ? t->id : UINT32_MAX;
+}
+
+static bool frame_of(const tlog_frame *f, uint32_t thread, bool any)
+{
+    return any || f->thread == thread;
+}
 
 enum take { TAKE_NEWEST, TAKE_OLDEST, TAKE_READY };
 
 /* The newest frame with a new reference, or the oldest taken out of the
  * queue with the queue's reference (only if ready, for TAKE_READY). */
-static tlog_frame *take_from_queue(tlog_log *log, enum take how, const tlog_site *why)
+static tlog_frame *take_from_queue(tlog_log *log, uint32_t thread, enum take how)
 {
     log = tlog_resolve_log_(log);
     if (!log)
         return NULL;
+    bool any;
+    thread = thread_selected(log, thread, &any);
     if (how == TAKE_READY)
         tlog_devices_poll_(log);
     tlog_frame *f = NULL;
     pthread_mutex_lock(&log->lock);
-    if (log->queue_len && how == TAKE_NEWEST) {
-        f = log->queue[(log->queue_head + log->queue_len - 1) % log->cfg.max_frames];
-        atomic_fetch_add(&f->refs, 1);
-    } else if (log->queue_len && (how == TAKE_OLDEST ||
-                                  tlog_device_frame_ready_(log->queue[log->queue_head]))) {
-        f = log->queue[log->queue_head];
-        log->queue_head = (log->queue_head + 1) % log->cfg.max_frames;
-        log->queue_len--;
+    if (how == TAKE_NEWEST) {
+        for (f = log->newest; f && !frame_of(f, thread, any); f = f->older)
+            ;
+        if (f)
+            atomic_fetch_add(&f->refs, 1);
+    } else {
+        for (f = log->oldest; f && !frame_of(f, thread, any); f = f->newer)
+            ;
+        if (f && how == TAKE_READY && !tlog_frame_ready_(f))
+            f = NULL;
+        if (f)
+            queue_unlink(log, f);
     }
     pthread_mutex_unlock(&log->lock);
-    return resolved_or_null(f, how != TAKE_NEWEST, how == TAKE_READY ? NULL : why);
+    return resolved_or_null(f, how != TAKE_NEWEST, how != TAKE_READY);
+}
+
+tlog_frame *tlog_frame_latest_of(tlog_log *log, uint32_t thread)
+{
+    return take_from_queue(log, thread, TAKE_NEWEST);
+}
+
+tlog_frame *tlog_frame_pop_of(tlog_log *log, uint32_t thread)
+{
+    return take_from_queue(log, thread, TAKE_OLDEST);
+}
+
+tlog_frame *tlog_frame_pop_ready_of(tlog_log *log, uint32_t thread)
+{
+    return take_from_queue(log, thread, TAKE_READY);
 }
 
 tlog_frame *tlog_frame_latest(tlog_log *log)
 {
-    return take_from_queue(log, TAKE_NEWEST, &latest_site);
+    return take_from_queue(log, TLOG_THREAD_ANY, TAKE_NEWEST);
 }
 
 tlog_frame *tlog_frame_pop(tlog_log *log)
 {
-    return take_from_queue(log, TAKE_OLDEST, &pop_site);
+    return take_from_queue(log, TLOG_THREAD_ANY, TAKE_OLDEST);
 }
 
 tlog_frame *tlog_frame_pop_ready(tlog_log *log)
 {
-    return take_from_queue(log, TAKE_READY, NULL);
+    return take_from_queue(log, TLOG_THREAD_ANY, TAKE_READY);
 }
 
-/* The newest frame for tlog_dump, whose forced sync is titled after it. */
 tlog_frame *tlog_frame_for_dump_(tlog_log *log)
 {
-    return take_from_queue(log, TAKE_NEWEST, &dump_site);
+    return take_from_queue(log, TLOG_THREAD_SELF, TAKE_NEWEST);
 }
 
-int tlog_frame_ready(tlog_log *log)
+int tlog_frame_ready_of(tlog_log *log, uint32_t thread)
 {
     log = tlog_resolve_log_(log);
     if (!log)
         return TLOG_ENOMEM;
+    bool any;
+    thread = thread_selected(log, thread, &any);
     tlog_devices_poll_(log);
     pthread_mutex_lock(&log->lock);
-    int rc = log->queue_len ? tlog_device_frame_ready_(log->queue[log->queue_head])
-                            : TLOG_ENOFRAME;
+    tlog_frame *f = log->oldest;
+    while (f && !frame_of(f, thread, any))
+        f = f->newer;
+    int rc = f ? tlog_frame_ready_(f) : TLOG_ENOFRAME;
     pthread_mutex_unlock(&log->lock);
     return rc;
 }
 
-size_t tlog_frame_count(tlog_log *log)
+int tlog_frame_ready(tlog_log *log)
+{
+    return tlog_frame_ready_of(log, TLOG_THREAD_ANY);
+}
+
+size_t tlog_frame_count_of(tlog_log *log, uint32_t thread)
 {
     log = tlog_resolve_log_(log);
     if (!log)
         return 0;
+    bool any;
+    thread = thread_selected(log, thread, &any);
     pthread_mutex_lock(&log->lock);
-    size_t n = log->queue_len;
+    size_t n = 0;
+    if (any)
+        n = log->queue_len;
+    else
+        oldest_of(log, thread, &n);
     pthread_mutex_unlock(&log->lock);
     return n;
+}
+
+size_t tlog_frame_count(tlog_log *log)
+{
+    return tlog_frame_count_of(log, TLOG_THREAD_ANY);
+}
+
+uint32_t tlog_thread_id(tlog_log *log)
+{
+    log = tlog_resolve_log_(log);
+    tlog_thread *t = log ? tlog_thread_peek_(log) : NULL;
+    return t ? t->id : 0;
 }
 
 int tlog_frame_get_info(const tlog_frame *f, tlog_frame_info *out)

@@ -44,7 +44,9 @@ enum tlog_rec_flags {
     TLOG_REC_REPAIRED = 1u << 2,  /* closed by a repair rule */
     TLOG_REC_DEVICE = 1u << 3,    /* a device interval */
     TLOG_REC_UNRESOLVED = 1u << 4,/* a device interval without a timing */
-    TLOG_REC_FORCED = 1u << 5     /* the wait of a forced sync */
+    TLOG_REC_PAST = 1u << 5,      /* the frame's `Device past frame end` row */
+    TLOG_REC_SYNC = 1u << 6       /* a sync scope: `reserved` is its index in
+                                   * the frame's syncs, plus one */
 };
 
 typedef struct tlog_chunk {
@@ -106,43 +108,33 @@ typedef struct tlog_attachment {
     tlog_rec recs[];
 } tlog_attachment;
 
-/* Where a resolved device interval shows in its frame. */
-enum tlog_drow_place {
-    TLOG_DROW_SYNC,      /* under the sync scope that resolved it */
-    TLOG_DROW_FORCED,    /* under the frame's forced-sync row */
-    TLOG_DROW_LAUNCHER   /* under its launching scope (readiness check) */
-};
-
-/* A device interval delivered to a frame. Times are host ticks. */
+/*
+ * A device interval delivered to its frame: what was recorded, nothing about
+ * where it shows; resolve.c places it by the rule table in doc/format.md.
+ * Times are host ticks.
+ */
 typedef struct tlog_drow {
     const tlog_site *site;
     const tlog_site *launch_site;
     const char *device;      /* interned: outlives the device */
-    tlog_ticks start, end;
-    uint32_t target_seq;     /* scope it shows under (SYNC, LAUNCHER) */
-    uint32_t launch_seq;     /* launching scope, valid if launch_here */
+    uint64_t device_id;      /* tlog_device serial, for bound sync scopes */
+    const void *queue_key;   /* the queue's ordering key */
+    tlog_ticks launch;       /* host clock when the device scope began */
+    tlog_ticks start, end;   /* on the host timeline; unresolved: launch */
+    uint32_t launch_seq;     /* launching scope */
     uint32_t queue;
-    uint8_t place;           /* tlog_drow_place */
-    bool launch_here;        /* launched in the frame it shows in */
     bool unresolved;
 } tlog_drow;
 
-/*
- * A frame's device state, made at its first device scope or delivered row.
- * Guarded by the log's device lock; `outstanding` is also read without it.
- */
-typedef struct tlog_fdev {
-    int refs;                  /* the frame (or its thread) + pending scopes */
-    atomic_size_t outstanding; /* scopes launched here, not yet delivered */
-    atomic_bool completed;     /* its frame has ended */
-    bool closed;               /* its frame is resolved or gone: no more rows */
-    tlog_drow *rows;
-    size_t nrows, caprows;
-    uint64_t rows_lost;        /* rows that found no memory or came late */
-    bool forced;               /* a forced sync delivered rows here */
-    tlog_ticks forced_start, forced_end;
-    const tlog_site *forced_site;
-} tlog_fdev;
+/* What a sync scope waited on, beside its record (TLOG_REC_SYNC). */
+typedef struct tlog_sync_bind {
+    uint64_t device_id;      /* 0: every device */
+    const void *queue_key;   /* with queue_bound: only this queue */
+    bool queue_bound;
+    /* Rows the frame had once the scope's end read the device: those were
+     * complete by then, whatever the clocks' mapping says. */
+    size_t rows_seen;
+} tlog_sync_bind;
 
 typedef struct tlog_devices tlog_devices;
 typedef struct tlog_stream tlog_stream;
@@ -176,10 +168,10 @@ struct tlog_thread {
     const tlog_site **over;
     size_t nover, capover, blind;
     uint64_t frame_id;       /* frames started on this thread */
-    _Atomic uint64_t inbox_frame; /* frame accepting attachments, 0 = none */
-    tlog_attachment *inbox;  /* guarded by log->lock, like the next two */
-    size_t inbox_recs;       /* records waiting in the inbox */
-    uint64_t inbox_dropped;  /* scopes refused for lack of budget */
+    /* The frame in progress, which other threads and the device layer
+     * deliver to: set and cleared by this thread under log->lock, read by
+     * others under it. NULL between frames, or if it found no memory. */
+    tlog_frame *frame;
     uint64_t frame_dropped;
     uint64_t frame_repaired;
     struct {
@@ -192,8 +184,6 @@ struct tlog_thread {
         uint64_t repaired;
     } adopt;
     tlog_note *notes;        /* beside the stack, made at the first report */
-    tlog_fdev *fdev;         /* device state of the frame in progress,
-                              * guarded by the log's device lock */
     tlog_thread *next_in_log;    /* guarded by log->lock */
     tlog_thread *next_in_thread; /* owned by the thread */
 };
@@ -253,26 +243,36 @@ typedef struct tlog_inst {
 
 struct tlog_frame {
     tlog_log *log;
-    atomic_int refs;
+    atomic_int refs;          /* the queue (or its thread, while in
+                               * progress), readers, the stream writer,
+                               * and each device scope not yet delivered */
     uint64_t serial;
     uint32_t thread;
     char thread_name[TLOG_NAME_MAX];
     uint64_t dropped;
     uint64_t repaired;
+    tlog_frame *older, *newer; /* in the log's queue (log->lock) */
 
-    /* Raw until resolved, then given back. */
+    /* What the frame collects while in progress and until it is resolved,
+     * from its thread, adopted workers and the device layer (open.c). Raw
+     * until resolved, then given back. */
+    pthread_mutex_t lock;     /* the mailbox: attachments, drows, syncs */
+    uint64_t frame_id;        /* tokens name the frame by it */
+    bool taking_work;         /* attachments accepted: until the root ends */
+    bool taking_rows;         /* device rows accepted: until resolved */
+    atomic_bool completed;    /* its root ended */
+    atomic_size_t outstanding; /* device scopes launched here, not delivered */
+    size_t attached_recs;     /* record slots attachments took */
+    uint64_t attached_dropped; /* scopes refused for lack of budget */
+    uint64_t rows_lost;       /* device rows that found no memory */
     tlog_chunk *chunks;
     tlog_attachment *attachments;
-    /* Device state, or NULL; kept until the frame is freed, so readiness
-     * checks may read it at any time. Its rows move to `drows` when the
-     * frame is resolved, and no row is added after that. */
-    tlog_fdev *fdev;
-    bool rows_taken;
-    tlog_drow *drows;
-    size_t ndrows;
-    bool forced;              /* a forced sync resolved rows of this frame */
-    tlog_ticks forced_start, forced_end;
-    const tlog_site *forced_site;
+    tlog_drow *drows;        /* in order of delivery */
+    size_t ndrows, capdrows;
+    size_t rows_at_end;       /* rows it had once its root's end read the
+                               * device: those were complete by then */
+    tlog_sync_bind *syncs;
+    size_t nsyncs, capsyncs;
 
     pthread_mutex_t resolve_lock;
     atomic_bool resolved;
@@ -305,12 +305,12 @@ struct tlog_log {
     size_t budget_recs;       /* records per thread per frame */
     size_t chunk_recs;
 
-    pthread_mutex_t lock;     /* threads, inboxes, frame queue */
+    pthread_mutex_t lock;     /* threads, frames in progress, frame queue */
     int exiting;              /* threads leaving it now (thread.c's lock) */
     tlog_thread *threads;
     uint32_t next_thread_id;
-    tlog_frame **queue;       /* ring of completed frames */
-    size_t queue_head;
+    /* Completed frames, oldest first; at most cfg.max_frames per thread. */
+    tlog_frame *oldest, *newest;
     size_t queue_len;
     uint64_t next_serial;
 
@@ -381,8 +381,10 @@ TLOG_INTERNAL void tlog_threads_orphan_(tlog_log *log);
 
 /* record.c */
 TLOG_INTERNAL void tlog_thread_close_all_(tlog_thread *t, int code);
-/* Ends `site` on t as of `now` (a reading taken earlier). */
-TLOG_INTERNAL void tlog_thread_end_at_(tlog_thread *t, const tlog_site *site, tlog_ticks now);
+/* Ends `site` on t as of `now` (a reading taken earlier); a non-zero `tag`
+ * marks its record as a sync scope's (tlog_frame_add_sync_). */
+TLOG_INTERNAL void tlog_thread_end_at_(tlog_thread *t, const tlog_site *site, tlog_ticks now,
+                                      uint32_t tag);
 /* The token tlog_handoff would give, and the site of the innermost open
  * scope (NULL inside adopted work with nothing open). */
 TLOG_INTERNAL tlog_token tlog_thread_token_(tlog_thread *t, tlog_log *log,
@@ -396,37 +398,60 @@ TLOG_INTERNAL tlog_chunk *tlog_chunk_get_(tlog_log *log);
 TLOG_INTERNAL void tlog_chunks_put_(tlog_log *log, tlog_chunk *first);
 TLOG_INTERNAL void tlog_chunk_free_(tlog_log *log, tlog_chunk *c);
 
+/* open.c: frames in progress */
+/* A zeroed frame with one reference and its locks made; NULL if no memory. */
+TLOG_INTERNAL tlog_frame *tlog_frame_alloc_(tlog_log *log);
+/* The thread's root scope began: its frame is made and published. */
+TLOG_INTERNAL void tlog_frame_open_(tlog_log *log, tlog_thread *t);
+/* The root ended: the frame stops taking work (not rows) and is returned
+ * with the thread's reference; NULL if it could not be made. */
+TLOG_INTERNAL tlog_frame *tlog_frame_end_(tlog_log *log, tlog_thread *t);
+/* The frame a token names, with a new reference, or NULL once that frame
+ * has ended. */
+TLOG_INTERNAL tlog_frame *tlog_frame_find_(tlog_log *log, tlog_thread *t,
+                                           const tlog_token *tok);
+/* Adds work other threads did: TLOG_OK, TLOG_EFULL (budget; *first_drop
+ * on the frame's first refusal) or TLOG_ELATE (the root ended). */
+TLOG_INTERNAL int tlog_frame_attach_(tlog_frame *f, tlog_attachment *a, size_t need,
+                                     uint64_t scopes, bool *first_drop);
+/* Adds a device interval: TLOG_OK, TLOG_ELATE once the frame is resolved,
+ * TLOG_ENOMEM (counted in rows_lost). */
+TLOG_INTERNAL int tlog_frame_add_row_(tlog_frame *f, const tlog_drow *row);
+/* Notes what a sync scope waited on: its tag (index + 1), 0 if no memory. */
+TLOG_INTERNAL uint32_t tlog_frame_add_sync_(tlog_frame *f, const tlog_sync_bind *bind);
+/* The sync scope `tag` (or, with 0, the root) has read the device at its
+ * end: the rows delivered so far were complete by then. */
+TLOG_INTERNAL void tlog_frame_mark_seen_(tlog_frame *f, uint32_t tag);
+/* Resolving begins: rows delivered from now on are late. */
+TLOG_INTERNAL void tlog_frame_stop_rows_(tlog_frame *f);
+/* The one readiness rule: the root ended and every device interval launched
+ * in the frame was delivered to it. */
+TLOG_INTERNAL bool tlog_frame_ready_(const tlog_frame *f);
+
 /* frame.c */
-/* Caller holds log->lock; returns the frame pushed out of a full queue, for
- * the caller to release after unlocking. */
+/* Caller holds log->lock; returns the frame pushed out (the oldest of the
+ * same thread, when that thread has max_frames waiting), for the caller to
+ * release after unlocking. */
 TLOG_INTERNAL tlog_frame *tlog_queue_push_locked_(tlog_log *log, tlog_frame *frame);
 TLOG_INTERNAL void tlog_frames_clear_(tlog_log *log);
+/* The calling thread's newest frame for tlog_dump, resolved. */
 TLOG_INTERNAL tlog_frame *tlog_frame_for_dump_(tlog_log *log);
-/* Resolves the frame if no one has yet (forcing a sync titled `why` if its
- * device work is pending); keeps the caller's reference either way. */
-TLOG_INTERNAL int tlog_frame_resolve_once_(tlog_frame *f, const tlog_site *why);
+/* Resolves the frame if no one has yet, first waiting for its device work
+ * if `wait` (the forced sync); keeps the caller's reference either way. */
+TLOG_INTERNAL int tlog_frame_resolve_once_(tlog_frame *f, bool wait);
 
 /* resolve.c: builds nodes and instances from the raw records, then gives
  * the records back. Caller holds frame->resolve_lock. */
 TLOG_INTERNAL int tlog_frame_resolve_(tlog_frame *frame);
 TLOG_INTERNAL void tlog_frame_free_raw_(tlog_frame *frame);
 
-/* device.c */
-/* The thread's frame ended: its device state goes to the frame. */
-TLOG_INTERNAL tlog_fdev *tlog_device_frame_end_(tlog_log *log, tlog_thread *t);
-TLOG_INTERNAL bool tlog_device_frame_ready_(const tlog_frame *f);
-/* Moves the frame's device rows into it and closes it to further rows.
- * Caller holds f->resolve_lock. */
-TLOG_INTERNAL void tlog_device_frame_take_rows_(tlog_frame *f);
-/* The frame is resolved or freed: no more rows; drops its reference. */
-TLOG_INTERNAL void tlog_device_frame_close_(tlog_log *log, tlog_fdev *fdev);
-/* Forces a sync if the frame has device work pending. */
-TLOG_INTERNAL void tlog_device_settle_(tlog_frame *f, const tlog_site *why);
-/* Resolves without blocking what completed frames have that is done. */
+/* device/: resolving for readers */
+/* Waits (at most the log's sync timeout) for the device work still pending
+ * in frame `f`, and delivers it: the forced sync. */
+TLOG_INTERNAL void tlog_device_settle_(tlog_frame *f);
+/* Delivers without blocking what is done on every device of the log. */
 TLOG_INTERNAL void tlog_devices_poll_(tlog_log *log);
 TLOG_INTERNAL void tlog_devices_destroy_(tlog_log *log);
-/* The log goes: frames still in progress give up their device state. */
-TLOG_INTERNAL void tlog_devices_orphan_(tlog_log *log);
 
 /* stream.c */
 TLOG_INTERNAL int tlog_stream_open_(tlog_log *log);

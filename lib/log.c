@@ -128,11 +128,6 @@ static int create_log(const tlog_config *config, tlog_log **out, bool *bad_env)
     if (!log)
         return TLOG_ENOMEM;
     int rc = normalize_config(config, &log->cfg);
-    if (rc == TLOG_OK) {
-        log->queue = calloc(log->cfg.max_frames, sizeof *log->queue);
-        if (!log->queue)
-            rc = TLOG_ENOMEM;
-    }
     if (rc != TLOG_OK) {
         free(log);
         return rc;
@@ -212,7 +207,6 @@ void tlog_destroy(tlog_log *log)
 {
     if (!log || log->is_default)
         return;
-    tlog_devices_orphan_(log);
     tlog_threads_orphan_(log);   /* waits for threads exiting meanwhile */
     tlog_stream_close_(log, true);   /* its writer may be telling subscribers */
     tlog_subs_destroy_(log);
@@ -230,7 +224,6 @@ void tlog_destroy(tlog_log *log)
     pthread_mutex_destroy(&log->lock);
     pthread_mutex_destroy(&log->pool_lock);
     pthread_mutex_destroy(&log->error_lock);
-    free(log->queue);
     free(log);
 }
 

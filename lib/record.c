@@ -140,19 +140,19 @@ static bool next_chunk(tlog_thread *t, tlog_log *log)
 }
 
 static inline void put_rec(tlog_rec *r, const tlog_site *site, tlog_ticks start,
-                           tlog_ticks end, size_t depth, unsigned flags)
+                           tlog_ticks end, size_t depth, unsigned flags, uint32_t tag)
 {
     r->site = site;
     r->start = start;
     r->end = end;
     r->depth = (uint16_t)depth;
     r->flags = (uint16_t)flags;
-    r->reserved = 0;
+    r->reserved = tag;
 }
 
 static void write_rec(tlog_thread *t, tlog_log *log, const tlog_site *site,
                       tlog_ticks start, tlog_ticks end, size_t depth,
-                      unsigned flags)
+                      unsigned flags, uint32_t tag)
 {
     if (t->wr == t->wr_end && !next_chunk(t, log)) {
         /* No reserve either (it could not be allocated): the record is lost,
@@ -164,7 +164,7 @@ static void write_rec(tlog_thread *t, tlog_log *log, const tlog_site *site,
                          "out of memory: the record of \"%s\" is lost", site->name);
         return;
     }
-    put_rec(t->wr++, site, start, end, depth, flags);
+    put_rec(t->wr++, site, start, end, depth, flags, tag);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -186,7 +186,7 @@ static void start_frame(tlog_thread *t, tlog_log *log)
     tlog_thread_tidy_();
     open_budget(t, log);
     t->frame_id++;
-    atomic_store_explicit(&t->inbox_frame, t->frame_id, memory_order_release);
+    tlog_frame_open_(log, t);
     t->seq = 0;
     t->frame_dropped = 0;
     t->frame_repaired = 0;
@@ -227,14 +227,33 @@ static tlog_attachment *reversed(tlog_attachment *a)
 }
 
 /* Record memory a completed frame holds until it is resolved. */
-static size_t raw_bytes(const tlog_chunk *chunks, const tlog_attachment *inbox)
+static size_t raw_bytes(const tlog_chunk *chunks, const tlog_attachment *attached)
 {
     size_t n = 0;
     for (const tlog_chunk *c = chunks; c; c = c->next)
         n += chunk_bytes(c->cap);
-    for (const tlog_attachment *a = inbox; a; a = a->next)
+    for (const tlog_attachment *a = attached; a; a = a->next)
         n += a->bytes;
     return n;
+}
+
+/* The frame's own records and counts go into it; what workers attached
+ * was collected in it all along. */
+static void fill_frame(tlog_frame *f, tlog_thread *t, tlog_chunk *chunks, bool streamed)
+{
+    pthread_mutex_lock(&f->lock);
+    f->attachments = reversed(f->attachments);
+    uint64_t dropped = t->frame_dropped + f->attached_dropped, repaired = t->frame_repaired;
+    for (const tlog_attachment *a = f->attachments; a; a = a->next) {
+        dropped += a->dropped;
+        repaired += a->repaired;
+    }
+    f->stream_bytes = streamed ? raw_bytes(chunks, f->attachments) : 0;
+    pthread_mutex_unlock(&f->lock);
+    memcpy(f->thread_name, t->name, sizeof f->thread_name);
+    f->dropped = dropped;
+    f->repaired = repaired;
+    f->chunks = chunks;
 }
 
 /* Returns the frame's serial, 0 if it was lost. */
@@ -247,49 +266,26 @@ static uint64_t complete_frame(tlog_thread *t, tlog_log *log)
     t->wr = t->wr_end = NULL;
     t->room = 0;
 
-    tlog_fdev *fdev = tlog_device_frame_end_(log, t);
-    tlog_frame *f = calloc(1, sizeof *f);
-    bool streamed = f && atomic_load_explicit(&log->stream, memory_order_acquire);
-    pthread_mutex_lock(&log->lock);
-    atomic_store_explicit(&t->inbox_frame, 0, memory_order_relaxed);
-    tlog_attachment *inbox = reversed(t->inbox);
-    uint64_t dropped = t->frame_dropped + t->inbox_dropped, repaired = t->frame_repaired;
-    for (const tlog_attachment *a = inbox; a; a = a->next) {
-        dropped += a->dropped;
-        repaired += a->repaired;
-    }
-    t->inbox = NULL;
-    t->inbox_recs = 0;
-    t->inbox_dropped = 0;
-    tlog_frame *evicted = NULL;
-    uint64_t serial = 0;
-    if (f) {
-        f->log = log;
-        f->rank = log->rank;
-        f->wall0_ns = log->wall0_ns;
-        atomic_init(&f->refs, streamed ? 2 : 1);   /* the writer's reference */
-        f->stream_bytes = streamed ? raw_bytes(chunks, inbox) : 0;
-        f->thread = t->id;
-        memcpy(f->thread_name, t->name, sizeof f->thread_name);
-        f->dropped = dropped;
-        f->repaired = repaired;
-        f->chunks = chunks;
-        f->attachments = inbox;
-        f->fdev = fdev;
-        pthread_mutex_init(&f->resolve_lock, NULL);
-        atomic_init(&f->resolved, false);
-        evicted = tlog_queue_push_locked_(log, f);
-        serial = f->serial;
-    }
-    pthread_mutex_unlock(&log->lock);
-
+    tlog_frame *f = tlog_frame_end_(log, t);
     if (!f) {
         TLOG_COUNT(log, alloc_failures);
         tlog_report_(log, t, TLOG_ENOMEM, NULL, "out of memory: a frame is lost");
         tlog_chunks_put_(log, chunks);
-        tlog_attachments_free_(log, inbox);
-        tlog_device_frame_close_(log, fdev);
+        return 0;
     }
+    /* Device work complete at the root's end is read now, as at a sync
+     * scope's end: it then counts as done within the frame. */
+    if (atomic_load_explicit(&f->outstanding, memory_order_acquire))
+        tlog_devices_poll_(log);
+    tlog_frame_mark_seen_(f, 0);
+    bool streamed = atomic_load_explicit(&log->stream, memory_order_acquire) != NULL;
+    fill_frame(f, t, chunks, streamed);
+    if (streamed)
+        atomic_fetch_add(&f->refs, 1);   /* the writer's reference */
+    pthread_mutex_lock(&log->lock);
+    tlog_frame *evicted = tlog_queue_push_locked_(log, f);
+    uint64_t serial = f->serial;
+    pthread_mutex_unlock(&log->lock);
     if (evicted)
         tlog_frame_release(evicted);
     if (streamed && !tlog_stream_take_(log, f))
@@ -301,32 +297,18 @@ static uint64_t complete_frame(tlog_thread *t, tlog_log *log)
 /* Adopted work                                                             */
 /* ------------------------------------------------------------------------ */
 
-/* Hands work to the owner of the token's frame. What other threads hand to
- * one frame is bounded by the same budget as the frame's own records. */
-static int deliver(tlog_log *log, const tlog_thread *from, tlog_attachment *a,
+/* Hands work to the token's frame. What other threads hand to one frame
+ * is bounded by the same budget as the frame's own records. */
+static int deliver(tlog_log *log, tlog_thread *from, tlog_attachment *a,
                    const tlog_token *token)
 {
     /* Charged by size, in record slots, so the allowance is honest in bytes. */
     size_t need = (a->bytes + sizeof(tlog_rec) - 1) / sizeof(tlog_rec);
     uint64_t scopes = a->nrecs + (a->has_row ? 1u : 0u);
-    int rc = TLOG_ELATE;
     bool first_drop = false;
-    pthread_mutex_lock(&log->lock);
-    tlog_thread *owner = tlog_thread_find_(log, token->thread);
-    if (owner && atomic_load_explicit(&owner->inbox_frame, memory_order_relaxed) ==
-                     token->frame) {
-        if (owner->inbox_recs + need <= log->budget_recs) {
-            a->next = owner->inbox;
-            owner->inbox = a;
-            owner->inbox_recs += need;
-            rc = TLOG_OK;
-        } else {
-            first_drop = owner->inbox_dropped == 0;
-            owner->inbox_dropped += scopes + a->dropped;
-            rc = TLOG_EFULL;
-        }
-    }
-    pthread_mutex_unlock(&log->lock);
+    tlog_frame *f = tlog_frame_find_(log, from, token);
+    int rc = f ? tlog_frame_attach_(f, a, need, scopes, &first_drop) : TLOG_ELATE;
+    tlog_frame_release(f);
     if (rc == TLOG_OK)
         return rc;
     if (rc == TLOG_EFULL) {
@@ -443,7 +425,8 @@ static void tell_end(tlog_thread *t, tlog_log *log, const tlog_open *closed,
     }
 }
 
-static void close_top(tlog_thread *t, tlog_log *log, tlog_ticks now, unsigned flags)
+static void close_top(tlog_thread *t, tlog_log *log, tlog_ticks now, unsigned flags,
+                      uint32_t tag)
 {
     tlog_open *o = t->top - 1;
     if (o->site == &tlog_adopt_marker_) {
@@ -464,7 +447,8 @@ static void close_top(tlog_thread *t, tlog_log *log, tlog_ticks now, unsigned fl
             TLOG_COUNT(log, scopes_repaired);
             t->frame_repaired++;
         }
-        write_rec(t, log, closed.site, closed.start, now, tlog_thread_depth_(t), flags);
+        write_rec(t, log, closed.site, closed.start, now, tlog_thread_depth_(t),
+                  flags | (tag ? TLOG_REC_SYNC : 0u), tag);
     }
     bool root = t->top == t->stack;
     uint64_t serial = root ? complete_frame(t, log) : 0;
@@ -531,7 +515,7 @@ static bool end_past_depth(tlog_thread *t, tlog_log *log, const tlog_site *site)
     return false;
 }
 
-static void end_slow(tlog_thread *t, const tlog_site *site, tlog_ticks now)
+static void end_slow(tlog_thread *t, const tlog_site *site, tlog_ticks now, uint32_t tag)
 {
     tlog_log *log = log_of(t);
     if (!log)
@@ -551,14 +535,14 @@ static void end_slow(tlog_thread *t, const tlog_site *site, tlog_ticks now)
         size_t closed = depth - match - 1 - (past_depth ? 1 : 0) + t->nover + t->blind;
         report_mismatch(t, log, site, inner, closed);
         while (tlog_thread_depth_(t) > match + 1)
-            close_top(t, log, now, TLOG_REC_REPAIRED);
+            close_top(t, log, now, TLOG_REC_REPAIRED, 0);
     }
-    close_top(t, log, now, 0);
+    close_top(t, log, now, 0, tag);
 }
 
-void tlog_thread_end_at_(tlog_thread *t, const tlog_site *site, tlog_ticks now)
+void tlog_thread_end_at_(tlog_thread *t, const tlog_site *site, tlog_ticks now, uint32_t tag)
 {
-    end_slow(t, site, now);
+    end_slow(t, site, now, tag);
 }
 
 /* Open scopes: markers are not scopes; scopes past max_depth are. */
@@ -584,7 +568,7 @@ void tlog_thread_close_all_(tlog_thread *t, int code)
     }
     tlog_ticks now = tlog_read_clock_(t);
     while (tlog_thread_depth_(t))
-        close_top(t, log, now, TLOG_REC_REPAIRED);
+        close_top(t, log, now, TLOG_REC_REPAIRED, 0);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -707,11 +691,11 @@ static inline void end_on(tlog_thread *t, const tlog_site *site)
     size_t depth = tlog_thread_depth_(t);
     if (TLOG_UNLIKELY(depth < 2 || t->top[-1].site != site || t->wr == t->wr_end) ||
         tlog_any_subscriber_()) {
-        end_slow(t, site, now);
+        end_slow(t, site, now, 0);
         return;
     }
     tlog_open *o = --t->top;
-    put_rec(t->wr++, site, o->start, now, depth - 1, 0);
+    put_rec(t->wr++, site, o->start, now, depth - 1, 0, 0);
 }
 
 static void __attribute__((noinline)) begin_first(const tlog_site *site)
@@ -858,7 +842,7 @@ int tlog_adopt_end(const tlog_token *token)
         tlog_report_(log, t, TLOG_EMISMATCH, NULL,
                      "adopted work ended with %zu scope(s) open; closed them", inner);
         while (inner--)
-            close_top(t, log, now, TLOG_REC_REPAIRED);
+            close_top(t, log, now, TLOG_REC_REPAIRED, 0);
     }
     return finish_adoption(t, log, now);
 }
@@ -894,7 +878,7 @@ int tlog_insert(tlog_log *log, const tlog_site *site, tlog_kind kind,
         return drop_insert(t, log, site, TLOG_EFULL);
     t->room--;
     unsigned flags = TLOG_REC_INSERT | (kind == TLOG_KIND_EXECUTION ? TLOG_REC_EXEC : 0);
-    write_rec(t, log, site, start, end, depth, flags);
+    write_rec(t, log, site, start, end, depth, flags, 0);
     return TLOG_OK;
 }
 

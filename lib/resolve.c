@@ -6,8 +6,10 @@
  *  2. Scopes got a sequence number in begin order (= pre-order); hand-off
  *     tokens name scopes by it, so work that other threads attached is hung
  *     under the right instance.
- *  3. Device intervals delivered to the frame hang under the sync scope that
- *     resolved them, under a forced-sync row, or under their launcher.
+ *  3. Device intervals delivered to the frame are placed by one rule, from
+ *     recorded times and the frame's structure alone (place_row): under the
+ *     first sync scope that waited for them, else under their launcher if
+ *     they ended within the frame, else under `Device past frame end`.
  *  4. Instances with the same title and kind under the same row merge into
  *     one node (count, total, min, max); the instances stay as the timeline.
  */
@@ -28,6 +30,7 @@ typedef struct inst {
     uint32_t node;
     uint16_t flags;          /* tlog_rec_flags */
     uint32_t drow;           /* device intervals: index in the frame's rows */
+    uint32_t sync;           /* sync scopes: index in the frame's syncs + 1 */
 } inst;
 
 typedef struct bnode {
@@ -65,7 +68,7 @@ static uint32_t new_inst(builder *b, const tlog_site *site, const char *name,
 {
     uint32_t i = b->ninsts++;
     b->insts[i] = (inst){site, name, thread_name, start, end, NONE, NONE, NONE, NONE,
-                         thread, NONE, (uint16_t)flags, NONE};
+                         thread, NONE, (uint16_t)flags, NONE, 0};
     return i;
 }
 
@@ -112,6 +115,8 @@ static uint32_t add_records(builder *b, const tlog_rec *recs, size_t n, size_t b
         const char *name = r->site->name ? r->site->name : "(unnamed)";
         uint32_t i = new_inst(b, r->site, name, thread_name, thread, r->start, r->end,
                               r->flags);
+        if (r->flags & TLOG_REC_SYNC)
+            b->insts[i].sync = r->reserved;
         if (d + 1 < b->max_depth)
             adopt_pending(b, d + 1, i);
         pending_push(b, d, i);
@@ -185,8 +190,8 @@ static void accumulate(bnode *n, const inst *in)
         n->flags |= TLOG_NODE_DEVICE;
     if (in->flags & TLOG_REC_UNRESOLVED)
         n->flags |= TLOG_NODE_UNRESOLVED;
-    if (in->flags & TLOG_REC_FORCED)
-        n->flags |= TLOG_NODE_FORCED_SYNC;
+    if (in->flags & TLOG_REC_PAST)
+        n->flags |= TLOG_NODE_PAST_FRAME;
 }
 
 /* ---- ordering children by first start ---- */
@@ -259,12 +264,12 @@ static void finish_nodes(tlog_frame *f, const bnode *bn, const inst *in, uint32_
         o->count = bn[i].count;
     }
     /* Self time: the total less control children; execution rows ran
-     * elsewhere, beside it. */
+     * elsewhere, beside it, and `Device past frame end` after it. */
     for (uint32_t i = 0; i < n; i++)
         out[i].self_ns = out[i].total_ns;
     for (uint32_t i = 1; i < n; i++) {
         tlog_node *p = &out[bn[i].parent];
-        if (out[i].kind == TLOG_KIND_CONTROL)
+        if (out[i].kind == TLOG_KIND_CONTROL && !(out[i].flags & TLOG_NODE_PAST_FRAME))
             p->self_ns = p->self_ns > out[i].total_ns ? p->self_ns - out[i].total_ns : 0;
         out[i].percent = p->total_ns ? 100.0 * (double)out[i].total_ns / (double)p->total_ns
                                      : 0.0;
@@ -305,7 +310,10 @@ void tlog_frame_free_raw_(tlog_frame *f)
     f->attachments = NULL;
     free(f->drows);
     f->drows = NULL;
-    f->ndrows = 0;
+    f->ndrows = f->capdrows = 0;
+    free(f->syncs);
+    f->syncs = NULL;
+    f->nsyncs = f->capsyncs = 0;
 }
 
 static size_t count_input(const tlog_frame *f, size_t *max_depth, size_t *rows)
@@ -328,7 +336,7 @@ static size_t count_input(const tlog_frame *f, size_t *max_depth, size_t *rows)
                 *max_depth = d + 2;
         }
     }
-    n += f->ndrows + 1;   /* and a forced-sync row */
+    n += f->ndrows + 1;   /* and a `Device past frame end` row */
     return n;
 }
 
@@ -403,29 +411,110 @@ static uint32_t seq_target(uint32_t seq, const uint32_t *seqmap, uint32_t nseq,
     return seq < nseq ? seqmap[seq] : root;
 }
 
-/* The forced sync's wait, as a control row under the root. */
-static uint32_t forced_row(builder *b, const tlog_frame *f, uint32_t root)
+/* ---- placing device intervals ---- */
+
+static const tlog_site past_site = {"Device past frame end", __FILE__, "resolve", __LINE__,
+                                    TLOG_LEVEL_COARSE};
+
+/* A sync scope of the frame, for placement. */
+typedef struct sync_ref {
+    uint32_t inst;
+    tlog_ticks start, end;
+    const tlog_sync_bind *bind;
+} sync_ref;
+
+static int by_end_then_start(const void *pa, const void *pb)
 {
-    const tlog_site *site = f->forced_site;
-    uint32_t r = new_inst(b, site, site->name, f->thread_name, f->thread, f->forced_start,
-                          f->forced_end, TLOG_REC_INSERT | TLOG_REC_FORCED);
+    const sync_ref *x = pa, *y = pb;
+    int64_t d = (int64_t)(x->end - y->end);
+    if (!d)
+        d = (int64_t)(x->start - y->start);
+    if (d)
+        return d < 0 ? -1 : 1;
+    return x->inst < y->inst ? -1 : x->inst > y->inst;
+}
+
+/* The frame's sync scopes (its own and adopted workers'), in order of end. */
+static size_t collect_syncs(const builder *b, const tlog_frame *f, sync_ref *out)
+{
+    size_t n = 0;
+    for (uint32_t i = 0; i < b->ninsts; i++) {
+        const inst *in = &b->insts[i];
+        if ((in->flags & TLOG_REC_SYNC) && in->sync && in->sync <= f->nsyncs)
+            out[n++] = (sync_ref){i, in->start, in->end, &f->syncs[in->sync - 1]};
+    }
+    qsort(out, n, sizeof *out, by_end_then_start);
+    return n;
+}
+
+/* Row `k` was complete by `end`: its end on the host timeline says so, or
+ * the read made at that end (rows delivered before `seen`) found it done. */
+static bool done_by(const tlog_drow *r, size_t k, tlog_ticks end, size_t seen)
+{
+    return (int64_t)(r->end - end) <= 0 || k < seen;
+}
+
+static bool sync_covers(const sync_ref *s, const tlog_drow *r, size_t k)
+{
+    const tlog_sync_bind *w = s->bind;
+    return (!w->device_id || w->device_id == r->device_id) &&
+           (!w->queue_bound || w->queue_key == r->queue_key) &&
+           (int64_t)(r->launch - s->end) <= 0 && done_by(r, k, s->end, w->rows_seen);
+}
+
+enum { PLACE_PAST = NONE - 1 };
+
+/*
+ * The placement rule (doc/format.md, "Where device intervals show") for
+ * row `k` of the frame: the first sync scope of the frame, in order of end,
+ * that the interval's device and queue match, launched before it ended and
+ * complete by then; else its launcher if it was complete by the root's end;
+ * else the frame's `Device past frame end` row. An interval without a
+ * timing goes under its launcher.
+ */
+static uint32_t place_row(const tlog_frame *f, size_t k, const sync_ref *syncs,
+                          size_t nsyncs, uint32_t launcher, tlog_ticks root_end)
+{
+    const tlog_drow *r = &f->drows[k];
+    if (r->unresolved)
+        return launcher;
+    for (size_t i = 0; i < nsyncs; i++)
+        if (sync_covers(&syncs[i], r, k))
+            return syncs[i].inst;
+    return done_by(r, k, root_end, f->rows_at_end) ? launcher : PLACE_PAST;
+}
+
+/* The row past the frame's end: from the root's end to the last end of the
+ * work under it (extended as that work is added). A control row under the
+ * root that is not part of it. */
+static uint32_t past_row(builder *b, const tlog_frame *f, uint32_t root)
+{
+    tlog_ticks end = b->insts[root].end;
+    uint32_t r = new_inst(b, &past_site, past_site.name, f->thread_name, f->thread, end, end,
+                          TLOG_REC_INSERT | TLOG_REC_PAST);
     append_child(b, root, r);
     return r;
 }
 
-static void attach_device(builder *b, tlog_frame *f, uint32_t root, const uint32_t *seqmap,
-                          uint32_t nseq)
+static int attach_device(builder *b, tlog_frame *f, uint32_t root, const uint32_t *seqmap,
+                         uint32_t nseq)
 {
-    uint32_t forced = NONE;
+    sync_ref *syncs = f->ndrows ? malloc((b->ninsts + 1) * sizeof *syncs) : NULL;
+    if (f->ndrows && !syncs)
+        return TLOG_ENOMEM;
+    size_t nsyncs = f->ndrows ? collect_syncs(b, f, syncs) : 0;
+    tlog_ticks root_end = b->insts[root].end;
+    uint32_t past = NONE;
     for (size_t k = 0; k < f->ndrows; k++) {
         const tlog_drow *r = &f->drows[k];
-        uint32_t target;
-        if (r->place == TLOG_DROW_FORCED) {
-            if (forced == NONE)
-                forced = forced_row(b, f, root);
-            target = forced;
-        } else {
-            target = seq_target(r->target_seq, seqmap, nseq, root);
+        uint32_t launcher = seq_target(r->launch_seq, seqmap, nseq, root);
+        uint32_t target = place_row(f, k, syncs, nsyncs, launcher, root_end);
+        if (target == PLACE_PAST) {
+            if (past == NONE)
+                past = past_row(b, f, root);
+            if ((int64_t)(r->end - b->insts[past].end) > 0)
+                b->insts[past].end = r->end;
+            target = past;
         }
         unsigned flags = TLOG_REC_EXEC | TLOG_REC_INSERT | TLOG_REC_DEVICE |
                          (r->unresolved ? TLOG_REC_UNRESOLVED : 0);
@@ -436,6 +525,8 @@ static void attach_device(builder *b, tlog_frame *f, uint32_t root, const uint32
         f->device_rows++;
         f->device_unresolved += r->unresolved;
     }
+    free(syncs);
+    return TLOG_OK;
 }
 
 static int merge(tlog_frame *f, builder *b, uint32_t root, bnode *nodes, uint32_t *nnodes,
@@ -474,7 +565,7 @@ static int merge(tlog_frame *f, builder *b, uint32_t root, bnode *nodes, uint32_
 /* The launching instance of device row `r`, if it is in this frame. */
 static uint32_t launcher_of(const tlog_drow *r, const uint32_t *seqmap, uint32_t nseq)
 {
-    return r->launch_here && r->launch_seq < nseq ? seqmap[r->launch_seq] : NONE;
+    return r->launch_seq < nseq ? seqmap[r->launch_seq] : NONE;
 }
 
 /* Device rows' extras, once nodes exist: launchers (which may come later in
@@ -516,7 +607,7 @@ static int finish_device(tlog_frame *f, const builder *b, const bnode *bn, uint3
 
 int tlog_frame_resolve_(tlog_frame *f)
 {
-    tlog_device_frame_take_rows_(f);
+    tlog_frame_stop_rows_(f);
     size_t max_depth, rows;
     size_t cap = count_input(f, &max_depth, &rows);
     if (cap >= NONE)
@@ -538,7 +629,9 @@ int tlog_frame_resolve_(tlog_frame *f)
     uint32_t nseq = map_sequence(&b, root, seqmap);
     attach_work(&b, f, root, seqmap, nseq, names);
     f->device_rows = f->device_unresolved = 0;
-    attach_device(&b, f, root, seqmap, nseq);
+    rc = attach_device(&b, f, root, seqmap, nseq);
+    if (rc != TLOG_OK)
+        goto out;
 
     double rate = tlog_clock_calibrate_(f->log);
     tlog_ticks origin = b.insts[root].start;

@@ -107,9 +107,6 @@ static void registry_remove(tlog_stream *s)
     pthread_mutex_unlock(&registry_lock);
 }
 
-static const tlog_site stream_site = {"Forced sync \"stream\"", __FILE__, "stream", __LINE__,
-                                      TLOG_LEVEL_COARSE};
-
 /* ------------------------------------------------------------------------ */
 /* Path and settings                                                        */
 /* ------------------------------------------------------------------------ */
@@ -226,12 +223,12 @@ static void wait_ready(tlog_stream *s, tlog_frame *f)
     int64_t give_up = tlog_mono_ns_() + (int64_t)(s->log->cfg.sync_timeout_ns < (1ull << 61)
                                                       ? s->log->cfg.sync_timeout_ns
                                                       : (1ull << 61));
-    while (!tlog_device_frame_ready_(f)) {
+    while (!tlog_frame_ready_(f)) {
         tlog_devices_poll_(s->log);
-        if (tlog_device_frame_ready_(f))
+        if (tlog_frame_ready_(f))
             return;
         if (s->stopping || tlog_mono_ns_() >= give_up) {
-            tlog_device_settle_(f, &stream_site);
+            tlog_device_settle_(f);
             return;
         }
         struct timespec nap = {0, READY_POLL_NS};
@@ -246,7 +243,7 @@ static void write_frame(tlog_stream *s, tlog_frame *f)
         return;
     }
     wait_ready(s, f);
-    int rc = tlog_frame_resolve_once_(f, &stream_site);
+    int rc = tlog_frame_resolve_once_(f, true);
     s->scratch.len = 0;
     if (rc == TLOG_OK)
         rc = tlog_encode_frame_(&s->seen, f, &s->scratch);

@@ -31,7 +31,7 @@ const tlog_site tlog_overflow_marker_ = {"(too deep)", NULL, NULL, 0, 0};
 /* What a state holds in its log, taken away from it. */
 typedef struct held {
     tlog_chunk *chunks;
-    tlog_attachment *inbox;
+    tlog_frame *frames;      /* frames in progress, linked by `older` */
 } held;
 
 static void take_held(tlog_thread *t, held *h)
@@ -44,21 +44,25 @@ static void take_held(tlog_thread *t, held *h)
         t->reserve->next = h->chunks;
         h->chunks = t->reserve;
     }
-    tlog_attachment *a = t->inbox;
-    while (a) {
-        tlog_attachment *next = a->next;
-        a->next = h->inbox;
-        h->inbox = a;
-        a = next;
+    if (t->frame) {
+        t->frame->older = h->frames;
+        h->frames = t->frame;
     }
     t->first = t->cur = t->reserve = NULL;
     t->wr = t->wr_end = NULL;
-    t->inbox = NULL;
+    t->frame = NULL;
 }
 
+/* A frame whose root never ended is dropped; device scopes launched in it
+ * may still hold it until their intervals are delivered. */
 static void give_back(tlog_log *log, held *h)
 {
-    tlog_attachments_free_(log, h->inbox);
+    while (h->frames) {
+        tlog_frame *f = h->frames;
+        h->frames = f->older;
+        f->older = NULL;
+        tlog_frame_release(f);
+    }
     tlog_chunks_put_(log, h->chunks);
 }
 
@@ -144,7 +148,6 @@ static tlog_thread *attach(tlog_log *log)
     t->clock = log->cfg.clock;
     t->clock_user = log->cfg.clock_user;
     atomic_init(&t->log, log);
-    atomic_init(&t->inbox_frame, 0);
 
     pthread_mutex_lock(&log->lock);
     t->id = ++log->next_thread_id;

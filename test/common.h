@@ -16,8 +16,11 @@
 #include <timerlog/timerlog.h>
 
 /* Each thread has its own simulated time, in nanoseconds, so tests decide
- * exactly when every scope begins and ends. */
+ * exactly when every scope begins and ends. One thread may also publish its
+ * time (test_clock_shared), for a simulated device to run on. */
 static _Thread_local uint64_t test_now;
+static _Thread_local int test_clock_shared;
+static uint64_t shared_test_now;
 
 static inline tlog_ticks test_clock(void *user)
 {
@@ -25,9 +28,18 @@ static inline tlog_ticks test_clock(void *user)
     return test_now;
 }
 
+/* The publishing thread's time, from any thread. */
+static inline uint64_t shared_test_clock(void *user)
+{
+    (void)user;
+    return __atomic_load_n(&shared_test_now, __ATOMIC_ACQUIRE);
+}
+
 static inline void at_ms(double ms)
 {
     test_now = (uint64_t)(ms * 1e6 + 0.5);
+    if (test_clock_shared)
+        __atomic_store_n(&shared_test_now, test_now, __ATOMIC_RELEASE);
 }
 
 typedef struct collected_errors {

@@ -20,6 +20,7 @@ typedef struct sim_options {
     unsigned device_flags;
     uint32_t max_scopes, pool_batch, max_frames;
     uint64_t sync_timeout_ns;
+    const char *stream_path;
 } sim_options;
 
 static inline sim_fixture *sim_fixture_make(const sim_options *o)
@@ -32,6 +33,7 @@ static inline sim_fixture *sim_fixture_make(const sim_options *o)
     c.clock_user = fx->sim;
     c.max_frames = o ? o->max_frames : 0;
     c.sync_timeout_ns = o && o->sync_timeout_ns ? o->sync_timeout_ns : 2000000000ull;
+    c.stream_path = o ? o->stream_path : NULL;
     fx->log = make_log(&c);
     tlog_device_config dc = {.size = sizeof dc};
     if (o) {

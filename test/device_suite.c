@@ -223,7 +223,7 @@ static tlog_frame *frame_of(fixture *fx, void (*body)(fixture *), bool wait)
     submit(fx->q1);
     submit(fx->q2);
     if (wait) {
-        /* Resolved by the readiness check: rows go under their launchers. */
+        /* Read by the readiness check: where rows go does not depend on it. */
         finish_queues(fx);
         CHECK(tlog_frame_ready(fx->log) == 1);
     }
@@ -242,7 +242,8 @@ static void body_one_kernel(fixture *fx)
     timed(fx, fx->q1, "work", 3 * MS);
 }
 
-/* The interval is the work's length, under the scope that launched it. */
+/* The interval is the work's length. The queue was held until after the
+ * frame ended, so it shows under the frame's `Device past frame end` row. */
 static void interval_times_the_work_it_encloses(fixture *fx)
 {
     tlog_frame *f = frame_of(fx, body_one_kernel, true);
@@ -253,8 +254,63 @@ static void interval_times_the_work_it_encloses(fixture *fx)
         CHECK(i.device != NULL);
         CHECK(i.count == 1);
         CHECK_NEAR(i.total_ns, 3 * MS, near(3 * MS));
-        CHECK(strcmp(parent_name(n), "frame") == 0);
+        CHECK(strcmp(parent_name(n), "Device past frame end") == 0);
         CHECK(i.percent_of_parent > 0);
+        CHECK(i.launcher == tlog_frame_root(f));
+    }
+    tlog_frame_release(f);
+}
+
+/* Work the application waited for inside the frame, without a sync scope,
+ * shows under the scope that launched it. */
+static void work_done_in_the_frame_shows_under_its_launcher(fixture *fx)
+{
+    host_begin(fx, "frame");
+    host_begin(fx, "launcher");
+    hold(fx, fx->q1);
+    timed(fx, fx->q1, "inside", 1 * MS);
+    host_end(fx, "launcher");
+    submit(fx->q1);
+    finish(fx, fx->q1);
+    host_end(fx, "frame");
+    tlog_frame *f = tlog_frame_pop(fx->log);
+    tlog_node_info i = {0};
+    const tlog_node *n = f ? row(f, "inside", &i) : NULL;
+    CHECK(n != NULL);
+    if (n) {
+        CHECK(strcmp(parent_name(n), "launcher") == 0);
+        CHECK_NEAR(i.total_ns, 1 * MS, near(1 * MS));
+    }
+    CHECK(f && row(f, "Device past frame end", NULL) == NULL);
+    tlog_frame_release(f);
+}
+
+/* A sync scope bound to one queue shows only that queue's work; an unbound
+ * one after it takes the rest. The backend's queue handles are what binds. */
+static void queue_bound_sync_scope_takes_only_its_queue(fixture *fx)
+{
+    /* The handle the work is recorded on (a Level Zero regular list is
+     * replaced by a new one when submitted). */
+    void *recorded_on = handle(fx->q1);
+    host_begin(fx, "frame");
+    timed(fx, fx->q1, "on q1", 1 * MS);
+    timed(fx, fx->q2, "on q2", 1 * MS);
+    submit(fx->q1);
+    submit(fx->q2);
+    host_begin(fx, "wait q1");
+    finish(fx, fx->q1);
+    finish(fx, fx->q2);
+    tlog_sync_end_queue(fx->dev, recorded_on, site("wait q1"));
+    host_begin(fx, "wait all");
+    tlog_sync_end(fx->dev, site("wait all"));
+    host_end(fx, "frame");
+    tlog_frame *f = tlog_frame_pop(fx->log);
+    const tlog_node *one = f ? row(f, "on q1", NULL) : NULL;
+    const tlog_node *two = f ? row(f, "on q2", NULL) : NULL;
+    CHECK(one && two);
+    if (one && two) {
+        CHECK(strcmp(parent_name(one), "wait q1") == 0);
+        CHECK(strcmp(parent_name(two), "wait all") == 0);
     }
     tlog_frame_release(f);
 }
@@ -361,7 +417,7 @@ static void interval_is_placed_on_the_host_timeline(fixture *fx)
 }
 
 /* A sync scope shows the intervals complete by its end, without waiting for
- * the rest; the forced sync gets the rest. */
+ * the rest; what ran past the frame's end shows under its own row. */
 static void sync_scope_takes_only_completed_work(fixture *fx)
 {
     host_begin(fx, "frame");
@@ -384,7 +440,7 @@ static void sync_scope_takes_only_completed_work(fixture *fx)
     CHECK(s && l);
     if (s && l) {
         CHECK(strcmp(parent_name(s), "wait short") == 0);
-        CHECK(strcmp(parent_name(l), "wait short") != 0);
+        CHECK(strcmp(parent_name(l), "Device past frame end") == 0);
         CHECK_NEAR(i.total_ns, 1 * MS, near(1 * MS));
     }
     tlog_frame_release(f);
@@ -523,6 +579,10 @@ typedef struct suite_case {
 
 static const suite_case cases[] = {
     {"interval_times_the_work_it_encloses", interval_times_the_work_it_encloses, 0},
+    {"work_done_in_the_frame_shows_under_its_launcher",
+     work_done_in_the_frame_shows_under_its_launcher, 0},
+    {"queue_bound_sync_scope_takes_only_its_queue", queue_bound_sync_scope_takes_only_its_queue,
+     0},
     {"end_follows_the_work_it_closes", end_follows_the_work_it_closes, 0},
     {"begin_follows_the_work_before_it", begin_follows_the_work_before_it, 0},
     {"consecutive_scopes_do_not_overlap", consecutive_scopes_do_not_overlap, 0},

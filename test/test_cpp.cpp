@@ -42,6 +42,16 @@ static void frame(tlog_sim *sim, tlog_device *gpu)
         tlog_sim_queue_sync(sim, nullptr);
         tlog_sim_settle(sim);
     }
+    tlog_sim_queue *q = tlog_sim_queue_create(sim);
+    {
+        TIMERLOG_DEVICE_SCOPE(gpu, q, "On q");
+        tlog_sim_launch(sim, q, 1000);
+    }
+    {
+        TIMERLOG_SYNC_QUEUE_SCOPE(gpu, q, "Wait q");
+        tlog_sim_queue_sync(sim, q);
+        tlog_sim_settle(sim);
+    }
     {
         TIMERLOG_SCOPE("Scoped block");
         TIMERLOG_SCOPE_L(TLOG_LEVEL_FINE, "Fine");
@@ -70,6 +80,8 @@ int main()
     const tlog_node *sync = child(root, "Sync");
     CHECK(sync != nullptr);
     CHECK(sync && child(sync, "Kernel") != nullptr);
+    const tlog_node *waitq = child(root, "Wait q");
+    CHECK(waitq && child(waitq, "On q") != nullptr);
     const tlog_node *block = child(root, "Scoped block");
     CHECK(block != nullptr);
     CHECK(child(block, "Fine") != nullptr);

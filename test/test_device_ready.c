@@ -19,11 +19,13 @@ static void frame_waits_until_its_device_work_is_resolved(void **state)
     assert_int_equal(tlog_frame_ready(fx->log), 1);
     tlog_frame *f = tlog_frame_pop_ready(fx->log);
     assert_non_null(f);
-    /* No sync point: the row shows under its launcher. */
-    const tlog_node *draw = path(f, "Render", "Draw", NULL);
+    /* No sync scope, and it ran past the frame's end (1 ms). */
+    const tlog_node *draw = path(f, "Device past frame end", "Draw", NULL);
     assert_non_null(draw);
     assert_int_equal(info_of(draw).total_ns, 4 * NS_PER_MS);
     assert_ptr_equal(info_of(draw).launcher, path(f, "Render", NULL, NULL));
+    assert_int_equal(info_of(path(f, "Device past frame end", NULL, NULL)).total_ns,
+                     3 * NS_PER_MS);
     tlog_frame_release(f);
     assert_int_equal(tlog_frame_ready(fx->log), TLOG_ENOFRAME);
 }

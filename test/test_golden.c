@@ -1,13 +1,21 @@
 /*
  * Rebuilds the reference frame of the product brief with the public macros,
  * real worker threads and a simulated clock, and compares the dump with
- * test/golden/seed_frame.txt line by line. The device rows (E) under the
- * sync scopes are inserted by hand, as an application would for timings
- * measured elsewhere.
+ * test/golden/seed_frame.txt line by line, twice: once with the device rows
+ * (E) inserted by hand, as an application would for timings measured
+ * elsewhere, and once through device scopes on the simulated device, whose
+ * clock is the main thread's, placed by the end-of-frame rule alone.
  */
 #include <pthread.h>
 
+#include <timerlog/sim.h>
+
 #include "common.h"
+
+/* NULL: device rows are inserted by hand. */
+static tlog_device *gpu;
+static tlog_sim *sim;
+static tlog_sim_queue *queues[2];
 
 typedef struct job {
     tlog_token token;
@@ -49,13 +57,36 @@ static void device_row(const char *name, double start_ms, double end_ms)
                      TLOG_OK);
 }
 
-static void launch(const char *title, double from_ms, double to_ms)
+/* Launches work of `device_ms` on a queue from `from_ms` to `to_ms`: a
+ * device scope, whose host side is its `Launch "name"` row; without a
+ * device, that row alone. */
+static void launch(const char *name, int queue, double from_ms, double to_ms,
+                   double device_ms)
 {
-    const tlog_site *s = tlog_site_intern(title, __FILE__, __func__, __LINE__, 1);
+    char title[128];
+    snprintf(title, sizeof title, "Launch \"%s\"", name);
+    const tlog_site *s = tlog_site_intern(gpu ? name : title, __FILE__, __func__, __LINE__, 1);
     at_ms(from_ms);
-    tlog_begin(s);
+    if (!gpu) {
+        tlog_begin(s);
+        at_ms(to_ms);
+        tlog_end(s);
+        return;
+    }
+    tlog_device_scope d = tlog_device_begin(gpu, queues[queue], s);
+    assert_non_null(d.slot_);
+    assert_int_equal(tlog_sim_launch(sim, queues[queue], (uint64_t)(device_ms * 1e6)), TLOG_OK);
     at_ms(to_ms);
-    tlog_end(s);
+    assert_int_equal(tlog_device_end(&d), TLOG_OK);
+}
+
+/* The host waits in a sync scope until `ms`; the device has run what was
+ * due by then. */
+static void wait_until(double ms)
+{
+    at_ms(ms);
+    if (sim)
+        tlog_sim_settle(sim);
 }
 
 static void cpu_parallel(double from_ms, double to_ms, const double *workers, int n)
@@ -81,8 +112,8 @@ static void simulation(void)
         TIMERLOG_SCOPE("Filter 1");
         serial(0, 50);
         cpu_parallel(50, 100, (const double[]){50, 50}, 2);
-        launch("Launch \"Filter 1: GPU Parallel Operation 1\"", 100, 112.5);
-        launch("Launch \"Filter 1: GPU Parallel Operation 2\"", 112.5, 125);
+        launch("Filter 1: GPU Parallel Operation 1", 0, 100, 112.5, 60);
+        launch("Filter 1: GPU Parallel Operation 2", 1, 112.5, 125, 30);
     }
     {
         TIMERLOG_SCOPE("Filter 2");
@@ -90,10 +121,12 @@ static void simulation(void)
             TIMERLOG_SCOPE("Serial Preparation");
             at_ms(135);
             {
-                TIMERLOG_SCOPE("GPU Sync \"ArrayHandle::GetPortalConstControl()\"");
-                device_row("Filter 1: GPU Parallel Operation 1", 112.5, 172.5);
-                device_row("Filter 1: GPU Parallel Operation 2", 142.5, 172.5);
-                at_ms(175);
+                TIMERLOG_SYNC_SCOPE(gpu, "GPU Sync \"ArrayHandle::GetPortalConstControl()\"");
+                if (!gpu) {
+                    device_row("Filter 1: GPU Parallel Operation 1", 112.5, 172.5);
+                    device_row("Filter 1: GPU Parallel Operation 2", 142.5, 172.5);
+                }
+                wait_until(175);
             }
         }
         cpu_parallel(175, 375, (const double[]){100, 200, 50, 20}, 4);
@@ -114,17 +147,21 @@ static void render(void)
         run_workers(500, (const double[]){100, 200, 40, 20}, 4);
         at_ms(700);
     }
-    launch("Launch \"Upload to device\"", 700, 800);
-    launch("Launch \"Draw\"", 800, 900);
+    if (gpu) /* earlier work keeps the queue busy until 780 ms */
+        assert_int_equal(tlog_sim_launch(sim, queues[0], 80000000), TLOG_OK);
+    launch("Upload to device", 0, 700, 800, 20);
+    launch("Draw", 1, 800, 900, 125);
 }
 
 static void force_sync(void)
 {
     at_ms(900);
-    TIMERLOG_SCOPE("Force Logging Sync \"TimerLog::LogToStream(std::ostream&)\"");
-    device_row("Upload to device", 860, 880);
-    device_row("Draw", 870, 995);
-    at_ms(1000);
+    TIMERLOG_SYNC_SCOPE(gpu, "Force Logging Sync \"TimerLog::LogToStream(std::ostream&)\"");
+    if (!gpu) {
+        device_row("Upload to device", 860, 880);
+        device_row("Draw", 870, 995);
+    }
+    wait_until(1000);
 }
 
 static void seed_frame(void)
@@ -151,10 +188,9 @@ static char *read_file(const char *path)
     return s;
 }
 
-static void seed_frame_dump_matches_golden_file(void **state)
+/* Compares the newest frame's dump with the golden file, line by line. */
+static void check_against_golden_file(void)
 {
-    (void)state;
-    seed_frame();
     tlog_frame *f = tlog_frame_latest(NULL);
     assert_non_null(f);
     char *got = dump_string(f, NULL);
@@ -174,6 +210,38 @@ static void seed_frame_dump_matches_golden_file(void **state)
     free(want);
 }
 
+static void seed_frame_dump_matches_golden_file(void **state)
+{
+    (void)state;
+    seed_frame();
+    check_against_golden_file();
+}
+
+/* The same frame, its (E) rows from device scopes on two queues: the sync
+ * scopes show what completed by their ends, the host side of each launch is
+ * its `Launch` row, and nothing is inserted by hand. */
+static void seed_frame_through_the_device_matches_golden_file(void **state)
+{
+    (void)state;
+    test_clock_shared = 1;
+    at_ms(0);
+    tlog_sim_config sc = {.size = sizeof sc, .clock = shared_test_clock};
+    assert_int_equal(tlog_sim_create(&sc, &sim), TLOG_OK);
+    tlog_device_config dc = {.size = sizeof dc, .flags = TLOG_DEVICE_LAUNCH_ROWS};
+    assert_int_equal(tlog_sim_device_create(sim, NULL, &dc, &gpu), TLOG_OK);
+    queues[0] = tlog_sim_queue_create(sim);
+    queues[1] = tlog_sim_queue_create(sim);
+    seed_frame();
+    check_against_golden_file();
+    tlog_device_info di = {.size = sizeof di};
+    assert_int_equal(tlog_device_get_info(gpu, &di), TLOG_OK);
+    assert_int_equal(di.resolved, 4);
+    tlog_device_destroy(gpu);
+    tlog_sim_destroy(sim);
+    gpu = NULL;
+    sim = NULL;
+}
+
 static void seed_frame_records_no_errors(void **state)
 {
     (void)state;
@@ -181,7 +249,7 @@ static void seed_frame_records_no_errors(void **state)
     assert_int_equal(s.mismatched_ends + s.unmatched_ends + s.scopes_dropped +
                          s.late_work + s.scopes_repaired,
                      0);
-    assert_int_equal(s.frames_completed, 1);
+    assert_int_equal(s.frames_completed, 2);
 }
 
 int main(void)
@@ -193,6 +261,7 @@ int main(void)
     tlog_thread_name("Main");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(seed_frame_dump_matches_golden_file),
+        cmocka_unit_test(seed_frame_through_the_device_matches_golden_file),
         cmocka_unit_test(seed_frame_records_no_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

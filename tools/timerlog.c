@@ -1,9 +1,15 @@
 /*
  * timerlog: reads libtimerlog streams.
  *
- *   timerlog dump [--frame N | --frames A-B | --aggregate] [--min-percent P] FILE...
+ *   timerlog dump [--frame N | --frames A-B] [--thread NAME] [--root TITLE]
+ *                 [--aggregate] [--min-percent P] FILE...
  *   timerlog export --chrome|--json|--csv [-o OUT] FILE...
  *   timerlog info FILE...
+ *
+ * A frame belongs to the thread that ran it, and its root row says what it
+ * timed: --aggregate merges per thread name and root title, so that a side
+ * thread's frames (a loader's "Load chunk") never fold into the main loop's
+ * "Frame" tree, and --thread / --root pick such frames out.
  *
  * Exit status: 0 when every file read cleanly, 1 when a file could not be
  * read or is damaged (what came before the damage is still printed), when
@@ -39,16 +45,21 @@ static const char *const usage_main =
     "the damage is still shown), 2 for a usage error.\n";
 
 static const char *const usage_dump =
-    "usage: timerlog dump [--frame N | --frames A-B | --aggregate] [--min-percent P]\n"
-    "                     FILE...\n"
+    "usage: timerlog dump [--frame N | --frames A-B] [--thread NAME] [--root TITLE]\n"
+    "                     [--aggregate] [--min-percent P] FILE...\n"
     "\n"
     "Prints frames as tlog_dump does. By default every frame, each after a\n"
     "'# FILE: frame N' line; with --frame N only frame N of one file, exactly\n"
-    "as the recording process would have printed it.\n"
+    "as the recording process would have printed it. The selections combine:\n"
+    "a frame is shown when it matches all of them.\n"
     "\n"
     "  --frame N       only the frame with serial N\n"
     "  --frames A-B    frames with serials A to B\n"
-    "  --aggregate     all selected frames of all files merged into one tree\n"
+    "  --thread NAME   only frames run by the thread named NAME\n"
+    "  --root TITLE    only frames whose root row is titled TITLE\n"
+    "  --aggregate     the selected frames of all files merged into one tree per\n"
+    "                  thread name and root title, each tree after a line\n"
+    "                  '# thread \"NAME\", root \"TITLE\": N frames'\n"
     "  --min-percent P hide rows below P% of their parent\n";
 
 static const char *const usage_export =
@@ -119,6 +130,7 @@ typedef struct selection {
     uint64_t first, last;
     bool single, aggregate;
     double min_percent;
+    const char *thread, *root;   /* NULL: any */
 } selection;
 
 static bool parse_range(const char *s, selection *sel)
@@ -137,11 +149,29 @@ static bool parse_range(const char *s, selection *sel)
     return !*end && sel->first <= sel->last;
 }
 
+/* The title of a frame's root row: what the frame timed. */
+static const char *root_title(const tlog_frame *f)
+{
+    tlog_node_info info = {.size = sizeof info};
+    if (tlog_node_get_info(tlog_frame_root(f), &info) != TLOG_OK || !info.name)
+        return "";
+    return info.name;
+}
+
+static const char *thread_of(const tlog_frame_info *info)
+{
+    return info->thread_name ? info->thread_name : "";
+}
+
 static bool selected(const selection *sel, const tlog_frame *f)
 {
     tlog_frame_info info = {.size = sizeof info};
     tlog_frame_get_info(f, &info);
-    return info.serial >= sel->first && info.serial <= sel->last;
+    if (info.serial < sel->first || info.serial > sel->last)
+        return false;
+    if (sel->thread && strcmp(thread_of(&info), sel->thread) != 0)
+        return false;
+    return !sel->root || strcmp(root_title(f), sel->root) == 0;
 }
 
 static int print_frame(const tlog_frame *f, const selection *sel)
@@ -163,9 +193,93 @@ static int fold(tlog_frame **acc, const tlog_frame *f)
     return rc;
 }
 
-/* Returns the reader when its frames were folded into *acc (their rows
- * keep its call sites), for closing after the merged tree is printed. */
-static tlog_reader *dump_file(const char *path, const selection *sel, tlog_frame **acc,
+/* The frames of one thread with one root title, merged: a thread's
+ * frames time its own work, so merging across threads or titles would put
+ * one kind of work under another's root. */
+typedef struct group {
+    char *thread, *root;   /* copies: they outlive the frame they came from */
+    tlog_frame *acc;
+    size_t frames;
+} group;
+
+typedef struct groups {
+    group *g;
+    size_t n, cap;
+} groups;
+
+/* A new group at the end, so that groups print in order of first
+ * appearance; NULL when memory ran out. */
+static group *add_group(groups *gs, const char *thread, const char *root)
+{
+    if (gs->n == gs->cap) {
+        size_t cap = gs->cap ? gs->cap * 2 : 8;
+        group *p = realloc(gs->g, cap * sizeof *p);
+        if (!p)
+            return NULL;
+        gs->g = p;
+        gs->cap = cap;
+    }
+    group g = {strdup(thread), strdup(root), NULL, 0};
+    if (!g.thread || !g.root) {
+        free(g.thread);
+        free(g.root);
+        return NULL;
+    }
+    gs->g[gs->n] = g;
+    return &gs->g[gs->n++];
+}
+
+static group *group_of(groups *gs, const tlog_frame *f)
+{
+    tlog_frame_info info = {.size = sizeof info};
+    tlog_frame_get_info(f, &info);
+    const char *thread = thread_of(&info), *root = root_title(f);
+    for (size_t k = 0; k < gs->n; k++)
+        if (strcmp(gs->g[k].thread, thread) == 0 && strcmp(gs->g[k].root, root) == 0)
+            return &gs->g[k];
+    return add_group(gs, thread, root);
+}
+
+/* Folds `f` into its group's tree. */
+static void aggregate(groups *gs, const tlog_frame *f, int *status)
+{
+    group *g = group_of(gs, f);
+    int rc = g ? fold(&g->acc, f) : TLOG_ENOMEM;
+    if (rc != TLOG_OK) {
+        fprintf(stderr, "timerlog: cannot merge a frame: %s\n", tlog_strerror(rc));
+        *status = EXIT_DAMAGED;
+        return;
+    }
+    g->frames++;
+}
+
+static void print_groups(const groups *gs, const selection *sel)
+{
+    bool first = true;
+    for (size_t k = 0; k < gs->n; k++) {
+        const group *g = &gs->g[k];
+        if (!g->acc)   /* none of its frames could be merged */
+            continue;
+        printf("%s# thread \"%s\", root \"%s\": %zu frames\n", first ? "" : "\n",
+               g->thread, g->root, g->frames);
+        print_frame(g->acc, sel);
+        first = false;
+    }
+}
+
+static void free_groups(groups *gs)
+{
+    for (size_t k = 0; k < gs->n; k++) {
+        tlog_frame_release(gs->g[k].acc);
+        free(gs->g[k].thread);
+        free(gs->g[k].root);
+    }
+    free(gs->g);
+}
+
+/* Returns the reader when its frames were folded into `gs` (their rows
+ * keep its call sites), for closing after the merged trees are printed. */
+static tlog_reader *dump_file(const char *path, const selection *sel, groups *gs,
                               size_t *shown, int *status)
 {
     tlog_reader *r = open_stream(path, status);
@@ -178,8 +292,7 @@ static tlog_reader *dump_file(const char *path, const selection *sel, tlog_frame
             tlog_frame_info info = {.size = sizeof info};
             tlog_frame_get_info(f, &info);
             if (sel->aggregate) {
-                if (fold(acc, f) != TLOG_OK)
-                    *status = EXIT_DAMAGED;
+                aggregate(gs, f, status);
             } else {
                 if (!sel->single)
                     printf("%s# %s: frame %" PRIu64 " (rank %u, thread \"%s\")\n",
@@ -202,7 +315,7 @@ static int cmd_dump(int argc, char **argv)
 {
     if (wants_help(argc, argv))
         return usage(usage_dump, NULL);
-    selection sel = {0, UINT64_MAX, false, false, 0};
+    selection sel = {0, UINT64_MAX, false, false, 0, NULL, NULL};
     int i = 0;
     for (; i < argc && argv[i][0] == '-'; i++) {
         if (strcmp(argv[i], "--aggregate") == 0) {
@@ -212,6 +325,14 @@ static int cmd_dump(int argc, char **argv)
             sel.single = strcmp(argv[i], "--frame") == 0;
             if (!parse_range(argv[++i], &sel) || (sel.single && sel.first != sel.last))
                 return usage(usage_dump, "--frame takes a number, --frames a range A-B");
+        } else if (strcmp(argv[i], "--thread") == 0 && i + 1 < argc) {
+            sel.thread = argv[++i];
+            if (!*sel.thread)
+                return usage(usage_dump, "--thread takes a thread name");
+        } else if (strcmp(argv[i], "--root") == 0 && i + 1 < argc) {
+            sel.root = argv[++i];
+            if (!*sel.root)
+                return usage(usage_dump, "--root takes a root row's title");
         } else if (strcmp(argv[i], "--min-percent") == 0 && i + 1 < argc) {
             char *end;
             sel.min_percent = strtod(argv[++i], &end);
@@ -227,19 +348,21 @@ static int cmd_dump(int argc, char **argv)
         return usage(usage_dump, "--frame reads one file");
     int status = 0;
     size_t shown = 0, nkept = 0;
-    tlog_frame *acc = NULL;
+    groups gs = {NULL, 0, 0};
+    /* Merged rows refer to their readers' call sites: no reader may close
+     * before the trees are printed. */
     tlog_reader **kept = calloc((size_t)(argc - i), sizeof *kept);
+    if (!kept) {
+        fprintf(stderr, "timerlog: out of memory\n");
+        return EXIT_DAMAGED;
+    }
     for (; i < argc; i++) {
-        tlog_reader *r = dump_file(argv[i], &sel, &acc, &shown, &status);
-        if (r && kept)
+        tlog_reader *r = dump_file(argv[i], &sel, &gs, &shown, &status);
+        if (r)
             kept[nkept++] = r;
-        else
-            tlog_reader_close(r);
     }
-    if (acc) {
-        print_frame(acc, &sel);
-        tlog_frame_release(acc);
-    }
+    print_groups(&gs, &sel);
+    free_groups(&gs);
     for (size_t k = 0; k < nkept; k++)
         tlog_reader_close(kept[k]);
     free(kept);

@@ -9,6 +9,7 @@ static int time_a_launch(cudaStream_t stream)
         TIMERLOG_CUDA_SCOPE(stream, "Kernel");
     }
     TIMERLOG_CUDA_SYNC_SCOPE("Sync");
+    TIMERLOG_CUDA_SYNC_STREAM_SCOPE(stream, "Sync stream");
     return 0;
 }
 

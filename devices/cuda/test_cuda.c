@@ -226,7 +226,7 @@ static void sync_points(gpu *g)
     fputs(text, stdout);
     CHECK(strstr(text, "|-> ") && strstr(text, "(C) Sync\n"));
     CHECK(strstr(text, ". ==> ") && strstr(text, "(E) Short\n"));
-    CHECK(strstr(text, "(C) Forced sync \"tlog_dump\"\n"));
+    CHECK(strstr(text, "(C) Device past frame end\n"));
     CHECK(strstr(text, "(E) Long\n"));
     CHECK(info_of(g->dev).waits >= 1);
     tlog_frame_release(tlog_frame_pop(g->log));

@@ -9,6 +9,7 @@ static int time_a_launch(hipStream_t stream)
         TIMERLOG_HIP_SCOPE(stream, "Kernel");
     }
     TIMERLOG_HIP_SYNC_SCOPE("Sync");
+    TIMERLOG_HIP_SYNC_STREAM_SCOPE(stream, "Sync stream");
     return 0;
 }
 

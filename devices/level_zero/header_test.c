@@ -9,6 +9,7 @@ static int time_a_launch(tlog_device *dev, ze_command_list_handle_t list)
         TIMERLOG_ZE_SCOPE(dev, list, "Kernel");
     }
     TIMERLOG_SYNC_SCOPE(dev, "Sync");
+    TIMERLOG_ZE_SYNC_LIST_SCOPE(dev, list, "Sync list");
     return 0;
 }
 

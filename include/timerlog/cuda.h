@@ -94,9 +94,14 @@ static inline tlog_device_scope tlog_cuda_enter_(cudaStream_t stream, const tlog
 #endif
 
 /* A sync scope around the application's own wait on the GPUs (for example a
- * cudaStreamSynchronize): resolves, without blocking, the intervals of every
- * device of the default log that are complete, and shows them under it. */
+ * cudaDeviceSynchronize): the intervals of its frame, on every device of
+ * the default log, that were complete by its end show under it. */
 #define TIMERLOG_CUDA_SYNC_SCOPE(name) TIMERLOG_SYNC_SCOPE(NULL, name)
+/* A sync scope around a wait on one stream (cudaStreamSynchronize(stream),
+ * cudaEventSynchronize of an event recorded there): only that stream's
+ * intervals show under it. */
+#define TIMERLOG_CUDA_SYNC_STREAM_SCOPE(stream, name)                        \
+    TIMERLOG_SYNC_QUEUE_SCOPE(tlog_cuda_device(stream), (void *)(stream), name)
 
 #ifdef __cplusplus
 }

@@ -110,9 +110,13 @@ static inline tlog_device_scope tlog_hip_enter_(hipStream_t stream, const tlog_s
 #endif
 
 /* A sync scope around the application's own wait on the GPUs (for example a
- * hipStreamSynchronize): resolves, without blocking, the intervals of every
- * device of the default log that are complete, and shows them under it. */
+ * hipDeviceSynchronize): the intervals of its frame, on every device of the
+ * default log, that were complete by its end show under it. */
 #define TIMERLOG_HIP_SYNC_SCOPE(name) TIMERLOG_SYNC_SCOPE(NULL, name)
+/* A sync scope around a wait on one stream (hipStreamSynchronize): only
+ * that stream's intervals show under it. */
+#define TIMERLOG_HIP_SYNC_STREAM_SCOPE(stream, name)                         \
+    TIMERLOG_SYNC_QUEUE_SCOPE(tlog_hip_device(stream), (void *)(stream), name)
 
 #ifdef __cplusplus
 }

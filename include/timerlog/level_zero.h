@@ -108,6 +108,12 @@ static inline tlog_device_scope tlog_ze_enter_(tlog_device *dev,
                       TIMERLOG_CAT_(tlog_guard_, id), dev, list, name)
 #endif
 
+/* A sync scope around a wait for the work recorded on `list` of `dev` (a
+ * zeCommandQueueSynchronize of the queue it ran on, an event signalled at
+ * its end): only that list's intervals show under it. */
+#define TIMERLOG_ZE_SYNC_LIST_SCOPE(dev, list, name)                         \
+    TIMERLOG_SYNC_QUEUE_SCOPE(dev, (void *)(list), name)
+
 #ifdef __cplusplus
 }
 #endif

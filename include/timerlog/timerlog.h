@@ -172,8 +172,9 @@ typedef struct tlog_config {
      * TIMERLOG_LEVEL=0|1|2 in the environment overrides both. */
     int level;
     unsigned flags;           /* tlog_config_flags */
-    /* Completed frames kept for reading; when full, the oldest is dropped
-     * and counted. 0 selects 8. */
+    /* Completed frames kept for reading, per thread: when a thread has this
+     * many waiting, its oldest is dropped and counted, so that a busy side
+     * thread never pushes another thread's frames out. 0 selects 8. */
     uint32_t max_frames;
     /* Deepest nesting per thread; deeper scopes are dropped and counted.
      * 0 selects 128; at most 4096. */
@@ -303,6 +304,10 @@ TLOG_API int tlog_stream_flush(tlog_log *log) TLOG_NOEXCEPT;
  */
 TLOG_API int tlog_thread_name(const char *name) TLOG_NOEXCEPT;
 
+/* The calling thread's id in `log` (NULL: the default log), as frames and
+ * rows report it (tlog_frame_info.thread); 0 if it never recorded there. */
+TLOG_API uint32_t tlog_thread_id(tlog_log *log) TLOG_NOEXCEPT;
+
 /* ------------------------------------------------------------------------ */
 /* Scopes                                                                   */
 /* ------------------------------------------------------------------------ */
@@ -395,31 +400,59 @@ typedef struct tlog_frame tlog_frame;
 typedef struct tlog_node tlog_node;
 
 /*
- * The newest completed frame, resolved, with a reference the caller must give
- * back with tlog_frame_release(). NULL when there is none. The frame stays in
- * the queue. Safe while other threads record. If device work of the frame is
- * still pending, this forces a sync first (see tlog_sync).
+ * A frame belongs to the thread whose root scope made it. Frames wait in
+ * the log's queue in order of completion, at most tlog_config.max_frames per
+ * thread. The *_of functions select frames by thread: a thread id
+ * (tlog_thread_id, tlog_frame_info.thread), TLOG_THREAD_SELF for the calling
+ * thread's, or TLOG_THREAD_ANY for every thread's.
  */
+#define TLOG_THREAD_ANY 0u
+#define TLOG_THREAD_SELF 0xffffffffu
+
+/*
+ * The newest completed frame of `thread`, resolved, with a reference the
+ * caller must give back with tlog_frame_release(). NULL when there is none.
+ * The frame stays in the queue. Safe while other threads record. Waits for
+ * the frame's device work still pending, if any (the forced sync, see
+ * tlog_sync); work already done is read without waiting.
+ */
+TLOG_API tlog_frame *tlog_frame_latest_of(tlog_log *log, uint32_t thread) TLOG_NOEXCEPT;
+
+/* tlog_frame_latest_of(log, TLOG_THREAD_ANY): the newest frame of any
+ * thread. A dashboard that follows one thread's frames selects it with
+ * tlog_frame_latest_of; tlog_dump prints the calling thread's. */
 TLOG_API tlog_frame *tlog_frame_latest(tlog_log *log) TLOG_NOEXCEPT;
 
-/* Takes the oldest completed frame out of the queue (resolved, referenced),
- * forcing a sync first if its device work is still pending. */
+/* Takes the oldest completed frame of `thread` out of the queue (resolved,
+ * referenced), waiting first for its device work still pending. */
+TLOG_API tlog_frame *tlog_frame_pop_of(tlog_log *log, uint32_t thread) TLOG_NOEXCEPT;
+
+/* tlog_frame_pop_of(log, TLOG_THREAD_ANY). */
 TLOG_API tlog_frame *tlog_frame_pop(tlog_log *log) TLOG_NOEXCEPT;
 
 /*
- * Whether the oldest completed frame's device work is all resolved, without
- * blocking: checks the device queues (one non-blocking query per queue with
- * pending work) and returns 1 when the frame is ready, 0 when device work is
- * still pending, TLOG_ENOFRAME when no frame is waiting. Frames without
- * device work are always ready.
+ * Whether the oldest completed frame of `thread` is ready, without blocking:
+ * checks the device queues (one non-blocking query per queue with pending
+ * work) and returns 1 when every device interval launched in the frame has
+ * been read, 0 when some is still pending, TLOG_ENOFRAME when no frame is
+ * waiting. Frames without device work are always ready.
  */
+TLOG_API int tlog_frame_ready_of(tlog_log *log, uint32_t thread) TLOG_NOEXCEPT;
+
+/* tlog_frame_ready_of(log, TLOG_THREAD_ANY). */
 TLOG_API int tlog_frame_ready(tlog_log *log) TLOG_NOEXCEPT;
 
-/* Takes the oldest completed frame out of the queue if it is ready, never
- * waiting for a device; NULL otherwise (production mode). */
+/* Takes the oldest completed frame of `thread` out of the queue if it is
+ * ready, never waiting for a device; NULL otherwise (production mode). */
+TLOG_API tlog_frame *tlog_frame_pop_ready_of(tlog_log *log, uint32_t thread) TLOG_NOEXCEPT;
+
+/* tlog_frame_pop_ready_of(log, TLOG_THREAD_ANY). */
 TLOG_API tlog_frame *tlog_frame_pop_ready(tlog_log *log) TLOG_NOEXCEPT;
 
-/* Completed frames waiting in the queue. */
+/* Completed frames of `thread` waiting in the queue. */
+TLOG_API size_t tlog_frame_count_of(tlog_log *log, uint32_t thread) TLOG_NOEXCEPT;
+
+/* tlog_frame_count_of(log, TLOG_THREAD_ANY). */
 TLOG_API size_t tlog_frame_count(tlog_log *log) TLOG_NOEXCEPT;
 
 /* Gives back a reference from tlog_frame_latest or tlog_frame_pop. */
@@ -462,7 +495,10 @@ enum tlog_node_flags {
     TLOG_NODE_UNRESOLVED = 1u << 2, /* some device interval has no timing:
                                      * the forced sync timed out or the
                                      * device reported an error */
-    TLOG_NODE_FORCED_SYNC = 1u << 3 /* the wait of a forced sync */
+    TLOG_NODE_FORCED_SYNC = 1u << 3, /* the wait of a forced sync: only in
+                                      * streams of 0.1 versions */
+    TLOG_NODE_PAST_FRAME = 1u << 4  /* `Device past frame end`: device work
+                                     * still running when the root ended */
 };
 
 /*
@@ -538,21 +574,27 @@ TLOG_API int tlog_frame_get_instance(const tlog_frame *frame, size_t index,
  * created by that backend's library (timerlog/cuda.h, timerlog/sim.h) and
  * bound to one log. A device scope puts a begin and an end marker into a
  * device queue (a cudaStream_t, a simulated queue) and returns at once;
- * nothing on the recording path waits for the device. The interval between
- * the markers is resolved later, at one of three points:
+ * nothing on the recording path waits for the device.
  *
- *  - the end of a sync scope (TIMERLOG_SYNC_SCOPE): intervals complete by
- *    then show as `==>` rows under it, beside the host's own wait;
- *  - a forced sync (tlog_sync, and tlog_dump, tlog_frame_latest or
- *    tlog_frame_pop on a frame with pending work): one wait, shown as its
- *    own `(C) Forced sync` row under the frame's root, with the rows it
- *    resolved beneath;
- *  - a readiness check (tlog_frame_ready, tlog_frame_pop_ready), without any
- *    wait: rows show under the scope that launched them.
+ * A device scope must begin inside a frame (some scope open on the thread,
+ * or adopted work): its interval belongs to that frame, which waits in the
+ * queue until the interval has been read. Where the interval shows in the
+ * frame depends only on recorded times and the frame's structure, never on
+ * who read the device first (doc/format.md has the rule):
  *
- * A device scope must begin inside a frame (some scope open on the thread);
- * its interval belongs to that frame, which waits in the queue until its
- * device work is resolved.
+ *  - under the first sync scope of its frame (TIMERLOG_SYNC_SCOPE, or
+ *    TIMERLOG_SYNC_QUEUE_SCOPE bound to its queue) that it was launched
+ *    before the end of and that it was complete by, beside the host's own
+ *    wait;
+ *  - else, if it ended before the frame's root did, under the scope that
+ *    launched it;
+ *  - else under one `(C) Device past frame end` row of the frame, whose time
+ *    is how far the device ran past the root's end.
+ *
+ * Markers are read without blocking at the end of sync scopes and by
+ * readiness checks (tlog_frame_ready, tlog_frame_pop_ready, the stream
+ * writer); tlog_dump, tlog_frame_latest, tlog_frame_pop and tlog_sync wait
+ * only for work still pending.
  */
 typedef struct tlog_device tlog_device;
 
@@ -638,18 +680,25 @@ TLOG_API int tlog_device_end(tlog_device_scope *scope) TLOG_NOEXCEPT;
 
 /*
  * Ends a sync scope: a scope opened with tlog_begin(site) around the
- * application's own wait on the device. Before closing it, resolves without
- * blocking every device interval of `dev` (NULL: every device of the default
- * log) that is complete, and hangs them under it as `==>` rows.
+ * application's own wait on `dev` (NULL: every device of the default log).
+ * Intervals of its frame on that device that were launched before it ended
+ * and complete by then show under it as `==>` rows, unless an earlier sync
+ * scope of the frame took them. Reads what is done without blocking.
  */
 TLOG_API void tlog_sync_end(tlog_device *dev, const tlog_site *site) TLOG_NOEXCEPT;
 
+/* Same as tlog_sync_end, for a wait on one queue of `dev` (NULL queue: what
+ * the backend's header says NULL means): only that queue's intervals show
+ * under it. With a NULL dev, the same as tlog_sync_end(NULL, site). */
+TLOG_API void tlog_sync_end_queue(tlog_device *dev, void *queue,
+                                  const tlog_site *site) TLOG_NOEXCEPT;
+
 /*
- * The forced sync: waits for the device work of every completed frame, at
- * most the log's sync_timeout_ns, then resolves it. Intervals still
- * incomplete at the timeout are marked unresolved in their frames and
- * TLOG_ETIMEDOUT is returned (and reported); nothing else is lost. Each frame
- * it resolved work for gets a `(C) Forced sync "tlog_sync"` row.
+ * The forced sync: waits for the device work still pending of every
+ * completed frame, at most the log's sync_timeout_ns, then reads it.
+ * Intervals still incomplete at the timeout are marked unresolved in their
+ * frames and TLOG_ETIMEDOUT is returned (and reported); nothing else is
+ * lost. It adds no row anywhere: where intervals show does not depend on it.
  */
 TLOG_API int tlog_sync(tlog_log *log) TLOG_NOEXCEPT;
 
@@ -772,14 +821,16 @@ typedef struct tlog_dump_options {
 } tlog_dump_options;
 
 /*
- * Prints the newest completed frame of `log` to `out` (NULL = stdout),
- * forcing one sync first if its device work is still pending:
+ * Prints the calling thread's newest completed frame of `log` to `out`
+ * (NULL = stdout), first waiting for its device work still pending, if any:
  *
  *   > 100.00% 1.000000s | (C) Frame
  *   |-> 50.00% 0.500000s | (C) Simulation
  *   . ==> 100.00% 0.500000s | (E) Worker Thread 1
  *
- * Returns TLOG_ENOFRAME when there is no frame, TLOG_EIO on a write error.
+ * Returns TLOG_ENOFRAME when the calling thread has no completed frame (see
+ * tlog_frame_latest_of and tlog_dump_frame for other threads' frames),
+ * TLOG_EIO on a write error.
  */
 TLOG_API int tlog_dump(tlog_log *log, FILE *out) TLOG_NOEXCEPT;
 
@@ -921,6 +972,8 @@ static inline const tlog_site *tlog_scope_enter_(const tlog_site *site)
 #define TIMERLOG_DEVICE_SCOPE_L(lvl, dev, queue, name)                       \
     ((void)sizeof(dev), (void)sizeof(queue))
 #define TIMERLOG_SYNC_SCOPE_L(lvl, dev, name) ((void)sizeof(dev))
+#define TIMERLOG_SYNC_QUEUE_SCOPE_L(lvl, dev, queue, name)                   \
+    ((void)sizeof(dev), (void)sizeof(queue))
 
 #else
 
@@ -952,6 +1005,11 @@ static inline const tlog_site *tlog_scope_enter_(const tlog_site *site)
 #define TIMERLOG_SYNC_ID_(id, lvl, dev, name)                                \
     TIMERLOG_SYNC_VARS_(TIMERLOG_CAT_(tlog_site_, id),                       \
                         TIMERLOG_CAT_(tlog_guard_, id), lvl, dev, name)
+#define TIMERLOG_SYNC_QUEUE_SCOPE_L(lvl, dev, queue, name)                   \
+    TIMERLOG_SYNC_QUEUE_ID_(__COUNTER__, lvl, dev, queue, name)
+#define TIMERLOG_SYNC_QUEUE_ID_(id, lvl, dev, queue, name)                   \
+    TIMERLOG_SYNC_QUEUE_VARS_(TIMERLOG_CAT_(tlog_site_, id),                 \
+                              TIMERLOG_CAT_(tlog_guard_, id), lvl, dev, queue, name)
 
 static inline tlog_device_scope tlog_device_enter_(tlog_device *dev, void *queue,
                                                    const tlog_site *site)
@@ -999,16 +1057,25 @@ public:
 private:
     tlog_device_scope scope_;
 };
-/* A sync scope: what TIMERLOG_SYNC_SCOPE uses. */
+/* A sync scope: what TIMERLOG_SYNC_SCOPE and, bound to one queue,
+ * TIMERLOG_SYNC_QUEUE_SCOPE use. */
 class sync_guard {
 public:
     sync_guard(tlog_device *dev, const tlog_site *site) noexcept
-        : dev_(dev), site_(tlog_scope_enter_(site)) {}
-    ~sync_guard() { if (site_) tlog_sync_end(dev_, site_); }
+        : dev_(dev), queue_(nullptr), bound_(false), site_(tlog_scope_enter_(site)) {}
+    sync_guard(tlog_device *dev, void *queue, const tlog_site *site) noexcept
+        : dev_(dev), queue_(queue), bound_(true), site_(tlog_scope_enter_(site)) {}
+    ~sync_guard()
+    {
+        if (site_ && bound_) tlog_sync_end_queue(dev_, queue_, site_);
+        else if (site_) tlog_sync_end(dev_, site_);
+    }
     sync_guard(const sync_guard &) = delete;
     sync_guard &operator=(const sync_guard &) = delete;
 private:
     tlog_device *dev_;
+    void *queue_;
+    bool bound_;
     const tlog_site *site_;
 };
 } /* namespace timerlog */
@@ -1023,6 +1090,9 @@ extern "C" {
 #define TIMERLOG_SYNC_VARS_(site, guard, lvl, dev, name)                     \
     TIMERLOG_SITE_(site, lvl, name);                                         \
     ::timerlog::sync_guard guard(dev, &site)
+#define TIMERLOG_SYNC_QUEUE_VARS_(site, guard, lvl, dev, queue, name)        \
+    TIMERLOG_SITE_(site, lvl, name);                                         \
+    ::timerlog::sync_guard guard(dev, queue, &site)
 #else
 static inline void tlog_scope_exit_(const tlog_site *const *guard)
 {
@@ -1050,16 +1120,20 @@ static inline void tlog_device_exit_(tlog_device_scope *scope)
 }
 typedef struct tlog_sync_guard_ {
     tlog_device *dev;
+    void *queue;
+    int bound;
     const tlog_site *site;
 } tlog_sync_guard_;
-static inline tlog_sync_guard_ tlog_sync_enter_(tlog_device *dev, const tlog_site *site)
+static inline tlog_sync_guard_ tlog_sync_enter_(tlog_device *dev, void *queue, int bound,
+                                                const tlog_site *site)
 {
-    tlog_sync_guard_ guard = {dev, tlog_scope_enter_(site)};
+    tlog_sync_guard_ guard = {dev, queue, bound, tlog_scope_enter_(site)};
     return guard;
 }
 static inline void tlog_sync_exit_(const tlog_sync_guard_ *guard)
 {
-    if (guard->site) tlog_sync_end(guard->dev, guard->site);
+    if (guard->site && guard->bound) tlog_sync_end_queue(guard->dev, guard->queue, guard->site);
+    else if (guard->site) tlog_sync_end(guard->dev, guard->site);
 }
 #define TIMERLOG_DEVICE_VARS_(site, guard, lvl, dev, queue, name)            \
     TIMERLOG_SITE_(site, lvl, name);                                         \
@@ -1068,7 +1142,11 @@ static inline void tlog_sync_exit_(const tlog_sync_guard_ *guard)
 #define TIMERLOG_SYNC_VARS_(site, guard, lvl, dev, name)                     \
     TIMERLOG_SITE_(site, lvl, name);                                         \
     __attribute__((cleanup(tlog_sync_exit_), unused)) tlog_sync_guard_ guard =       \
-        tlog_sync_enter_(dev, &site)
+        tlog_sync_enter_(dev, (void *)0, 0, &site)
+#define TIMERLOG_SYNC_QUEUE_VARS_(site, guard, lvl, dev, queue, name)        \
+    TIMERLOG_SITE_(site, lvl, name);                                         \
+    __attribute__((cleanup(tlog_sync_exit_), unused)) tlog_sync_guard_ guard =       \
+        tlog_sync_enter_(dev, queue, 1, &site)
 #endif
 
 #endif /* TIMERLOG_DISABLE */
@@ -1085,6 +1163,11 @@ static inline void tlog_sync_exit_(const tlog_sync_guard_ *guard)
  * device of the default log); ends with the enclosing block. */
 #define TIMERLOG_SYNC_SCOPE(dev, name)                                       \
     TIMERLOG_SYNC_SCOPE_L(TLOG_LEVEL_COARSE, dev, name)
+/* A sync scope around a wait on one queue of `dev` (a cudaStream_t, a
+ * hipStream_t, a Level Zero command list, a simulated queue): it shows only
+ * that queue's intervals. */
+#define TIMERLOG_SYNC_QUEUE_SCOPE(dev, queue, name)                          \
+    TIMERLOG_SYNC_QUEUE_SCOPE_L(TLOG_LEVEL_COARSE, dev, queue, name)
 
 #ifdef __cplusplus
 } /* extern "C" */

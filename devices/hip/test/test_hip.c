@@ -171,8 +171,9 @@ static void device_error_leaves_the_interval_unresolved(void)
     tlog_log_begin(log, site("frame"));
     tlog_device_scope d = tlog_device_begin(dev, s, site("faulty"));
     tlog_device_end(&d);
-    tlog_log_end(log, site("frame"));
+    /* The first read is at the frame's end. */
     CHECK(tlog_test_hip_inject(3 /* TLOG_SIM_FAULT_QUERY_ERROR */, 1) == 0);
+    tlog_log_end(log, site("frame"));
     tlog_frame *f = tlog_frame_pop(log);
     tlog_frame_info fi = {.size = sizeof fi};
     CHECK(f && tlog_frame_get_info(f, &fi) == TLOG_OK);

@@ -1,7 +1,9 @@
 /*
- * Resolving device intervals: anchors between the device clock and the
- * host's, polling the pending lists without blocking (sync scopes and
- * readiness checks), and the forced sync, the only place that waits.
+ * Reading device intervals: anchors between the device clock and the host's,
+ * polling the pending lists without blocking (sync scopes, readiness
+ * checks), and the forced sync, the only place that waits. Whoever reads an
+ * interval delivers it to the frame it was launched in, with its times on
+ * the host timeline; who reads first never changes where it shows.
  * Only the poll-lock holder asks the backend about markers or removes slots
  * from the pending lists; see device.c for the locks.
  */
@@ -152,20 +154,15 @@ static void anchor_refresh(tlog_device *d)
 /* ------------------------------------------------------------------------ */
 
 enum poll_mode {
-    POLL_SYNC,    /* a sync scope: any frame; rows go under the sync scope */
-    POLL_IDLE,    /* a readiness check: completed frames; rows under launchers */
-    POLL_FORCED,  /* the forced sync: completed frames; what is left is lost */
-    POLL_FINAL    /* the device goes: any frame; what is left is lost */
+    POLL_IDLE,    /* without waiting: what is done is delivered */
+    POLL_FORCED,  /* the forced sync: what it waited for and is still not
+                   * done is delivered unresolved */
+    POLL_FINAL    /* the device goes: what is left is delivered unresolved */
 };
 
 typedef struct poll_ctx {
     int mode;
-    tlog_fdev *fdev;            /* POLL_SYNC: the sync scope's frame */
-    uint32_t seq;               /* POLL_SYNC: the sync scope */
-    tlog_ticks forced_start, forced_end;
-    const tlog_site *why;       /* POLL_FORCED: titles the row */
     uint64_t epoch;             /* POLL_FORCED: the slots it waited for */
-    tlog_ticks now;             /* when the poll began: unresolved rows' time */
     size_t unresolved;
     /* Errors seen, reported once the poll lock is released (the error
      * callback may call the library). */
@@ -192,16 +189,6 @@ typedef struct outcome {
     tlog_ticks start;
 } outcome;
 
-/* Caller holds the device lock. */
-static bool eligible(const poll_ctx *c, const tlog_slot *s)
-{
-    int st = slot_state(s);
-    if (st == SLOT_ZOMBIE || st == SLOT_DONE || c->mode == POLL_SYNC ||
-        c->mode == POLL_FINAL)
-        return true;
-    return atomic_load_explicit(&s->fdev->completed, memory_order_acquire);
-}
-
 /* A forced sync is waiting on this slot's marker without the poll lock: the
  * slot may be read but must stay listed, its markers untouched. */
 static bool pinned(const tlog_device *d, const tlog_slot *s)
@@ -223,8 +210,7 @@ static void note_error(poll_ctx *c, const tlog_device *d, const tlog_slot *s, in
 
 static poll_ctx poll_start(tlog_log *log, int mode)
 {
-    return (poll_ctx){.mode = mode, .now = tlog_now(log),
-                      .want_events = tlog_subscribed_device_(log)};
+    return (poll_ctx){.mode = mode, .want_events = tlog_subscribed_device_(log)};
 }
 
 /* Keeps a delivered interval for subscribers; if memory runs out, they are
@@ -314,46 +300,34 @@ static void examine(tlog_device *d, tlog_slot *s, poll_ctx *c, outcome *o)
     timing_of(d, s, c, o);
 }
 
-static uint8_t place_of(int mode)
-{
-    return mode == POLL_SYNC ? TLOG_DROW_SYNC
-         : mode == POLL_FORCED ? TLOG_DROW_FORCED : TLOG_DROW_LAUNCHER;
-}
-
-/* Hands one interval to its frame. Caller holds the device lock. */
+/* Hands one interval to the frame it was launched in. Caller holds the
+ * device lock. */
 static void deliver(tlog_device *d, const outcome *o, poll_ctx *c)
 {
     tlog_slot *s = o->slot;
-    tlog_fdev *target = c->mode == POLL_SYNC ? c->fdev : s->fdev;
     tlog_drow row = {
         .site = s->site,
         .launch_site = s->launch_site,
         .device = d->name,
+        .device_id = d->serial,
+        .queue_key = s->queue->key,
+        .launch = s->launch,
         .start = o->start,
         .end = o->start + (tlog_ticks)ns_to_ticks(d->log, o->ns),
-        .target_seq = c->mode == POLL_SYNC ? c->seq : s->launcher.scope,
         .launch_seq = s->launcher.scope,
         .queue = s->queue->number,
-        .place = place_of(c->mode),
-        .launch_here = target == s->fdev,
         .unresolved = o->unresolved,
     };
     if (o->unresolved)
-        row.start = row.end = c->mode == POLL_FORCED ? c->forced_start : c->now;
-    if (target->closed)
+        row.start = row.end = s->launch;
+    if (tlog_frame_add_row_(s->frame, &row) == TLOG_ELATE)
         DCOUNT(d, late, 1);
-    tlog_fdev_add_row_(target, &row);
     if (c->want_events)
         keep_event(c, &row);
-    if (c->mode == POLL_FORCED && !target->closed) {
-        target->forced = true;
-        target->forced_start = c->forced_start;
-        target->forced_end = c->forced_end;
-        target->forced_site = c->why;
-    }
-    atomic_fetch_sub_explicit(&s->fdev->outstanding, 1, memory_order_release);
-    tlog_fdev_unref_(s->fdev);
-    s->fdev = NULL;
+    /* Ready only once the row is in: readers check `outstanding`. */
+    atomic_fetch_sub_explicit(&s->frame->outstanding, 1, memory_order_release);
+    tlog_frame_release(s->frame);
+    s->frame = NULL;
     atomic_fetch_sub_explicit(&d->stats.pending, 1, memory_order_relaxed);
     if (o->unresolved) {
         DCOUNT(d, unresolved, 1);
@@ -391,8 +365,7 @@ static void poll_queue(tlog_device *d, dqueue *q, poll_ctx *c)
         pthread_mutex_lock(&d->devs->lock);
         tlog_slot *s = from ? from : q->head;
         for (; s && n < POLL_BATCH; s = s->next)
-            if (eligible(c, s))
-                batch[n++] = s;
+            batch[n++] = s;
         from = s;
         pthread_mutex_unlock(&d->devs->lock);
         more = from != NULL;
@@ -460,31 +433,28 @@ void tlog_devices_poll_(tlog_log *log)
 /* Sync scopes                                                              */
 /* ------------------------------------------------------------------------ */
 
-static void resolve_at_sync(tlog_log *log, tlog_devices *ds, tlog_device *only,
-                            tlog_thread *t, const tlog_token *tok)
+static void sync_end(tlog_log *log, const tlog_sync_bind *bind, const tlog_site *site)
 {
-    poll_ctx c = poll_start(log, POLL_SYNC);
-    c.seq = tok->scope;
-    pthread_mutex_lock(&ds->poll_lock);
-    pthread_mutex_lock(&ds->lock);
-    tlog_fdev *f = tlog_fdev_for_(log, t, tok);
-    if (f)
-        f->refs++;
-    pthread_mutex_unlock(&ds->lock);
-    if (f) {
-        c.fdev = f;
-        for (tlog_device *d = ds->list; d; d = d->next_device) {
-            if (only && d != only)
-                continue;
-            anchor_refresh(d);
-            poll_device(d, &c);
-        }
-        pthread_mutex_lock(&ds->lock);
-        tlog_fdev_unref_(f);
-        pthread_mutex_unlock(&ds->lock);
+    tlog_thread *t = tlog_thread_peek_(log);
+    if (!t) {
+        tlog_log_end(log, site);   /* reports the unmatched end */
+        return;
     }
-    pthread_mutex_unlock(&ds->poll_lock);
-    poll_finish(log, &c);
+    /* The scope is the application's wait: it ends before any reading. */
+    tlog_ticks now = tlog_read_clock_(t);
+    const tlog_site *inner = NULL;
+    tlog_token tok = tlog_thread_token_(t, log, &inner);
+    tlog_frame *f = tok.thread ? tlog_frame_find_(log, t, &tok) : NULL;
+    uint32_t tag = f ? tlog_frame_add_sync_(f, bind) : 0;
+    tlog_thread_end_at_(t, site, now, tag);
+    /* What the wait finished is read at once: an interval it finds complete
+     * was complete by the scope's end, even where the device clock's
+     * mapping onto the host's is a few microseconds off. Whoever read it
+     * first, it was complete by now. */
+    tlog_devices_poll_(log);
+    if (f && tag)
+        tlog_frame_mark_seen_(f, tag);
+    tlog_frame_release(f);
 }
 
 void tlog_sync_end(tlog_device *dev, const tlog_site *site)
@@ -492,32 +462,32 @@ void tlog_sync_end(tlog_device *dev, const tlog_site *site)
     tlog_log *log = dev ? dev->log : tlog_default();
     if (!log || !site)
         return;
-    tlog_thread *t = tlog_thread_peek_(log);
-    if (!t) {
-        tlog_log_end(log, site);   /* reports the unmatched end */
+    tlog_sync_bind bind = {.device_id = dev ? dev->serial : 0};
+    sync_end(log, &bind, site);
+}
+
+void tlog_sync_end_queue(tlog_device *dev, void *queue, const tlog_site *site)
+{
+    if (!dev) {
+        tlog_sync_end(NULL, site);
         return;
     }
-    /* The scope is the application's wait: it ends before the resolving. */
-    tlog_ticks now = tlog_read_clock_(t);
-    tlog_devices *ds = devices_of(log);
-    const tlog_site *inner = NULL;
-    tlog_token tok = tlog_thread_token_(t, log, &inner);
-    if (ds && tok.thread)
-        resolve_at_sync(log, ds, dev, t, &tok);
-    tlog_thread_end_at_(t, site, now);
+    if (!site)
+        return;
+    const void *key = dev->ops->queue_key ? dev->ops->queue_key(dev->impl, queue) : queue;
+    tlog_sync_bind bind = {.device_id = dev->serial, .queue_key = key, .queue_bound = true};
+    sync_end(dev->log, &bind, site);
 }
 
 /* ------------------------------------------------------------------------ */
 /* The forced sync                                                          */
 /* ------------------------------------------------------------------------ */
 
-static const tlog_site sync_site = {"Forced sync \"tlog_sync\"", __FILE__, "tlog_sync",
-                                    __LINE__, TLOG_LEVEL_COARSE};
-
-/* Takes on every interval of a completed frame that is pending now: the
- * forced sync waits for these, and gives up only on these. While it waits
- * they stay listed (pinned), so that nothing else recycles their markers. */
-static uint64_t pin_pending(tlog_devices *ds)
+/* Takes on every interval pending now of frame `only` (NULL: of every
+ * completed frame): the forced sync waits for these, and gives up only on
+ * these. While it waits they stay listed (pinned), so that nothing else
+ * recycles their markers. */
+static uint64_t pin_pending(tlog_devices *ds, const tlog_frame *only)
 {
     pthread_mutex_lock(&ds->lock);
     uint64_t epoch = ++ds->epoch;
@@ -526,7 +496,8 @@ static uint64_t pin_pending(tlog_devices *ds)
             for (tlog_slot *s = d->queues[i]->head; s; s = s->next) {
                 int st = slot_state(s);
                 if ((st == SLOT_PENDING || st == SLOT_FAILED) &&
-                    atomic_load_explicit(&s->fdev->completed, memory_order_acquire))
+                    (only ? s->frame == only
+                          : atomic_load_explicit(&s->frame->completed, memory_order_acquire)))
                     s->sync_epoch = epoch;
             }
     atomic_store_explicit(&ds->wait_epoch, epoch, memory_order_release);
@@ -591,29 +562,27 @@ static int64_t deadline_after(uint64_t timeout_ns)
     return tlog_mono_ns_() + (int64_t)(timeout_ns < far ? timeout_ns : far);
 }
 
-static int forced_sync(tlog_log *log, const tlog_site *why)
+/* Waits for the device work of frame `only` (NULL: of every completed
+ * frame) that is still pending, then delivers it; what did not complete by
+ * the log's sync timeout is delivered unresolved. Work already done is read
+ * without waiting. */
+static int forced_sync(tlog_log *log, const tlog_frame *only)
 {
     tlog_devices *ds = devices_of(log);
     if (!ds)
         return TLOG_OK;
     uint64_t timeout = log->cfg.sync_timeout_ns;
     pthread_mutex_lock(&ds->force_lock);
-    uint64_t epoch = pin_pending(ds);
-    tlog_ticks t0 = tlog_now(log);
+    uint64_t epoch = pin_pending(ds, only);
     int64_t deadline = deadline_after(timeout);
     bool in_time = true;
     for (tlog_device *d = next_device(ds, NULL); d && in_time; d = next_device(ds, d))
         in_time = wait_device(d, epoch, deadline);
-    tlog_ticks t1 = tlog_now(log);
 
     pthread_mutex_lock(&ds->poll_lock);
     unpin(ds);
     poll_ctx c = poll_start(log, POLL_FORCED);
     c.epoch = epoch;
-    c.forced_start = t0;
-    c.forced_end = t1;
-    c.why = why;
-    c.now = t1;
     for (tlog_device *d = ds->list; d; d = d->next_device) {
         if (in_time && d->forced_waited)
             tlog_anchor_now_(d, ANCHOR_TIMEOUT_NS);   /* right after activity */
@@ -634,13 +603,14 @@ static int forced_sync(tlog_log *log, const tlog_site *why)
 int tlog_sync(tlog_log *log)
 {
     log = tlog_resolve_log_(log);
-    return log ? forced_sync(log, &sync_site) : TLOG_ENOMEM;
+    return log ? forced_sync(log, NULL) : TLOG_ENOMEM;
 }
 
-void tlog_device_settle_(tlog_frame *f, const tlog_site *why)
+void tlog_device_settle_(tlog_frame *f)
 {
-    if (!tlog_device_frame_ready_(f))
-        forced_sync(f->log, why);
+    tlog_devices_poll_(f->log);   /* what is done needs no wait */
+    if (!tlog_frame_ready_(f))
+        forced_sync(f->log, f);
 }
 
 /* ------------------------------------------------------------------------ */

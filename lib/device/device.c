@@ -1,15 +1,19 @@
 /*
- * Device timers, recording side: the log's device registry, frames' device
- * state, the marker pool, the pending list of each queue, device scopes, and
- * devices themselves. Resolving is in device_sync.c. Vendor APIs are reached
+ * Device timers, recording side: the log's device registry, the marker
+ * pool, the pending list of each queue, device scopes, and devices
+ * themselves. Reading markers is in device_sync.c. Vendor APIs are reached
  * only through tlog_device_ops.
+ *
+ * A device scope holds a reference to the frame it began in (open.c) until
+ * its interval is delivered there; that frame is ready once every such
+ * interval has been delivered.
  *
  * Locks, outermost first: the log's poll lock (one resolver at a time; only
  * resolvers call query, wait and elapsed), the device lock (pool, pending
- * lists, frames' device state; never held across a call to the backend
- * except when the pool grows), then log->lock. A marker goes back to the
- * pool only once it has been reached and read: re-recording a marker still
- * in flight silently loses its first timestamp.
+ * lists; never held across a call to the backend except when the pool
+ * grows), then a frame's own lock. A marker goes back to the pool only once
+ * it has been reached and read: re-recording a marker still in flight
+ * silently loses its first timestamp.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -42,126 +46,6 @@ static tlog_devices *devices_make(tlog_log *log)
     }
     pthread_mutex_unlock(&log->lock);
     return ds;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Frames' device state                                                     */
-/* ------------------------------------------------------------------------ */
-
-static tlog_fdev *fdev_new(void)
-{
-    tlog_fdev *f = calloc(1, sizeof *f);
-    if (f) {
-        f->refs = 1;
-        atomic_init(&f->outstanding, 0);
-        atomic_init(&f->completed, false);
-    }
-    return f;
-}
-
-/* Caller holds the device lock. */
-void tlog_fdev_unref_(tlog_fdev *f)
-{
-    if (f && --f->refs == 0) {
-        free(f->rows);
-        free(f);
-    }
-}
-
-/* The device state of the frame a token names, made if needed, or NULL
- * when that frame is no longer in progress. Caller holds the device lock. */
-tlog_fdev *tlog_fdev_for_(tlog_log *log, tlog_thread *t, const tlog_token *tok)
-{
-    tlog_thread *owner = t;
-    if (tok->thread != t->id || t->adopt.active) {
-        pthread_mutex_lock(&log->lock);
-        owner = tlog_thread_find_(log, tok->thread);
-        if (owner && atomic_load_explicit(&owner->inbox_frame, memory_order_relaxed) !=
-                         tok->frame)
-            owner = NULL;
-        pthread_mutex_unlock(&log->lock);
-    }
-    if (!owner)
-        return NULL;
-    if (!owner->fdev)
-        owner->fdev = fdev_new();
-    return owner->fdev;
-}
-
-tlog_fdev *tlog_device_frame_end_(tlog_log *log, tlog_thread *t)
-{
-    tlog_devices *ds = devices_of(log);
-    if (!ds)
-        return NULL;
-    pthread_mutex_lock(&ds->lock);
-    tlog_fdev *f = t->fdev;
-    t->fdev = NULL;
-    if (f)
-        atomic_store_explicit(&f->completed, true, memory_order_release);
-    /* Closed to adopting threads now, not when the frame is queued: a device
-     * scope begun for it from here on must not open a new state. */
-    pthread_mutex_lock(&log->lock);
-    atomic_store_explicit(&t->inbox_frame, 0, memory_order_relaxed);
-    pthread_mutex_unlock(&log->lock);
-    pthread_mutex_unlock(&ds->lock);
-    return f;
-}
-
-bool tlog_device_frame_ready_(const tlog_frame *f)
-{
-    return !f->fdev ||
-           atomic_load_explicit(&f->fdev->outstanding, memory_order_acquire) == 0;
-}
-
-void tlog_device_frame_take_rows_(tlog_frame *fr)
-{
-    tlog_fdev *f = fr->fdev;
-    tlog_devices *ds = devices_of(fr->log);
-    if (!f || !ds || fr->rows_taken)
-        return;
-    pthread_mutex_lock(&ds->lock);
-    f->closed = true;
-    fr->drows = f->rows;
-    fr->ndrows = f->nrows;
-    f->rows = NULL;
-    f->nrows = f->caprows = 0;
-    fr->forced = f->forced;
-    fr->forced_start = f->forced_start;
-    fr->forced_end = f->forced_end;
-    fr->forced_site = f->forced_site;
-    pthread_mutex_unlock(&ds->lock);
-    fr->rows_taken = true;
-}
-
-void tlog_device_frame_close_(tlog_log *log, tlog_fdev *f)
-{
-    tlog_devices *ds = f ? devices_of(log) : NULL;
-    if (!ds)
-        return;
-    pthread_mutex_lock(&ds->lock);
-    f->closed = true;
-    tlog_fdev_unref_(f);
-    pthread_mutex_unlock(&ds->lock);
-}
-
-/* Caller holds the device lock. */
-void tlog_fdev_add_row_(tlog_fdev *f, const tlog_drow *row)
-{
-    if (f->closed) {
-        f->rows_lost++;
-        return;
-    }
-    if (f->nrows == f->caprows) {
-        size_t cap = f->caprows ? f->caprows * 2 : 16;
-        tlog_drow *grown = realloc(f->rows, cap * sizeof *grown);
-        if (!grown) {
-            f->rows_lost++;
-            return;
-        }
-        f->rows = grown;
-        f->caprows = cap;
-    }
-    f->rows[f->nrows++] = *row;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -238,7 +122,7 @@ void tlog_pool_put_(tlog_device *d, tlog_slot *s, bool markers_bad)
             d->ops->marker_destroy(d->impl, s->end);
         s->begin = s->end = 0;
     }
-    s->fdev = NULL;
+    s->frame = NULL;
     s->queue = NULL;
     slot_set(s, SLOT_FREE);
     s->prev = NULL;
@@ -376,23 +260,25 @@ static void report_once(tlog_device *d, int code, const char *what)
     tlog_report_(d->log, NULL, code, NULL, "device %s: %s", d->name, what);
 }
 
-/* Takes a slot for a scope launched under `tok`; counts why not. */
+/* Takes a slot for a scope launched under `tok`, holding the token's
+ * frame; counts why not. */
 static tlog_slot *slot_for_scope(tlog_device *d, tlog_thread *t, const tlog_token *tok)
 {
     tlog_devices *ds = d->devs;
+    tlog_frame *f = tlog_frame_find_(d->log, t, tok);
     pthread_mutex_lock(&ds->lock);
-    tlog_fdev *f = tlog_fdev_for_(d->log, t, tok);
     tlog_slot *s = f ? pool_take(d) : NULL;
     bool warn = false;
     if (s) {
-        s->fdev = f;
-        f->refs++;
+        s->frame = f;
         atomic_fetch_add_explicit(&f->outstanding, 1, memory_order_relaxed);
     } else if (f) {
         warn = !d->warned_full;
         d->warned_full = true;
     }
     pthread_mutex_unlock(&ds->lock);
+    if (!s)
+        tlog_frame_release(f);
     if (!s && f) {
         DCOUNT(d, dropped, 1);
         if (warn)
@@ -410,11 +296,12 @@ static tlog_slot *slot_for_scope(tlog_device *d, tlog_thread *t, const tlog_toke
 /* Gives back a slot whose begin marker was never recorded. */
 static void slot_cancel(tlog_device *d, tlog_slot *s)
 {
+    tlog_frame *f = s->frame;
     pthread_mutex_lock(&d->devs->lock);
-    atomic_fetch_sub_explicit(&s->fdev->outstanding, 1, memory_order_release);
-    tlog_fdev_unref_(s->fdev);
     tlog_pool_put_(d, s, false);
     pthread_mutex_unlock(&d->devs->lock);
+    atomic_fetch_sub_explicit(&f->outstanding, 1, memory_order_release);
+    tlog_frame_release(f);
 }
 
 static void refused(tlog_device *d, int rc, const tlog_site *site)
@@ -454,9 +341,7 @@ tlog_device_scope tlog_device_begin(tlog_device *d, void *queue, const tlog_site
     tlog_thread *t = tlog_thread_get_(d->log);
     if (!t)
         return none;
-    tlog_ticks launch_begin = 0;
-    if (d->flags & TLOG_DEVICE_LAUNCH_ROWS)
-        launch_begin = tlog_read_clock_(t);
+    tlog_ticks launch = tlog_read_clock_(t);
     const tlog_site *launcher = NULL;
     tlog_token tok = tlog_thread_token_(t, d->log, &launcher);
     tlog_slot *s = tok.thread ? slot_for_scope(d, t, &tok) : NULL;
@@ -477,7 +362,7 @@ tlog_device_scope tlog_device_begin(tlog_device *d, void *queue, const tlog_site
     s->site = site;
     s->launch_site = launcher;
     s->launcher = tok;
-    s->launch_begin = launch_begin;
+    s->launch = launch;
     s->handle = queue;   /* its list is found at the end, under the lock */
     DCOUNT(d, scopes, 1);
     tlog_device_scope out = {s, slot_gen(s)};
@@ -497,12 +382,12 @@ int tlog_device_end(tlog_device_scope *scope)
     /* Once listed, a resolver may recycle the slot at any moment. */
     const tlog_site *site = s->site;
     tlog_token launcher = s->launcher;
-    tlog_ticks launch_begin = s->launch_begin;
+    tlog_ticks launch = s->launch;
     void *handle = s->handle;
     void *key = d->ops->queue_key ? d->ops->queue_key(d->impl, handle) : handle;
     int rc = d->ops->record(d->impl, handle, s->end);
     if (d->flags & TLOG_DEVICE_LAUNCH_ROWS)
-        add_launch_row(d, site, &launcher, launch_begin);
+        add_launch_row(d, site, &launcher, launch);
     DCOUNT(d, pending, 1);
     pthread_mutex_lock(&d->devs->lock);
     dqueue *q = queue_for(d, key);
@@ -516,17 +401,17 @@ int tlog_device_end(tlog_device_scope *scope)
     if (!q) {
         /* No memory for the queue's list: nothing can ever read this slot
          * again, so its markers are retired rather than reused. */
+        tlog_frame *f = s->frame;
+        tlog_drow lost = {.site = site, .launch_site = s->launch_site, .device = d->name,
+                          .device_id = d->serial, .queue_key = key, .launch = launch,
+                          .start = launch, .end = launch, .launch_seq = launcher.scope,
+                          .unresolved = true};
         pthread_mutex_lock(&d->devs->lock);
-        tlog_ticks now = tlog_now(d->log);
-        tlog_drow lost = {.site = s->site, .unresolved = true, .place = TLOG_DROW_LAUNCHER,
-                          .target_seq = s->launcher.scope, .launch_seq = s->launcher.scope,
-                          .launch_here = true, .device = d->name, .start = now,
-                          .end = now};
-        tlog_fdev_add_row_(s->fdev, &lost);
-        atomic_fetch_sub_explicit(&s->fdev->outstanding, 1, memory_order_release);
-        tlog_fdev_unref_(s->fdev);
         tlog_pool_put_(d, s, true);
         pthread_mutex_unlock(&d->devs->lock);
+        tlog_frame_add_row_(f, &lost);
+        atomic_fetch_sub_explicit(&f->outstanding, 1, memory_order_release);
+        tlog_frame_release(f);
         atomic_fetch_sub_explicit(&d->stats.pending, 1, memory_order_relaxed);
         DCOUNT(d, unresolved, 1);
         rc = TLOG_ENOMEM;
@@ -682,6 +567,8 @@ int tlog_device_register_(tlog_log *log, const tlog_device_ops *ops, void *impl,
         free(d);
         return TLOG_ENOMEM;
     }
+    static _Atomic uint64_t serials;
+    d->serial = atomic_fetch_add(&serials, 1) + 1;
     d->log = log;
     d->devs = ds;
     d->ops = ops;
@@ -727,23 +614,6 @@ void tlog_device_destroy(tlog_device *d)
     if (d->ops->destroy)
         d->ops->destroy(d->impl);
     device_free(d);
-}
-
-void tlog_devices_orphan_(tlog_log *log)
-{
-    tlog_devices *ds = devices_of(log);
-    if (!ds)
-        return;
-    pthread_mutex_lock(&ds->lock);
-    pthread_mutex_lock(&log->lock);
-    for (tlog_thread *t = log->threads; t; t = t->next_in_log)
-        if (t->fdev) {
-            t->fdev->closed = true;
-            tlog_fdev_unref_(t->fdev);
-            t->fdev = NULL;
-        }
-    pthread_mutex_unlock(&log->lock);
-    pthread_mutex_unlock(&ds->lock);
 }
 
 void tlog_devices_destroy_(tlog_log *log)

@@ -1,7 +1,9 @@
 /*
  * The device layer's shared state, between device.c (registry, pool,
- * recording, devices) and device_sync.c (resolving: anchors, sync scopes,
- * readiness checks, the forced sync). Not installed.
+ * recording, devices) and device_sync.c (reading markers: anchors, polls,
+ * sync scopes, the forced sync). Reading a marker only delivers its interval
+ * to the frame that launched it; where the interval shows is decided when
+ * that frame is resolved. Not installed.
  */
 #ifndef TIMERLOG_DEVICE_IMPL_H
 #define TIMERLOG_DEVICE_IMPL_H
@@ -32,10 +34,10 @@ typedef struct tlog_slot {
     const tlog_site *site;
     const tlog_site *launch_site;   /* the launching scope's */
     tlog_token launcher;            /* the launching scope */
-    tlog_ticks launch_begin;        /* TLOG_DEVICE_LAUNCH_ROWS: host time */
+    tlog_ticks launch;              /* host clock when the scope began */
     void *handle;                   /* the queue it was recorded on */
     dqueue *queue;
-    tlog_fdev *fdev;                /* the launching frame */
+    tlog_frame *frame;              /* the launching frame, referenced */
     uint64_t sync_epoch;            /* the last forced sync that took it on */
 } tlog_slot;
 
@@ -58,6 +60,8 @@ struct tlog_device {
     const tlog_device_ops *ops;
     void *impl;
     const char *name;               /* interned */
+    uint64_t serial;                /* 1, 2, ... per process: sync scopes
+                                     * bound to it name it by this */
     unsigned flags;
     uint32_t max_scopes, batch;
     int64_t empty_ns;
@@ -120,9 +124,6 @@ static inline tlog_devices *devices_of(tlog_log *log)
 }
 
 /* device.c; callers hold the device lock. */
-TLOG_INTERNAL void tlog_fdev_unref_(tlog_fdev *f);
-TLOG_INTERNAL tlog_fdev *tlog_fdev_for_(tlog_log *log, tlog_thread *t, const tlog_token *tok);
-TLOG_INTERNAL void tlog_fdev_add_row_(tlog_fdev *f, const tlog_drow *row);
 TLOG_INTERNAL void tlog_pool_put_(tlog_device *d, tlog_slot *s, bool markers_bad);
 TLOG_INTERNAL void tlog_dqueue_remove_(dqueue *q, tlog_slot *s);
 /* Frees queues with nothing pending when there are many (streams made per

@@ -1,0 +1,175 @@
+/*
+ * A frame in progress is the one object that everything belonging to it is
+ * delivered to: its thread makes it when the root scope begins, workers that
+ * adopt its tokens hand their records to it, device scopes launched in it
+ * hold a reference until their interval is delivered, and sync scopes note
+ * what they waited on. It is found by a token's (thread, frame id), under
+ * the log's lock; deliveries take only the frame's own lock, the innermost
+ * of all.
+ *
+ * Nothing delivered here says where it shows: placement is decided once,
+ * when the frame is resolved (resolve.c), from recorded times alone.
+ */
+#include <stdlib.h>
+
+#include "internal.h"
+
+tlog_frame *tlog_frame_alloc_(tlog_log *log)
+{
+    tlog_frame *f = calloc(1, sizeof *f);
+    if (!f)
+        return NULL;
+    f->log = log;
+    atomic_init(&f->refs, 1);
+    atomic_init(&f->resolved, false);
+    atomic_init(&f->completed, false);
+    atomic_init(&f->outstanding, 0);
+    pthread_mutex_init(&f->resolve_lock, NULL);
+    pthread_mutex_init(&f->lock, NULL);
+    return f;
+}
+
+/* A frame of `t`, taking work and rows, with the thread's reference. */
+static tlog_frame *frame_for_thread(tlog_log *log, const tlog_thread *t)
+{
+    tlog_frame *f = tlog_frame_alloc_(log);
+    if (!f)
+        return NULL;
+    f->rank = log->rank;
+    f->wall0_ns = log->wall0_ns;
+    f->thread = t->id;
+    f->frame_id = t->frame_id;
+    f->taking_work = f->taking_rows = true;
+    return f;
+}
+
+void tlog_frame_open_(tlog_log *log, tlog_thread *t)
+{
+    tlog_frame *f = frame_for_thread(log, t);
+    pthread_mutex_lock(&log->lock);
+    t->frame = f;
+    pthread_mutex_unlock(&log->lock);
+}
+
+tlog_frame *tlog_frame_end_(tlog_log *log, tlog_thread *t)
+{
+    pthread_mutex_lock(&log->lock);
+    tlog_frame *f = t->frame;
+    t->frame = NULL;
+    pthread_mutex_unlock(&log->lock);
+    if (!f)
+        f = frame_for_thread(log, t);   /* a second try, for the records */
+    if (!f)
+        return NULL;
+    pthread_mutex_lock(&f->lock);
+    f->taking_work = false;
+    pthread_mutex_unlock(&f->lock);
+    atomic_store_explicit(&f->completed, true, memory_order_release);
+    return f;
+}
+
+tlog_frame *tlog_frame_find_(tlog_log *log, tlog_thread *t, const tlog_token *tok)
+{
+    tlog_frame *f = NULL;
+    if (tok->thread == t->id && !t->adopt.active) {
+        /* The calling thread's own frame: only it changes t->frame. */
+        f = t->frame && t->frame->frame_id == tok->frame ? t->frame : NULL;
+        if (f)
+            atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed);
+        return f;
+    }
+    pthread_mutex_lock(&log->lock);
+    tlog_thread *owner = tlog_thread_find_(log, tok->thread);
+    if (owner && owner->frame && owner->frame->frame_id == tok->frame) {
+        f = owner->frame;
+        atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&log->lock);
+    return f;
+}
+
+int tlog_frame_attach_(tlog_frame *f, tlog_attachment *a, size_t need, uint64_t scopes,
+                       bool *first_drop)
+{
+    int rc = TLOG_ELATE;
+    *first_drop = false;
+    pthread_mutex_lock(&f->lock);
+    if (f->taking_work && f->attached_recs + need <= f->log->budget_recs) {
+        a->next = f->attachments;
+        f->attachments = a;
+        f->attached_recs += need;
+        rc = TLOG_OK;
+    } else if (f->taking_work) {
+        *first_drop = f->attached_dropped == 0;
+        f->attached_dropped += scopes + a->dropped;
+        rc = TLOG_EFULL;
+    }
+    pthread_mutex_unlock(&f->lock);
+    return rc;
+}
+
+int tlog_frame_add_row_(tlog_frame *f, const tlog_drow *row)
+{
+    int rc = TLOG_ELATE;
+    pthread_mutex_lock(&f->lock);
+    if (f->taking_rows && f->ndrows == f->capdrows) {
+        size_t cap = f->capdrows ? f->capdrows * 2 : 16;
+        tlog_drow *grown = realloc(f->drows, cap * sizeof *grown);
+        if (grown) {
+            f->drows = grown;
+            f->capdrows = cap;
+        }
+    }
+    if (f->taking_rows && f->ndrows < f->capdrows) {
+        f->drows[f->ndrows++] = *row;
+        rc = TLOG_OK;
+    } else if (f->taking_rows) {
+        f->rows_lost++;
+        rc = TLOG_ENOMEM;
+    }
+    pthread_mutex_unlock(&f->lock);
+    return rc;
+}
+
+uint32_t tlog_frame_add_sync_(tlog_frame *f, const tlog_sync_bind *bind)
+{
+    uint32_t tag = 0;
+    pthread_mutex_lock(&f->lock);
+    if (f->nsyncs == f->capsyncs && f->nsyncs < UINT32_MAX / 2) {
+        size_t cap = f->capsyncs ? f->capsyncs * 2 : 4;
+        tlog_sync_bind *grown = realloc(f->syncs, cap * sizeof *grown);
+        if (grown) {
+            f->syncs = grown;
+            f->capsyncs = cap;
+        }
+    }
+    if (f->nsyncs < f->capsyncs) {
+        f->syncs[f->nsyncs++] = *bind;
+        tag = (uint32_t)f->nsyncs;
+    }
+    pthread_mutex_unlock(&f->lock);
+    return tag;
+}
+
+void tlog_frame_mark_seen_(tlog_frame *f, uint32_t tag)
+{
+    pthread_mutex_lock(&f->lock);
+    if (!tag)
+        f->rows_at_end = f->ndrows;
+    else if (tag <= f->nsyncs)
+        f->syncs[tag - 1].rows_seen = f->ndrows;
+    pthread_mutex_unlock(&f->lock);
+}
+
+void tlog_frame_stop_rows_(tlog_frame *f)
+{
+    pthread_mutex_lock(&f->lock);
+    f->taking_rows = false;
+    pthread_mutex_unlock(&f->lock);
+}
+
+bool tlog_frame_ready_(const tlog_frame *f)
+{
+    return atomic_load_explicit(&f->completed, memory_order_acquire) &&
+           atomic_load_explicit(&((tlog_frame *)f)->outstanding, memory_order_acquire) == 0;
+}

@@ -1,0 +1,313 @@
+/* The command-line reader over one stream of two threads' frames: the main
+ * loop's "Frame" frames and a loader thread's "Load chunk" frames stay apart
+ * in `timerlog dump --aggregate`, and --thread / --root pick them out. */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common.h"
+
+enum { FRAMES = 5, CHUNKS = 3 };
+
+static char dir[256];
+static char path[512];
+
+/* One frame: a root scope with two children, on the calling thread's own
+ * simulated clock. */
+static void record_frame(tlog_log *log, const char *root, const char *a, const char *b,
+                         double t)
+{
+    begin_at(log, root, t);
+    begin_at(log, a, t + 1);
+    end_at(log, a, t + 3);
+    begin_at(log, b, t + 3);
+    end_at(log, b, t + 4);
+    end_at(log, root, t + 5);
+}
+
+static void *load_chunks(void *arg)
+{
+    tlog_log *log = arg;
+    tlog_thread_name("Loader");
+    for (int k = 0; k < CHUNKS; k++)
+        record_frame(log, "Load chunk", "Read", "Decode", 10.0 * k);
+    return NULL;
+}
+
+/* The main thread's first frame comes before the loader starts, so that its
+ * group is the first one seen; the rest run beside the loader. */
+static int write_stream(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/timerlog-cli-XXXXXX");
+    if (!mkdtemp(dir))
+        return -1;
+    snprintf(path, sizeof path, "%s/run.tlog", dir);
+    collected_errors errors = {0};
+    tlog_config c = test_config(&errors);
+    c.stream_path = path;
+    c.max_frames = 64;
+    tlog_log *log = make_log(&c);
+    tlog_thread_name("Main");
+    record_frame(log, "Frame", "Update", "Render", 0);
+    pthread_t loader;
+    if (pthread_create(&loader, NULL, load_chunks, log) != 0)
+        return -1;
+    for (int k = 1; k < FRAMES; k++)
+        record_frame(log, "Frame", "Update", "Render", 10.0 * k);
+    pthread_join(loader, NULL);
+    tlog_destroy(log);   /* ends the file */
+    return errors.count == 0 ? 0 : -1;
+}
+
+static int remove_stream(void **state)
+{
+    (void)state;
+    unlink(path);
+    return rmdir(dir);
+}
+
+/* Runs `timerlog ARGS` on the stream; returns its standard output and error
+ * as one malloc'd string, and its exit status. */
+static char *cli(const char *args, int *status)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "%s dump %s '%s' 2>&1", TIMERLOG_CLI, args, path);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = 0, cap = 4096;
+    char *out = malloc(cap);
+    assert_non_null(out);
+    size_t got;
+    while ((got = fread(out + n, 1, cap - n - 1, p)) > 0) {
+        n += got;
+        if (cap - n - 1 == 0) {
+            out = realloc(out, cap *= 2);
+            assert_non_null(out);
+        }
+    }
+    out[n] = '\0';
+    int st = pclose(p);
+    *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return out;
+}
+
+/* The line after `line`, or NULL at the end of the text. */
+static const char *next_line(const char *line)
+{
+    const char *nl = strchr(line, '\n');
+    return nl && nl[1] ? nl + 1 : NULL;
+}
+
+static bool starts_with(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* Lines of `text` that begin with `prefix`. */
+static int lines_starting(const char *text, const char *prefix)
+{
+    int n = 0;
+    for (const char *line = *text ? text : NULL; line; line = next_line(line))
+        n += starts_with(line, prefix);
+    return n;
+}
+
+/* Root rows ("> ..." lines) titled `title`, with or without a count. */
+static int roots_titled(const char *text, const char *title)
+{
+    static const char kind[] = "| (C) ";
+    size_t len = strlen(title);
+    int n = 0;
+    for (const char *line = *text ? text : NULL; line; line = next_line(line)) {
+        const char *end = strchr(line, '\n'), *row = strstr(line, kind);
+        if (line[0] != '>' || !row || (end && row > end))
+            continue;
+        row += strlen(kind);
+        n += strncmp(row, title, len) == 0 &&
+             (row[len] == '\n' || row[len] == ' ' || !row[len]);
+    }
+    return n;
+}
+
+/* Frames a selection should show, counted with the reader. */
+static int frames_where(const char *thread, uint64_t first, uint64_t last)
+{
+    tlog_reader *r;
+    assert_int_equal(tlog_reader_open(path, &r), TLOG_OK);
+    tlog_frame *f;
+    int n = 0;
+    while (tlog_reader_next(r, &f) == TLOG_OK) {
+        tlog_frame_info info = {.size = sizeof info};
+        tlog_frame_get_info(f, &info);
+        n += strcmp(info.thread_name, thread) == 0 && info.serial >= first &&
+             info.serial <= last;
+        tlog_frame_release(f);
+    }
+    tlog_reader_close(r);
+    return n;
+}
+
+/* The serial of the first frame run by `thread`. */
+static uint64_t first_serial_of(const char *thread)
+{
+    tlog_reader *r;
+    assert_int_equal(tlog_reader_open(path, &r), TLOG_OK);
+    tlog_frame *f;
+    uint64_t serial = 0;
+    while (!serial && tlog_reader_next(r, &f) == TLOG_OK) {
+        tlog_frame_info info = {.size = sizeof info};
+        tlog_frame_get_info(f, &info);
+        if (strcmp(info.thread_name, thread) == 0)
+            serial = info.serial;
+        tlog_frame_release(f);
+    }
+    tlog_reader_close(r);
+    assert_true(serial > 0);
+    return serial;
+}
+
+static void aggregate_merges_each_thread_and_root_apart(void **state)
+{
+    (void)state;
+    int status;
+    char *out = cli("--aggregate", &status);
+    assert_int_equal(status, 0);
+    assert_int_equal(lines_starting(out, "# "), 2);
+    const char *main_group = strstr(out, "# thread \"Main\", root \"Frame\": 5 frames\n");
+    const char *loader_group =
+        strstr(out, "\n\n# thread \"Loader\", root \"Load chunk\": 3 frames\n");
+    assert_ptr_equal(main_group, out);
+    assert_non_null(loader_group);
+    assert_non_null(strstr(main_group, "| (C) Frame [x5]\n"));
+    assert_non_null(strstr(loader_group, "| (C) Load chunk [x3]\n"));
+    assert_int_equal(roots_titled(out, "Frame"), 1);
+    assert_int_equal(roots_titled(out, "Load chunk"), 1);
+    /* The loader's rows stay out of the main loop's tree. */
+    char *main_only = strndup(main_group, (size_t)(loader_group - main_group));
+    assert_null(strstr(main_only, "Read"));
+    assert_non_null(strstr(main_only, "| (C) Update [x5]\n"));
+    free(main_only);
+    free(out);
+}
+
+static void thread_selects_that_threads_frames(void **state)
+{
+    (void)state;
+    int status;
+    char *out = cli("--thread Loader", &status);
+    assert_int_equal(status, 0);
+    assert_int_equal(lines_starting(out, "# "), CHUNKS);
+    assert_int_equal(roots_titled(out, "Load chunk"), CHUNKS);
+    assert_null(strstr(out, "thread \"Main\""));
+    free(out);
+    out = cli("--thread Main", &status);
+    assert_int_equal(status, 0);
+    assert_int_equal(lines_starting(out, "# "), FRAMES);
+    assert_int_equal(roots_titled(out, "Frame"), FRAMES);
+    free(out);
+}
+
+static void root_selects_frames_by_title(void **state)
+{
+    (void)state;
+    int status;
+    char *out = cli("--root 'Load chunk'", &status);
+    assert_int_equal(status, 0);
+    assert_int_equal(lines_starting(out, "# "), CHUNKS);
+    assert_int_equal(roots_titled(out, "Load chunk"), CHUNKS);
+    assert_int_equal(roots_titled(out, "Frame"), 0);
+    free(out);
+    out = cli("--root Frame", &status);
+    assert_int_equal(status, 0);
+    assert_int_equal(lines_starting(out, "# "), FRAMES);
+    assert_int_equal(roots_titled(out, "Frame"), FRAMES);
+    free(out);
+}
+
+static void selections_combine(void **state)
+{
+    (void)state;
+    int status;
+    char *out = cli("--root Frame --thread Main --aggregate", &status);
+    assert_int_equal(status, 0);
+    assert_true(starts_with(out, "# thread \"Main\", root \"Frame\": 5 frames\n"));
+    assert_int_equal(lines_starting(out, "# "), 1);
+    free(out);
+
+    out = cli("--frames 1-4 --thread Main", &status);
+    assert_int_equal(status, 0);
+    assert_int_equal(lines_starting(out, "# "), frames_where("Main", 1, 4));
+    free(out);
+
+    /* One frame, printed bare, only when it is the named thread's. */
+    char args[128];
+    snprintf(args, sizeof args, "--frame %" PRIu64 " --thread Loader",
+             first_serial_of("Loader"));
+    out = cli(args, &status);
+    assert_int_equal(status, 0);
+    assert_int_equal(lines_starting(out, "# "), 0);
+    assert_int_equal(roots_titled(out, "Load chunk"), 1);
+    free(out);
+    snprintf(args, sizeof args, "--frame %" PRIu64 " --thread Loader",
+             first_serial_of("Main"));
+    out = cli(args, &status);
+    assert_int_equal(status, 1);
+    assert_non_null(strstr(out, "no frame selected"));
+    free(out);
+
+    out = cli("--thread Main --root 'Load chunk'", &status);
+    assert_int_equal(status, 1);
+    free(out);
+}
+
+static void unknown_root_selects_nothing(void **state)
+{
+    (void)state;
+    int status;
+    char *out = cli("--root NoSuchTitle", &status);
+    assert_int_equal(status, 1);
+    assert_string_equal(out, "timerlog: no frame selected\n");
+    free(out);
+    out = cli("--aggregate --root NoSuchTitle", &status);
+    assert_int_equal(status, 1);
+    assert_string_equal(out, "timerlog: no frame selected\n");
+    free(out);
+}
+
+static void bad_values_are_usage_errors(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {
+        "--thread ''", "--root ''", "--frames 5-2 --thread Main", "--frobnicate Main",
+        "--thread",   /* takes the file for its value: no FILE left */
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        int status;
+        char *out = cli(bad[k], &status);
+        assert_int_equal(status, 2);
+        assert_non_null(strstr(out, "usage: timerlog dump"));
+        free(out);
+    }
+    /* The value missing at the end of the line. */
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "%s dump --root >/dev/null 2>&1", TIMERLOG_CLI);
+    int st = system(cmd);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(aggregate_merges_each_thread_and_root_apart),
+        cmocka_unit_test(thread_selects_that_threads_frames),
+        cmocka_unit_test(root_selects_frames_by_title),
+        cmocka_unit_test(selections_combine),
+        cmocka_unit_test(unknown_root_selects_nothing),
+        cmocka_unit_test(bad_values_are_usage_errors),
+    };
+    return cmocka_run_group_tests(tests, write_stream, remove_stream);
+}
