@@ -1,6 +1,8 @@
 // Real kernels in a frame tree: each kernel launch sits in a CUDA device
-// scope, a sync scope wraps the application's own cudaStreamSynchronize, and
-// tlog_dump forces one sync for the kernels still running at the end.
+// scope, a sync scope bound to the stream wraps the application's own
+// cudaStreamSynchronize, and the draw still running when each frame ends shows
+// under its `Device past frame end` row. Every frame is printed as it ends;
+// tlog_dump waits only for the work still running.
 #include <cstdio>
 
 #include <cuda_runtime.h>
@@ -34,7 +36,7 @@ static void simulate(cudaStream_t stream, float *x, float *y, int n)
         TIMERLOG_CUDA_SCOPE(stream, "Step 2: saxpy");
         saxpy<<<(n + 255) / 256, 256, 0, stream>>>(n, 2.0f, x, y);
     }
-    TIMERLOG_CUDA_SYNC_SCOPE("GPU Sync \"cudaStreamSynchronize\"");
+    TIMERLOG_CUDA_SYNC_STREAM_SCOPE(stream, "GPU Sync \"cudaStreamSynchronize\"");
     cudaStreamSynchronize(stream);
 }
 
@@ -61,12 +63,16 @@ int main()
     cudaMalloc(&y, n * sizeof(float));
     cudaStream_t stream;
     cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
-    for (int frame = 0; frame < 3; frame++) {
-        TIMERLOG_SCOPE("Frame");
-        simulate(stream, x, y, n);
-        render(stream);
+    int rc = TLOG_OK;
+    for (int frame = 0; frame < 3 && rc == TLOG_OK; frame++) {
+        {
+            TIMERLOG_SCOPE("Frame");
+            simulate(stream, x, y, n);
+            render(stream);
+        }
+        std::printf("%s# frame %d\n", frame ? "\n" : "", frame + 1);
+        rc = tlog_dump(nullptr, stdout);
     }
-    int rc = tlog_dump(nullptr, stdout);
     cudaStreamDestroy(stream);
     cudaFree(x);
     cudaFree(y);

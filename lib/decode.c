@@ -219,18 +219,16 @@ int tlog_decode_frame_(const tlog_decode_tables *t, const uint8_t *p, size_t n,
                        tlog_frame **out, char *why, size_t why_size)
 {
     *out = NULL;
-    tlog_frame *f = calloc(1, sizeof *f);
+    tlog_frame *f = tlog_frame_alloc_(NULL);
     char *arena = malloc(n + 1);
     if (!f || !arena) {
-        free(f);
+        tlog_frame_release(f);
         free(arena);
         return TLOG_ENOMEM;
     }
     in c = {{p, p + n, false}, arena};
     f->strings = arena;
-    atomic_init(&f->refs, 1);
-    atomic_init(&f->resolved, true);
-    pthread_mutex_init(&f->resolve_lock, NULL);
+    atomic_store(&f->resolved, true);
     uint32_t nnodes, ninsts;
     read_head(&c, f, &nnodes, &ninsts);
     size_t left = (size_t)(c.c.end - c.c.p);

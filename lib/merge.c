@@ -179,12 +179,10 @@ static size_t sizes(const tlog_frame *const *frames, size_t n, size_t *rows, siz
 
 static tlog_frame *new_frame(size_t rows, size_t bytes)
 {
-    tlog_frame *o = calloc(1, sizeof *o);
+    tlog_frame *o = tlog_frame_alloc_(NULL);
     if (!o)
         return NULL;
-    atomic_init(&o->refs, 1);
-    atomic_init(&o->resolved, true);
-    pthread_mutex_init(&o->resolve_lock, NULL);
+    atomic_store(&o->resolved, true);
     o->nodes = calloc(rows, sizeof *o->nodes);
     o->strings = malloc(bytes + 64);
     if (!o->nodes || !o->strings) {

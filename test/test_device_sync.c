@@ -180,6 +180,39 @@ static void work_launched_after_a_sync_scope_is_not_its(void **state)
     tlog_frame_release(f);
 }
 
+typedef struct adopter {
+    sim_fixture *fx;
+    tlog_token token;
+} adopter;
+
+static void *sync_for_the_owner(void *p)
+{
+    adopter *a = p;
+    tlog_thread_name("Waiter");
+    assert_int_equal(tlog_adopt_begin(&a->token), TLOG_OK);
+    sync_until(a->fx, "Worker sync", 2.0);
+    assert_int_equal(tlog_adopt_end(&a->token), TLOG_OK);
+    return NULL;
+}
+
+/* A sync scope in work a thread adopted is a sync scope of the frame. */
+static void sync_scope_of_an_adopted_worker_counts_for_the_frame(void **state)
+{
+    sim_fixture *fx = *state;
+    host_begin(fx, "Frame");
+    kernel(fx, fx->q1, "Kernel", 1.0);
+    adopter a = {fx, tlog_handoff(fx->log)};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, sync_for_the_owner, &a), 0);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    sim_at(fx, 3.0);
+    host_end(fx, "Frame");
+    tlog_frame *f = tlog_frame_pop_ready(fx->log);
+    assert_non_null(f);
+    assert_non_null(path(f, "Waiter", "Worker sync", "Kernel"));
+    tlog_frame_release(f);
+}
+
 /* A sync scope bound to a queue takes only that queue's work. */
 static void queue_bound_sync_scope_ignores_other_queues(void **state)
 {
@@ -276,6 +309,44 @@ static void each_device_is_read_and_placed_on_its_own(void **state)
     tlog_frame_release(f);
     tlog_device_destroy(dev2);
     tlog_sim_destroy(other);
+}
+
+/* A device whose clock runs fast against the host's maps an interval's end
+ * a little after the wait that saw it complete: what the sync scope's end
+ * (and the root's) read as done still counts as done by then. */
+static void what_the_end_of_a_wait_saw_complete_counts_as_done_by_it(void **state)
+{
+    sim_fixture *fx = *state;
+    tlog_sim *fast;
+    assert_int_equal(tlog_sim_create(NULL, &fast), TLOG_OK);
+    tlog_device *dev2;
+    assert_int_equal(tlog_sim_device_create(fast, fx->log, NULL, &dev2), TLOG_OK);
+    host_begin(fx, "Frame");
+    tlog_device_scope s = tlog_device_begin(dev2, NULL, site_named("Seen"));
+    tlog_sim_launch(fast, NULL, 2 * NS_PER_MS);
+    tlog_device_end(&s);
+    s = tlog_device_begin(dev2, NULL, site_named("Seen at the end"));
+    tlog_sim_launch(fast, NULL, 2 * NS_PER_MS);
+    tlog_device_end(&s);
+    host_begin(fx, "Sync");
+    sim_at(fx, 1.5);                          /* 1.5 ms on the host ... */
+    tlog_sim_advance(fast, 2 * NS_PER_MS);    /* ... 2 ms on the device */
+    tlog_sim_settle(fast);
+    tlog_sync_end_queue(dev2, NULL, site_named("Sync"));
+    sim_at(fx, 3.0);
+    tlog_sim_advance(fast, 2 * NS_PER_MS);
+    tlog_sim_settle(fast);
+    host_end(fx, "Frame");
+
+    tlog_frame *f = tlog_frame_pop_ready(fx->log);
+    assert_non_null(f);
+    tlog_node_info seen = info_of(path(f, "Sync", "Seen", NULL));
+    assert_true(seen.start_ns + (int64_t)seen.total_ns > 1500000);   /* mapped past it */
+    assert_non_null(path(f, "Seen at the end", NULL, NULL));         /* its launcher */
+    assert_null(path(f, past, NULL, NULL));
+    tlog_frame_release(f);
+    tlog_device_destroy(dev2);
+    tlog_sim_destroy(fast);
 }
 
 /* ---- rule 2: done within the frame, no sync scope: its launcher ---- */
@@ -644,9 +715,11 @@ int main(void)
         SIM_TEST(first_sync_scope_in_time_takes_the_interval),
         SIM_TEST(queues_complete_out_of_order),
         SIM_TEST(work_launched_after_a_sync_scope_is_not_its),
+        SIM_TEST(sync_scope_of_an_adopted_worker_counts_for_the_frame),
         SIM_TEST(queue_bound_sync_scope_ignores_other_queues),
         cmocka_unit_test(queue_bound_sync_scope_macro),
         SIM_TEST(each_device_is_read_and_placed_on_its_own),
+        SIM_TEST(what_the_end_of_a_wait_saw_complete_counts_as_done_by_it),
         SIM_TEST(work_done_long_before_the_dump_shows_under_its_launcher),
         SIM_TEST(work_running_past_the_frame_end_shows_under_its_own_row),
         SIM_TEST(sync_scope_leaves_incomplete_intervals_to_the_end_of_frame_row),

@@ -224,10 +224,125 @@ static void threads_outlive_destroyed_logs(void **state)
     pthread_join(t, NULL);
 }
 
+/* ---- frames belong to their thread ---- */
+
+typedef struct loader {
+    tlog_log *log;
+    int frames;
+    uint32_t id;
+} loader;
+
+/* A side thread's frames, titled "Load chunk", with a manual clock. */
+static void *load_chunks(void *p)
+{
+    loader *l = p;
+    tlog_thread_name("Loader");
+    for (int i = 0; i < l->frames; i++) {
+        begin_at(l->log, "Load chunk", i);
+        end_at(l->log, "Load chunk", i + 0.5);
+    }
+    l->id = tlog_thread_id(l->log);
+    return NULL;
+}
+
+static void run_loader(loader *l)
+{
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, load_chunks, l), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+}
+
+static char *dump_text(tlog_log *log, int *rc)
+{
+    FILE *fp = tmpfile();
+    assert_non_null(fp);
+    *rc = tlog_dump(log, fp);
+    return read_back(fp);
+}
+
+/* tlog_dump prints the calling thread's newest frame, whatever another
+ * thread completed since; a thread without frames gets TLOG_ENOFRAME. */
+static void dump_prints_the_calling_threads_frame(void **state)
+{
+    (void)state;
+    tlog_config c = test_config(NULL);
+    tlog_log *log = make_log(&c);
+    int rc;
+    char *none = dump_text(log, &rc);
+    free(none);
+    assert_int_equal(tlog_thread_id(log), 0);   /* never recorded here */
+    loader l = {log, 3, 0};
+    run_loader(&l);
+    none = dump_text(log, &rc);
+    assert_int_equal(rc, TLOG_ENOFRAME);
+    free(none);
+    for (int frame = 0; frame < 5; frame++) {
+        begin_at(log, "Frame", 10 * frame);
+        end_at(log, "Frame", 10 * frame + 4);
+        run_loader(&l);   /* its frames complete after ours */
+        char *text = dump_text(log, &rc);
+        assert_int_equal(rc, TLOG_OK);
+        assert_string_equal(text, "> 100.00% 0.004000s | (C) Frame\n");
+        free(text);
+    }
+    assert_true(tlog_thread_id(log) != 0);
+    assert_true(tlog_thread_id(log) != l.id);
+    tlog_destroy(log);
+}
+
+/* The queue's bound is per thread: a busy side thread drops its own oldest
+ * frames, never the main loop's. */
+static void side_thread_cannot_push_out_the_main_threads_frames(void **state)
+{
+    (void)state;
+    tlog_config c = test_config(NULL);
+    c.max_frames = 4;
+    tlog_log *log = make_log(&c);
+    for (int frame = 0; frame < 3; frame++) {
+        begin_at(log, "Frame", frame);
+        end_at(log, "Frame", frame + 0.5);
+    }
+    loader l = {log, 50, 0};
+    run_loader(&l);
+    uint32_t me = tlog_thread_id(log);
+    assert_int_equal(tlog_frame_count_of(log, me), 3);
+    assert_int_equal(tlog_frame_count_of(log, TLOG_THREAD_SELF), 3);
+    assert_int_equal(tlog_frame_count_of(log, l.id), 4);
+    assert_int_equal(tlog_frame_count(log), 7);
+    assert_int_equal(stats_of(log).frames_dropped, 46);
+
+    /* Selected by thread: newest of one, oldest of one, readiness. */
+    tlog_frame *f = tlog_frame_latest_of(log, l.id);
+    assert_string_equal(info_of(tlog_frame_root(f)).name, "Load chunk");
+    tlog_frame_info fi = {.size = sizeof fi};
+    tlog_frame_get_info(f, &fi);
+    assert_int_equal(fi.thread, l.id);
+    assert_string_equal(fi.thread_name, "Loader");
+    tlog_frame_release(f);
+    assert_int_equal(tlog_frame_ready_of(log, TLOG_THREAD_SELF), 1);
+    int64_t first = 0;
+    for (int frame = 0; frame < 3; frame++) {   /* oldest first */
+        f = tlog_frame_pop_ready_of(log, me);
+        assert_non_null(f);
+        assert_string_equal(info_of(tlog_frame_root(f)).name, "Frame");
+        tlog_frame_get_info(f, &fi);
+        if (frame == 0)
+            first = fi.start_ns;
+        assert_int_equal(fi.start_ns - first, frame * 1000000);
+        tlog_frame_release(f);
+    }
+    assert_null(tlog_frame_pop_of(log, me));
+    assert_int_equal(tlog_frame_ready_of(log, me), TLOG_ENOFRAME);
+    assert_int_equal(tlog_frame_count_of(log, l.id), 4);
+    tlog_destroy(log);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(each_thread_keeps_all_its_scopes),
+        cmocka_unit_test(dump_prints_the_calling_threads_frame),
+        cmocka_unit_test(side_thread_cannot_push_out_the_main_threads_frames),
         cmocka_unit_test(workers_hand_all_their_scopes_to_the_parent),
         cmocka_unit_test(destroy_races_cleanly_with_exiting_threads),
         cmocka_unit_test(threads_outlive_destroyed_logs),

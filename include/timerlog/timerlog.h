@@ -26,7 +26,7 @@
 #include <stdio.h>
 
 #define TIMERLOG_VERSION_MAJOR 0
-#define TIMERLOG_VERSION_MINOR 1
+#define TIMERLOG_VERSION_MINOR 2
 #define TIMERLOG_VERSION_PATCH 0
 
 #if defined(TIMERLOG_BUILDING) && (defined(__GNUC__) || defined(__clang__))
