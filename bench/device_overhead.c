@@ -6,6 +6,12 @@
  * On a real device, a scope costs this plus two marker records (about
  * 2.5 us for CUDA events, see bench_cuda).
  *
+ * Then the first frame of a new device against later ones, on a backend
+ * whose marker creation takes a set time (600 ns, the H100's cudaEventCreate
+ * in the notes, modelled by a spin): markers are made in batches when the
+ * device is created and when a read finds the pool low, so a device scope's
+ * begin should never pay for one.
+ *
  * Usage: bench_device [runs]   (default 21); medians of the runs.
  */
 #include <stdio.h>
@@ -37,12 +43,74 @@ static int null_elapsed(void *impl, tlog_marker a, tlog_marker b, int64_t *ns)
     return TLOG_OK;
 }
 
+#define CREATE_NS 600.0
+
+/* A marker that takes CREATE_NS to make, as a vendor event does. */
+static int slow_create(void *impl, tlog_marker *out)
+{
+    double until = now_ns() + CREATE_NS;
+    while (now_ns() < until)
+        ;
+    return null_create(impl, out);
+}
+
 static const tlog_device_ops null_ops = {
     .size = sizeof(tlog_device_ops), .abi = TLOG_DEVICE_ABI, .backend = "null",
     .marker_create = null_create, .marker_destroy = null_destroy,
     .record = null_record, .record_own = null_record_own, .query = null_query,
     .wait = null_wait, .elapsed_ns = null_elapsed,
 };
+
+static const tlog_device_ops slow_create_ops = {
+    .size = sizeof(tlog_device_ops), .abi = TLOG_DEVICE_ABI, .backend = "null",
+    .marker_create = slow_create, .marker_destroy = null_destroy,
+    .record = null_record, .record_own = null_record_own, .query = null_query,
+    .wait = null_wait, .elapsed_ns = null_elapsed,
+};
+
+#define FIRST_SCOPES 32   /* one frame's device scopes: the default batch */
+
+/* ns per device scope recorded in one frame of `log` on `dev`. */
+static double frame_of_scopes(tlog_log *log, tlog_device *dev)
+{
+    static const tlog_site frame = {"Frame", __FILE__, "first", __LINE__, 1};
+    static const tlog_site kernel = {"Kernel", __FILE__, "first", __LINE__, 1};
+    tlog_log_begin(log, &frame);
+    double t0 = now_ns();
+    for (int i = 0; i < FIRST_SCOPES; i++) {
+        tlog_device_scope s = tlog_device_begin(dev, NULL, &kernel);
+        tlog_device_end(&s);
+    }
+    double t1 = now_ns();
+    tlog_log_end(log, &frame);
+    tlog_frame_release(tlog_frame_pop_ready(log));
+    return (t1 - t0) / FIRST_SCOPES;
+}
+
+/* A new device's first frame, and its tenth, per scope. */
+static void first_use(int runs)
+{
+    double *first = calloc((size_t)runs, sizeof *first);
+    double *later = calloc((size_t)runs, sizeof *later);
+    for (int r = 0; r < runs; r++) {
+        tlog_log *log;
+        tlog_device *dev;
+        if (tlog_create(NULL, &log) != TLOG_OK)
+            return;
+        if (tlog_device_register_(log, &slow_create_ops, NULL, "null", NULL, &dev) == TLOG_OK) {
+            first[r] = frame_of_scopes(log, dev);
+            for (int k = 0; k < 9; k++)
+                later[r] = frame_of_scopes(log, dev);
+        }
+        tlog_destroy(log);
+    }
+    double f = median(first, runs), l = median(later, runs);
+    printf("device scope with %.0f ns marker creation: first frame of a new device %.1f ns, "
+           "tenth frame %.1f ns, ratio %.2f (medians of %d runs x %d scopes)\n",
+           CREATE_NS, f, l, f / l, runs, FIRST_SCOPES);
+    free(first);
+    free(later);
+}
 
 int main(int argc, char **argv)
 {
@@ -83,5 +151,6 @@ int main(int argc, char **argv)
     free(record);
     free(resolve);
     tlog_destroy(log);
+    first_use(runs);
     return 0;
 }

@@ -135,9 +135,36 @@ static void pool_stops_growing_in_a_long_frame_loop(void **state)
     assert_int_equal(ss.rerecords_in_flight, 0);
 }
 
+/* Markers are made in batches off the recording path: when the device is
+ * made, and when a read of the device finds the pool low. A device scope's
+ * begin makes none while the pool has some. */
+static void markers_are_made_in_batches_off_the_recording_path(void **state)
+{
+    (void)state;
+    sim_options o = {.max_scopes = 64, .pool_batch = 8};
+    sim_fixture *fx = sim_fixture_make(&o);
+    tlog_device_info di = device_info(fx);
+    assert_int_equal(di.pool_scopes, 8);
+    assert_int_equal(di.pool_free, 8);
+    uint64_t made = sim_stats(fx).markers_created;
+    host_begin(fx, "Frame");
+    for (int i = 0; i < 8; i++)
+        kernel(fx, fx->q1, "Kernel", 0.1);
+    assert_int_equal(sim_stats(fx).markers_created, made);
+    host_end(fx, "Frame");   /* its end reads the device: the pool is low */
+    assert_int_equal(sim_stats(fx).markers_created, made + 16);
+    di = device_info(fx);
+    assert_int_equal(di.pool_scopes, 16);
+    assert_int_equal(di.pool_free, 8);
+    sim_at(fx, 1.0);
+    tlog_frame_release(tlog_frame_pop_ready(fx->log));
+    sim_fixture_free(fx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(markers_are_made_in_batches_off_the_recording_path),
         cmocka_unit_test_setup_teardown(frame_waits_until_its_device_work_is_resolved,
                                         sim_setup, sim_teardown),
         cmocka_unit_test_setup_teardown(frames_without_device_work_are_ready, sim_setup,

@@ -616,7 +616,9 @@ typedef struct tlog_device_config {
      * until resolved). Beyond it new device scopes are dropped and counted.
      * 0 selects 2048. */
     uint32_t max_scopes;
-    /* Scopes' markers created at a time when the pool grows; 0 selects 32. */
+    /* Scopes' markers created at a time, off the recording path: when the
+     * device is made, and when a read of the device finds the pool low.
+     * 0 selects 32. */
     uint32_t pool_batch;
 } tlog_device_config;
 

@@ -62,26 +62,26 @@ static int slot_markers(tlog_device *d, tlog_slot *s)
     return rc;
 }
 
-/* Adds up to one batch of slots. Caller holds the device lock: growth is
- * rare (the first frames), and keeps the pool simple. */
-static void pool_grow(tlog_device *d)
+/* Slots the pool may still add, at most one batch. Caller holds the device
+ * lock. */
+static uint32_t pool_room(const tlog_device *d)
 {
     uint32_t n = d->max_scopes - d->nslots;
-    if (n > d->batch)
-        n = d->batch;
-    if (n == 0)
-        return;
+    return n < d->batch ? n : d->batch;
+}
+
+/* Puts n slots (of `block`, from calloc) on the free list. Caller holds the
+ * device lock. False if the block list could not grow: nothing is taken. */
+static bool pool_link(tlog_device *d, tlog_slot *block, uint32_t n)
+{
     if (d->nblocks == d->capblocks) {
         size_t cap = d->capblocks ? d->capblocks * 2 : 8;
         struct slot_block *grown = realloc(d->blocks, cap * sizeof *grown);
         if (!grown)
-            return;
+            return false;
         d->blocks = grown;
         d->capblocks = cap;
     }
-    tlog_slot *block = calloc(n, sizeof *block);
-    if (!block)
-        return;
     d->blocks[d->nblocks++] = (struct slot_block){block, n};
     for (uint32_t i = 0; i < n; i++) {
         tlog_slot *s = &block[i];
@@ -92,6 +92,62 @@ static void pool_grow(tlog_device *d)
     }
     d->nslots += n;
     d->nfree += n;
+    return true;
+}
+
+/* On the recording path, when the pool ran dry: up to one batch of slots,
+ * whose markers are made as they are taken. Caller holds the device lock. */
+static void pool_grow(tlog_device *d)
+{
+    uint32_t n = pool_room(d);
+    tlog_slot *block = n ? calloc(n, sizeof *block) : NULL;
+    if (block && !pool_link(d, block, n))
+        free(block);
+}
+
+static void slot_markers_destroy(tlog_device *d, tlog_slot *s)
+{
+    if (s->begin)
+        d->ops->marker_destroy(d->impl, s->begin);
+    if (s->end)
+        d->ops->marker_destroy(d->impl, s->end);
+    s->begin = s->end = 0;
+}
+
+/*
+ * Up to n slots with their markers made, added to the pool. Creating a
+ * marker costs the backend's time (0.6 us for a CUDA event), so this runs
+ * outside the device lock and off the recording path: when the device is
+ * made, and when a read of the device finds the pool low. Caller holds the
+ * poll lock, or owns a device not yet registered.
+ */
+static void pool_fill(tlog_device *d, uint32_t n)
+{
+    tlog_slot *block = n ? calloc(n, sizeof *block) : NULL;
+    uint32_t made = 0;
+    while (block && made < n && slot_markers(d, &block[made]) == TLOG_OK)
+        made++;
+    if (block && made < n)
+        slot_markers_destroy(d, &block[made]);   /* half made */
+    pthread_mutex_lock(&d->devs->lock);
+    uint32_t room = d->max_scopes - d->nslots;   /* the recording path may have grown */
+    uint32_t kept = made < room ? made : room;
+    bool linked = kept && pool_link(d, block, kept);
+    pthread_mutex_unlock(&d->devs->lock);
+    for (uint32_t i = linked ? kept : 0; block && i < made; i++)
+        slot_markers_destroy(d, &block[i]);
+    if (!linked)
+        free(block);
+}
+
+void tlog_pool_refill_(tlog_device *d)
+{
+    pthread_mutex_lock(&d->devs->lock);
+    bool low = d->nfree <= d->batch / 2;
+    uint32_t n = pool_room(d);
+    pthread_mutex_unlock(&d->devs->lock);
+    if (low && n)
+        pool_fill(d, n);
 }
 
 /* Caller holds the device lock. */
@@ -115,13 +171,8 @@ static tlog_slot *pool_take(tlog_device *d)
  * ones when next taken. */
 void tlog_pool_put_(tlog_device *d, tlog_slot *s, bool markers_bad)
 {
-    if (markers_bad) {
-        if (s->begin)
-            d->ops->marker_destroy(d->impl, s->begin);
-        if (s->end)
-            d->ops->marker_destroy(d->impl, s->end);
-        s->begin = s->end = 0;
-    }
+    if (markers_bad)
+        slot_markers_destroy(d, s);
     s->frame = NULL;
     s->queue = NULL;
     slot_set(s, SLOT_FREE);
@@ -583,6 +634,8 @@ int tlog_device_register_(tlog_log *log, const tlog_device_ops *ops, void *impl,
         rc = calibrate(d);
     if (rc == TLOG_OK)
         rc = tlog_anchor_now_(d, CALIBRATION_TIMEOUT_NS);
+    if (rc == TLOG_OK)
+        pool_fill(d, pool_room(d));   /* the first frames create no marker */
     if (rc != TLOG_OK) {
         free_markers(d);
         free(d);

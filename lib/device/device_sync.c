@@ -424,6 +424,7 @@ void tlog_devices_poll_(tlog_log *log)
     for (tlog_device *d = ds->list; d; d = d->next_device) {
         anchor_refresh(d);
         poll_device(d, &c);
+        tlog_pool_refill_(d);
     }
     pthread_mutex_unlock(&ds->poll_lock);
     poll_finish(log, &c);
