@@ -69,12 +69,12 @@ static int remove_stream(void **state)
     return rmdir(dir);
 }
 
-/* Runs `timerlog ARGS` on the stream; returns its standard output and error
- * as one malloc'd string, and its exit status. */
-static char *cli(const char *args, int *status)
+/* Runs `timerlog COMMAND ARGS` on the stream; returns its standard output
+ * and error as one malloc'd string, and its exit status. */
+static char *cli_command(const char *command, const char *args, int *status)
 {
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "%s dump %s '%s' 2>&1", TIMERLOG_CLI, args, path);
+    snprintf(cmd, sizeof cmd, "%s %s %s '%s' 2>&1", TIMERLOG_CLI, command, args, path);
     FILE *p = popen(cmd, "r");
     assert_non_null(p);
     size_t n = 0, cap = 4096;
@@ -92,6 +92,11 @@ static char *cli(const char *args, int *status)
     int st = pclose(p);
     *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
     return out;
+}
+
+static char *cli(const char *args, int *status)
+{
+    return cli_command("dump", args, status);
 }
 
 /* The line after `line`, or NULL at the end of the text. */
@@ -277,6 +282,29 @@ static void unknown_root_selects_nothing(void **state)
     free(out);
 }
 
+/* Exports take the same selections: the JSON export holds one object per
+ * frame, each opening with its serial. */
+static void export_selects_by_thread_and_root(void **state)
+{
+    (void)state;
+    int status;
+    char *out = cli_command("export", "--json --thread Loader", &status);
+    assert_int_equal(status, 0);
+    int frames = 0;
+    for (const char *p = out; (p = strstr(p, "{\"serial\":")) != NULL; p++)
+        frames++;
+    assert_int_equal(frames, CHUNKS);
+    free(out);
+    out = cli_command("export", "--csv --root Frame", &status);
+    assert_int_equal(status, 0);
+    assert_int_equal(lines_starting(out, "0,"), 3 * FRAMES);   /* Frame, Update, Render */
+    free(out);
+    out = cli_command("export", "--csv --root Nothing", &status);
+    assert_int_equal(status, 1);
+    assert_non_null(strstr(out, "no frame selected"));
+    free(out);
+}
+
 static void bad_values_are_usage_errors(void **state)
 {
     (void)state;
@@ -307,6 +335,7 @@ int main(void)
         cmocka_unit_test(root_selects_frames_by_title),
         cmocka_unit_test(selections_combine),
         cmocka_unit_test(unknown_root_selects_nothing),
+        cmocka_unit_test(export_selects_by_thread_and_root),
         cmocka_unit_test(bad_values_are_usage_errors),
     };
     return cmocka_run_group_tests(tests, write_stream, remove_stream);

@@ -3,7 +3,8 @@
  *
  *   timerlog dump [--frame N | --frames A-B] [--thread NAME] [--root TITLE]
  *                 [--aggregate] [--min-percent P] FILE...
- *   timerlog export --chrome|--json|--csv [-o OUT] FILE...
+ *   timerlog export --chrome|--json|--csv [--thread NAME] [--root TITLE]
+ *                   [-o OUT] FILE...
  *   timerlog info FILE...
  *
  * A frame belongs to the thread that ran it, and its root row says what it
@@ -63,13 +64,16 @@ static const char *const usage_dump =
     "  --min-percent P hide rows below P% of their parent\n";
 
 static const char *const usage_export =
-    "usage: timerlog export --chrome|--json|--csv [-o OUT] FILE...\n"
+    "usage: timerlog export --chrome|--json|--csv [--thread NAME] [--root TITLE]\n"
+    "                       [-o OUT] FILE...\n"
     "\n"
-    "  --chrome   Chrome Trace Event JSON (open in Perfetto or chrome://tracing):\n"
-    "             one process per rank, a track per thread and device queue\n"
-    "  --json     every frame's tree with every row's fields\n"
-    "  --csv      one line per row of every frame\n"
-    "  -o OUT     write to OUT instead of standard output\n";
+    "  --chrome       Chrome Trace Event JSON (open in Perfetto or chrome://tracing):\n"
+    "                 one process per rank, a track per thread and device queue\n"
+    "  --json         every frame's tree with every row's fields\n"
+    "  --csv          one line per row of every frame\n"
+    "  --thread NAME  only frames run by the thread named NAME\n"
+    "  --root TITLE   only frames whose root row is titled TITLE\n"
+    "  -o OUT         write to OUT instead of standard output\n";
 
 static const char *const usage_info =
     "usage: timerlog info FILE...\n"
@@ -388,7 +392,7 @@ typedef struct collected {
     size_t nframes, cap;
 } collected;
 
-static void collect_file(collected *c, const char *path, int *status)
+static void collect_file(collected *c, const selection *sel, const char *path, int *status)
 {
     tlog_reader *r = open_stream(path, status);
     if (!r)
@@ -397,6 +401,10 @@ static void collect_file(collected *c, const char *path, int *status)
     tlog_frame *f;
     int rc;
     while ((rc = tlog_reader_next(r, &f)) == TLOG_OK) {
+        if (!selected(sel, f)) {
+            tlog_frame_release(f);
+            continue;
+        }
         if (c->nframes == c->cap) {
             size_t cap = c->cap ? c->cap * 2 : 64;
             tlog_frame **p = realloc(c->frames, cap * sizeof *p);
@@ -420,9 +428,14 @@ static int cmd_export(int argc, char **argv)
         return usage(usage_export, NULL);
     int (*export)(const tlog_frame *const *, size_t, FILE *) = NULL;
     const char *out_path = NULL;
+    selection sel = {.first = 0, .last = UINT64_MAX};
     int i = 0;
     for (; i < argc && argv[i][0] == '-'; i++) {
-        if (strcmp(argv[i], "--chrome") == 0)
+        if (strcmp(argv[i], "--thread") == 0 && i + 1 < argc && argv[i + 1][0])
+            sel.thread = argv[++i];
+        else if (strcmp(argv[i], "--root") == 0 && i + 1 < argc && argv[i + 1][0])
+            sel.root = argv[++i];
+        else if (strcmp(argv[i], "--chrome") == 0)
             export = tlog_export_chrome;
         else if (strcmp(argv[i], "--json") == 0)
             export = tlog_export_json;
@@ -442,7 +455,11 @@ static int cmd_export(int argc, char **argv)
     if (!c.readers)
         return EXIT_DAMAGED;
     for (; i < argc; i++)
-        collect_file(&c, argv[i], &status);
+        collect_file(&c, &sel, argv[i], &status);
+    if (!c.nframes && status == 0 && (sel.thread || sel.root)) {
+        fprintf(stderr, "timerlog: no frame selected\n");
+        status = EXIT_DAMAGED;
+    }
     FILE *out = out_path ? fopen(out_path, "w") : stdout;
     if (!out) {
         fprintf(stderr, "timerlog: cannot write %s\n", out_path);
