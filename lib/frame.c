@@ -30,6 +30,47 @@ static tlog_frame *oldest_of(tlog_log *log, uint32_t thread, size_t *count)
     return first;
 }
 
+/* Whether `thread` still records in the log. Caller holds log->lock. */
+static bool thread_live(tlog_log *log, uint32_t thread)
+{
+    return tlog_thread_find_(log, thread) != NULL;
+}
+
+/* The oldest frame of a thread that has exited, or else the oldest frame.
+ * Caller holds log->lock. */
+static tlog_frame *first_to_go(tlog_log *log)
+{
+    for (tlog_frame *f = log->oldest; f; f = f->newer)
+        if (!thread_live(log, f->thread))
+            return f;
+    return log->oldest;
+}
+
+/* Frames at most: max_frames for each thread recording in the log. */
+static size_t queue_cap(tlog_log *log)
+{
+    size_t live = 0;
+    for (const tlog_thread *t = log->threads; t; t = t->next_in_log)
+        live++;
+    return log->cfg.max_frames * (live ? live : 1);
+}
+
+/* Takes `f` out, unread: counted, and put on the caller's list to release.
+ * Caller holds log->lock. */
+static void evict(tlog_log *log, tlog_frame *f, tlog_frame **out)
+{
+    queue_unlink(log, f);
+    TLOG_COUNT(log, frames_dropped);
+    /* No reader holds it (readers take references under this lock) and no
+     * stream writer: device rows still on their way are late. */
+    if (atomic_load_explicit(&f->refs, memory_order_acquire) ==
+            1 + (int)atomic_load_explicit(&f->outstanding, memory_order_acquire) &&
+        !atomic_load_explicit(&log->stream, memory_order_acquire))
+        tlog_frame_stop_rows_(f);
+    f->older = *out;
+    *out = f;
+}
+
 tlog_frame *tlog_queue_push_locked_(tlog_log *log, tlog_frame *frame)
 {
     tlog_frame *evicted = NULL;
@@ -37,15 +78,11 @@ tlog_frame *tlog_queue_push_locked_(tlog_log *log, tlog_frame *frame)
     tlog_frame *first = oldest_of(log, frame->thread, &mine);
     frame->serial = ++log->next_serial;
     TLOG_COUNT(log, frames_completed);
-    if (mine >= log->cfg.max_frames) {
-        evicted = first;
-        queue_unlink(log, first);
-        TLOG_COUNT(log, frames_dropped);
-        /* No reader will see it, unless the stream writer has it: device
-         * rows still on their way are late. */
-        if (!atomic_load_explicit(&log->stream, memory_order_acquire))
-            tlog_frame_stop_rows_(evicted);
-    }
+    if (mine >= log->cfg.max_frames)
+        evict(log, first, &evicted);
+    /* Threads that exited keep their frames only while there is room. */
+    while (log->queue_len && log->queue_len + 1 > queue_cap(log))
+        evict(log, first_to_go(log), &evicted);
     frame->older = log->newest;
     frame->newer = NULL;
     if (log->newest)

@@ -417,11 +417,16 @@ TLOG_INTERNAL int tlog_frame_attach_(tlog_frame *f, tlog_attachment *a, size_t n
 /* Adds a device interval: TLOG_OK, TLOG_ELATE once the frame is resolved,
  * TLOG_ENOMEM (counted in rows_lost). */
 TLOG_INTERNAL int tlog_frame_add_row_(tlog_frame *f, const tlog_drow *row);
-/* Notes what a sync scope waited on: its tag (index + 1), 0 if no memory. */
+/* Notes what a sync scope waited on, once its end has read the device (the
+ * rows delivered so far were complete by then): its tag (index + 1); 0 if
+ * no memory, or if the root ended meanwhile (the frame may be read). */
 TLOG_INTERNAL uint32_t tlog_frame_add_sync_(tlog_frame *f, const tlog_sync_bind *bind);
-/* The sync scope `tag` (or, with 0, the root) has read the device at its
- * end: the rows delivered so far were complete by then. */
-TLOG_INTERNAL void tlog_frame_mark_seen_(tlog_frame *f, uint32_t tag);
+/* Counts a device scope launched in the frame (in `outstanding`) unless its
+ * root ended meanwhile: false then, and nothing is counted. */
+TLOG_INTERNAL bool tlog_frame_reserve_(tlog_frame *f);
+/* The root's end has read the device: the rows delivered so far were
+ * complete by then. Before the frame is queued. */
+TLOG_INTERNAL void tlog_frame_mark_end_(tlog_frame *f);
 /* Resolving begins: rows delivered from now on are late. */
 TLOG_INTERNAL void tlog_frame_stop_rows_(tlog_frame *f);
 /* The one readiness rule: the root ended and every device interval launched
@@ -429,9 +434,10 @@ TLOG_INTERNAL void tlog_frame_stop_rows_(tlog_frame *f);
 TLOG_INTERNAL bool tlog_frame_ready_(const tlog_frame *f);
 
 /* frame.c */
-/* Caller holds log->lock; returns the frame pushed out (the oldest of the
- * same thread, when that thread has max_frames waiting), for the caller to
- * release after unlocking. */
+/* Caller holds log->lock; returns the frames pushed out (the oldest of the
+ * same thread when it has max_frames waiting, and frames of exited threads
+ * past max_frames times the threads recording), linked by `older`, for the
+ * caller to release after unlocking. */
 TLOG_INTERNAL tlog_frame *tlog_queue_push_locked_(tlog_log *log, tlog_frame *frame);
 TLOG_INTERNAL void tlog_frames_clear_(tlog_log *log);
 /* The calling thread's newest frame for tlog_dump, resolved. */
@@ -451,6 +457,12 @@ TLOG_INTERNAL void tlog_frame_free_raw_(tlog_frame *frame);
 TLOG_INTERNAL void tlog_device_settle_(tlog_frame *f);
 /* Delivers without blocking what is done on every device of the log. */
 TLOG_INTERNAL void tlog_devices_poll_(tlog_log *log);
+/* The same at a root's end, on the recording thread: no marker is made,
+ * and what callbacks must be told (errors, intervals for subscribers) waits
+ * in the result for tlog_devices_poll_finish_, once the frame is queued.
+ * NULL when there was nothing to read or no memory. */
+TLOG_INTERNAL void *tlog_devices_poll_deferred_(tlog_log *log);
+TLOG_INTERNAL void tlog_devices_poll_finish_(tlog_log *log, void *pending);
 TLOG_INTERNAL void tlog_devices_destroy_(tlog_log *log);
 
 /* stream.c */

@@ -135,7 +135,8 @@ uint32_t tlog_frame_add_sync_(tlog_frame *f, const tlog_sync_bind *bind)
 {
     uint32_t tag = 0;
     pthread_mutex_lock(&f->lock);
-    if (f->nsyncs == f->capsyncs && f->nsyncs < UINT32_MAX / 2) {
+    /* Once the root ended, the frame may be read: its syncs are fixed. */
+    if (f->taking_work && f->nsyncs == f->capsyncs && f->nsyncs < UINT32_MAX / 2) {
         size_t cap = f->capsyncs ? f->capsyncs * 2 : 4;
         tlog_sync_bind *grown = realloc(f->syncs, cap * sizeof *grown);
         if (grown) {
@@ -143,21 +144,29 @@ uint32_t tlog_frame_add_sync_(tlog_frame *f, const tlog_sync_bind *bind)
             f->capsyncs = cap;
         }
     }
-    if (f->nsyncs < f->capsyncs) {
-        f->syncs[f->nsyncs++] = *bind;
-        tag = (uint32_t)f->nsyncs;
+    if (f->taking_work && f->nsyncs < f->capsyncs) {
+        f->syncs[f->nsyncs] = *bind;
+        f->syncs[f->nsyncs].rows_seen = f->ndrows;
+        tag = (uint32_t)++f->nsyncs;
     }
     pthread_mutex_unlock(&f->lock);
     return tag;
 }
 
-void tlog_frame_mark_seen_(tlog_frame *f, uint32_t tag)
+bool tlog_frame_reserve_(tlog_frame *f)
 {
     pthread_mutex_lock(&f->lock);
-    if (!tag)
-        f->rows_at_end = f->ndrows;
-    else if (tag <= f->nsyncs)
-        f->syncs[tag - 1].rows_seen = f->ndrows;
+    bool taken = f->taking_work;
+    if (taken)
+        atomic_fetch_add_explicit(&f->outstanding, 1, memory_order_relaxed);
+    pthread_mutex_unlock(&f->lock);
+    return taken;
+}
+
+void tlog_frame_mark_end_(tlog_frame *f)
+{
+    pthread_mutex_lock(&f->lock);
+    f->rows_at_end = f->ndrows;
     pthread_mutex_unlock(&f->lock);
 }
 

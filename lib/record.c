@@ -273,23 +273,30 @@ static uint64_t complete_frame(tlog_thread *t, tlog_log *log)
         tlog_chunks_put_(log, chunks);
         return 0;
     }
-    /* Device work complete at the root's end is read now, as at a sync
-     * scope's end: it then counts as done within the frame. */
-    if (atomic_load_explicit(&f->outstanding, memory_order_acquire))
-        tlog_devices_poll_(log);
-    tlog_frame_mark_seen_(f, 0);
     bool streamed = atomic_load_explicit(&log->stream, memory_order_acquire) != NULL;
     fill_frame(f, t, chunks, streamed);
+    /* Device work complete at the root's end is read now, as at a sync
+     * scope's end: it then counts as done within the frame. Callbacks that
+     * read tells of run once the frame is queued: they may record here. */
+    void *told = NULL;
+    if (atomic_load_explicit(&f->outstanding, memory_order_acquire))
+        told = tlog_devices_poll_deferred_(log);
+    tlog_frame_mark_end_(f);
     if (streamed)
         atomic_fetch_add(&f->refs, 1);   /* the writer's reference */
     pthread_mutex_lock(&log->lock);
     tlog_frame *evicted = tlog_queue_push_locked_(log, f);
     uint64_t serial = f->serial;
     pthread_mutex_unlock(&log->lock);
-    if (evicted)
+    while (evicted) {
+        tlog_frame *next = evicted->older;
+        evicted->older = NULL;
         tlog_frame_release(evicted);
+        evicted = next;
+    }
     if (streamed && !tlog_stream_take_(log, f))
         tlog_frame_release(f);
+    tlog_devices_poll_finish_(log, told);
     return serial;
 }
 

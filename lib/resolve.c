@@ -462,7 +462,7 @@ static bool sync_covers(const sync_ref *s, const tlog_drow *r, size_t k)
            (int64_t)(r->launch - s->end) <= 0 && done_by(r, k, s->end, w->rows_seen);
 }
 
-enum { PLACE_PAST = NONE - 1 };
+#define PLACE_PAST (NONE - 1)   /* place_row: under `Device past frame end` */
 
 /*
  * The placement rule (doc/format.md, "Where device intervals show") for

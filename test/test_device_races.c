@@ -209,9 +209,112 @@ static void destroying_a_log_mid_frame_frees_device_state(void **state)
     assert_int_equal(tlog_depth(fx->log), 1);
 }
 
+typedef struct popper {
+    tlog_log *log;
+    int stop;
+    int popped;
+} popper;
+
+static void *pop_until_stopped(void *p)
+{
+    popper *r = p;
+    while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+        tlog_frame *f = tlog_frame_pop_ready(r->log);
+        if (f) {
+            __atomic_fetch_add(&r->popped, 1, __ATOMIC_RELAXED);
+            tlog_frame_release(f);
+        }
+    }
+    return NULL;
+}
+
+/* A sync scope that is the frame's root: the frame may be read the moment
+ * the scope ends, by a reader on another thread, while the end is still
+ * being finished. */
+static void root_sync_scope_races_readers_cleanly(void **state)
+{
+    sim_fixture *fx = *state;
+    popper r = {fx->log, 0, 0};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, pop_until_stopped, &r), 0);
+    for (int i = 0; i < 300; i++) {
+        host_begin(fx, "Root sync");
+        kernel(fx, fx->q1, "Kernel", 0.01);
+        sim_at(fx, sim_ms(fx) + 0.02);
+        tlog_sync_end(fx->dev, site_named("Root sync"));
+    }
+    __atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
+    pthread_join(th, NULL);
+    tlog_frame *f;
+    while ((f = tlog_frame_pop_ready(fx->log)) != NULL) {
+        assert_non_null(path(f, "Kernel", NULL, NULL));   /* under the root sync */
+        r.popped++;
+        tlog_frame_release(f);
+    }
+    assert_int_equal(r.popped + (int)stats_of(fx->log).frames_dropped, 300);
+}
+
+/* A device scope begun and never ended: destroying the device shows it
+ * unresolved and lets its frame go (no leak, the frame becomes ready). */
+static void device_scope_never_ended_is_let_go_with_its_device(void **state)
+{
+    sim_fixture *fx = *state;
+    host_begin(fx, "Frame");
+    tlog_device_scope forgotten = tlog_device_begin(fx->dev, fx->q1, site_named("Forgotten"));
+    assert_non_null(forgotten.slot_);
+    host_end(fx, "Frame");
+    assert_int_equal(tlog_frame_ready(fx->log), 0);
+    tlog_device_destroy(fx->dev);
+    fx->dev = NULL;
+    assert_int_equal(tlog_frame_ready(fx->log), 1);
+    tlog_frame *f = tlog_frame_pop_ready(fx->log);
+    assert_true(info_of(path(f, "Forgotten", NULL, NULL)).flags & TLOG_NODE_UNRESOLVED);
+    tlog_frame_release(f);
+}
+
+/* A subscriber told of intervals read at a root's end may record: it is told
+ * once the frame is queued, so its own frame comes after. */
+static void record_from_interval(void *user, const tlog_device_event *e)
+{
+    (void)e;
+    tlog_log *log = user;
+    tlog_log_begin(log, site_named("From callback"));
+    tlog_log_end(log, site_named("From callback"));
+}
+
+static void subscriber_told_at_a_roots_end_may_record(void **state)
+{
+    (void)state;
+    sim_options o = {.max_scopes = 8};
+    sim_fixture *fx = sim_fixture_make(&o);
+    tlog_subscriber sub = {.size = sizeof sub, .device_interval = record_from_interval,
+                           .user = fx->log};
+    tlog_subscription *handle;
+    assert_int_equal(tlog_subscribe(fx->log, &sub, &handle), TLOG_OK);
+    host_begin(fx, "Frame");
+    kernel(fx, fx->q1, "Kernel", 1.0);
+    sim_at(fx, 2.0);
+    host_end(fx, "Frame");   /* reads the kernel; the callback records */
+    tlog_unsubscribe(handle);
+    tlog_frame *first = tlog_frame_pop(fx->log), *second = tlog_frame_pop(fx->log);
+    assert_non_null(first);
+    assert_non_null(second);
+    assert_string_equal(info_of(tlog_frame_root(first)).name, "Frame");
+    assert_string_equal(info_of(tlog_frame_root(second)).name, "From callback");
+    assert_non_null(path(first, "Kernel", NULL, NULL));
+    tlog_frame_release(first);
+    tlog_frame_release(second);
+    sim_fixture_free(fx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(root_sync_scope_races_readers_cleanly, sim_setup,
+                                        sim_teardown),
+        cmocka_unit_test_setup_teardown(device_scope_never_ended_is_let_go_with_its_device,
+                                        sim_setup, sim_teardown),
+        cmocka_unit_test(subscriber_told_at_a_roots_end_may_record),
         cmocka_unit_test(frames_resolve_while_their_intervals_still_arrive),
         cmocka_unit_test(forced_sync_holds_up_no_one),
         cmocka_unit_test_setup_teardown(forced_sync_gives_up_only_on_what_it_waited_for,

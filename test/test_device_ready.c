@@ -136,8 +136,9 @@ static void pool_stops_growing_in_a_long_frame_loop(void **state)
 }
 
 /* Markers are made in batches off the recording path: when the device is
- * made, and when a read of the device finds the pool low. A device scope's
- * begin makes none while the pool has some. */
+ * made, and when a read of the device (here a readiness check) finds the
+ * pool low. Neither a device scope's begin nor a root's end makes any while
+ * the pool has some. */
 static void markers_are_made_in_batches_off_the_recording_path(void **state)
 {
     (void)state;
@@ -151,7 +152,9 @@ static void markers_are_made_in_batches_off_the_recording_path(void **state)
     for (int i = 0; i < 8; i++)
         kernel(fx, fx->q1, "Kernel", 0.1);
     assert_int_equal(sim_stats(fx).markers_created, made);
-    host_end(fx, "Frame");   /* its end reads the device: the pool is low */
+    host_end(fx, "Frame");
+    assert_int_equal(sim_stats(fx).markers_created, made);
+    assert_int_equal(tlog_frame_ready(fx->log), 0);   /* finds the pool low */
     assert_int_equal(sim_stats(fx).markers_created, made + 16);
     di = device_info(fx);
     assert_int_equal(di.pool_scopes, 16);

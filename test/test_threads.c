@@ -337,12 +337,43 @@ static void side_thread_cannot_push_out_the_main_threads_frames(void **state)
     tlog_destroy(log);
 }
 
+static void *one_frame(void *p)
+{
+    tlog_log *log = p;
+    begin_at(log, "Short", 0);
+    end_at(log, "Short", 1);
+    return NULL;
+}
+
+/* Short-lived threads cannot grow the queue without bound: frames of threads
+ * that exited go first once it holds max_frames per live thread. */
+static void exited_threads_frames_make_room(void **state)
+{
+    (void)state;
+    tlog_config c = test_config(NULL);
+    c.max_frames = 2;
+    tlog_log *log = make_log(&c);
+    begin_at(log, "Frame", 0);
+    end_at(log, "Frame", 1);
+    for (int i = 0; i < 50; i++) {
+        pthread_t t;
+        assert_int_equal(pthread_create(&t, NULL, one_frame, log), 0);
+        assert_int_equal(pthread_join(t, NULL), 0);
+    }
+    /* At the last push two threads recorded: room for 2 frames each. */
+    assert_true(tlog_frame_count(log) <= 4);
+    assert_int_equal(tlog_frame_count_of(log, TLOG_THREAD_SELF), 1);
+    assert_int_equal(stats_of(log).frames_dropped, 51 - tlog_frame_count(log));
+    tlog_destroy(log);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(each_thread_keeps_all_its_scopes),
         cmocka_unit_test(dump_prints_the_calling_threads_frame),
         cmocka_unit_test(side_thread_cannot_push_out_the_main_threads_frames),
+        cmocka_unit_test(exited_threads_frames_make_room),
         cmocka_unit_test(workers_hand_all_their_scopes_to_the_parent),
         cmocka_unit_test(destroy_races_cleanly_with_exiting_threads),
         cmocka_unit_test(threads_outlive_destroyed_logs),

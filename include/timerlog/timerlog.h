@@ -174,7 +174,9 @@ typedef struct tlog_config {
     unsigned flags;           /* tlog_config_flags */
     /* Completed frames kept for reading, per thread: when a thread has this
      * many waiting, its oldest is dropped and counted, so that a busy side
-     * thread never pushes another thread's frames out. 0 selects 8. */
+     * thread never pushes another thread's frames out. Frames of threads
+     * that have exited are kept while the queue holds fewer than this many
+     * per thread still recording, oldest dropped first. 0 selects 8. */
     uint32_t max_frames;
     /* Deepest nesting per thread; deeper scopes are dropped and counted.
      * 0 selects 128; at most 4096. */

@@ -182,6 +182,26 @@ void tlog_pool_put_(tlog_device *d, tlog_slot *s, bool markers_bad)
     d->nfree++;
 }
 
+void tlog_pool_abandon_open_(tlog_device *d)
+{
+    for (size_t b = 0; b < d->nblocks; b++)
+        for (uint32_t i = 0; i < d->blocks[b].n; i++) {
+            tlog_slot *s = &d->blocks[b].slots[i];
+            if (slot_state(s) != SLOT_OPEN || !s->frame)
+                continue;
+            tlog_drow row = {.site = s->site, .launch_site = s->launch_site,
+                             .device = d->name, .device_id = d->serial, .launch = s->launch,
+                             .start = s->launch, .end = s->launch,
+                             .launch_seq = s->launcher.scope, .unresolved = true};
+            tlog_frame_add_row_(s->frame, &row);
+            atomic_fetch_sub_explicit(&s->frame->outstanding, 1, memory_order_release);
+            tlog_frame_release(s->frame);
+            s->frame = NULL;
+            slot_set(s, SLOT_FREE);
+            DCOUNT(d, unresolved, 1);
+        }
+}
+
 /* ------------------------------------------------------------------------ */
 /* Queues                                                                   */
 /* ------------------------------------------------------------------------ */
@@ -317,31 +337,36 @@ static tlog_slot *slot_for_scope(tlog_device *d, tlog_thread *t, const tlog_toke
 {
     tlog_devices *ds = d->devs;
     tlog_frame *f = tlog_frame_find_(d->log, t, tok);
+    if (f && !tlog_frame_reserve_(f)) {   /* its root ended meanwhile */
+        tlog_frame_release(f);
+        f = NULL;
+    }
     pthread_mutex_lock(&ds->lock);
     tlog_slot *s = f ? pool_take(d) : NULL;
     bool warn = false;
     if (s) {
         s->frame = f;
-        atomic_fetch_add_explicit(&f->outstanding, 1, memory_order_relaxed);
     } else if (f) {
         warn = !d->warned_full;
         d->warned_full = true;
     }
     pthread_mutex_unlock(&ds->lock);
-    if (!s)
+    if (s)
+        return s;
+    if (f) {
+        atomic_fetch_sub_explicit(&f->outstanding, 1, memory_order_release);
         tlog_frame_release(f);
-    if (!s && f) {
         DCOUNT(d, dropped, 1);
         if (warn)
             report_once(d, TLOG_EFULL,
                         "all device scopes in flight (max_scopes) or no memory for "
                         "markers: new device scopes are dropped and counted until "
                         "some resolve");
-    } else if (!f) {
+    } else {
         DCOUNT(d, outside, 1);
         report_once(d, TLOG_ELATE, "a device scope began after its frame ended; not timed");
     }
-    return s;
+    return NULL;
 }
 
 /* Gives back a slot whose begin marker was never recorded. */

@@ -128,6 +128,9 @@ TLOG_INTERNAL void tlog_pool_put_(tlog_device *d, tlog_slot *s, bool markers_bad
 /* Adds a batch of slots with their markers made when the pool is low. Caller
  * holds the poll lock, not the device lock. */
 TLOG_INTERNAL void tlog_pool_refill_(tlog_device *d);
+/* The device goes: scopes begun and never ended show unresolved in their
+ * frames, which they let go. Caller holds the device lock. */
+TLOG_INTERNAL void tlog_pool_abandon_open_(tlog_device *d);
 TLOG_INTERNAL void tlog_dqueue_remove_(dqueue *q, tlog_slot *s);
 /* Frees queues with nothing pending when there are many (streams made per
  * frame would otherwise slow every poll). Caller holds both locks. */

@@ -414,20 +414,47 @@ static tlog_device *next_device(tlog_devices *ds, tlog_device *d)
     return d;
 }
 
+/* Delivers what is done on every device; the pool is refilled where it
+ * runs low unless the read is on a recording path. */
+static void poll_all(tlog_devices *ds, poll_ctx *c, bool refill)
+{
+    pthread_mutex_lock(&ds->poll_lock);
+    for (tlog_device *d = ds->list; d; d = d->next_device) {
+        anchor_refresh(d);
+        poll_device(d, c);
+        if (refill)
+            tlog_pool_refill_(d);
+    }
+    pthread_mutex_unlock(&ds->poll_lock);
+}
+
 void tlog_devices_poll_(tlog_log *log)
 {
     tlog_devices *ds = devices_of(log);
     if (!ds)
         return;
     poll_ctx c = poll_start(log, POLL_IDLE);
-    pthread_mutex_lock(&ds->poll_lock);
-    for (tlog_device *d = ds->list; d; d = d->next_device) {
-        anchor_refresh(d);
-        poll_device(d, &c);
-        tlog_pool_refill_(d);
-    }
-    pthread_mutex_unlock(&ds->poll_lock);
+    poll_all(ds, &c, true);
     poll_finish(log, &c);
+}
+
+void *tlog_devices_poll_deferred_(tlog_log *log)
+{
+    tlog_devices *ds = devices_of(log);
+    poll_ctx *c = ds ? malloc(sizeof *c) : NULL;
+    if (!c)
+        return NULL;   /* unread rows are then placed by their times alone */
+    *c = poll_start(log, POLL_IDLE);
+    poll_all(ds, c, false);
+    return c;
+}
+
+void tlog_devices_poll_finish_(tlog_log *log, void *pending)
+{
+    if (!pending)
+        return;
+    poll_finish(log, pending);
+    free(pending);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -443,19 +470,21 @@ static void sync_end(tlog_log *log, const tlog_sync_bind *bind, const tlog_site 
     }
     /* The scope is the application's wait: it ends before any reading. */
     tlog_ticks now = tlog_read_clock_(t);
-    const tlog_site *inner = NULL;
-    tlog_token tok = tlog_thread_token_(t, log, &inner);
-    tlog_frame *f = tok.thread ? tlog_frame_find_(log, t, &tok) : NULL;
-    uint32_t tag = f ? tlog_frame_add_sync_(f, bind) : 0;
-    tlog_thread_end_at_(t, site, now, tag);
-    /* What the wait finished is read at once: an interval it finds complete
+    /* What the wait finished is read at once: an interval found complete
      * was complete by the scope's end, even where the device clock's
      * mapping onto the host's is a few microseconds off. Whoever read it
      * first, it was complete by now. */
     tlog_devices_poll_(log);
-    if (f && tag)
-        tlog_frame_mark_seen_(f, tag);
+    const tlog_site *inner = NULL;
+    tlog_token tok = tlog_thread_token_(t, log, &inner);
+    tlog_frame *f = tok.thread ? tlog_frame_find_(log, t, &tok) : NULL;
+    uint32_t tag = f ? tlog_frame_add_sync_(f, bind) : 0;
     tlog_frame_release(f);
+    if (f && !tag)
+        tlog_report_(log, t, TLOG_ENOMEM, site,
+                     "sync scope \"%s\" could not be noted (no memory, or its frame "
+                     "ended): it shows no device rows", site->name);
+    tlog_thread_end_at_(t, site, now, tag);
 }
 
 void tlog_sync_end(tlog_device *dev, const tlog_site *site)
@@ -636,6 +665,7 @@ void tlog_device_retire_(tlog_device *d)
     poll_device(d, &c);
     pthread_mutex_lock(&ds->lock);
     unlink_device(ds, d);
+    tlog_pool_abandon_open_(d);
     pthread_mutex_unlock(&ds->lock);
     pthread_mutex_unlock(&ds->poll_lock);
     poll_finish(d->log, &c);
