@@ -49,6 +49,12 @@ void tlog_frame_open_(tlog_log *log, tlog_thread *t)
     pthread_mutex_lock(&log->lock);
     t->frame = f;
     pthread_mutex_unlock(&log->lock);
+    if (!f) {
+        TLOG_COUNT(log, alloc_failures);
+        tlog_report_(log, t, TLOG_ENOMEM, NULL,
+                     "out of memory at a frame's start: work handed to it and its device "
+                     "scopes are dropped and counted; its own scopes are kept");
+    }
 }
 
 tlog_frame *tlog_frame_end_(tlog_log *log, tlog_thread *t)

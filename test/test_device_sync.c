@@ -483,12 +483,41 @@ static void percentages_past_a_hundredfold_print_as_a_bound(void **state)
 
 enum route { BY_DUMP, BY_POP_READY, BY_LATEST, BY_STREAM, ROUTES };
 
-/* Frames with every placement: sync scopes, a bound one, launcher rows, work
- * past the end, and work of frame 1 still running when frame 2 syncs. */
-static void record_script(sim_fixture *fx, enum route how)
+/* Appends `text` (freed) to the malloc'd *all. */
+static void append(char **all, char *text)
+{
+    size_t have = *all ? strlen(*all) : 0, more = strlen(text);
+    char *grown = realloc(*all, have + more + 1);
+    assert_non_null(grown);
+    memcpy(grown + have, text, more + 1);
+    *all = grown;
+    free(text);
+}
+
+/* Reads the frame just completed, for the routes that read as they go. */
+static void read_as_it_ends(sim_fixture *fx, enum route how, char **all)
+{
+    if (how == BY_DUMP) {
+        int rc;
+        append(all, dump_log(fx, &rc));
+        assert_int_equal(rc, TLOG_OK);
+    } else if (how == BY_LATEST) {
+        tlog_frame *f = tlog_frame_latest(fx->log);
+        append(all, dump_string(f, NULL));
+        tlog_frame_release(f);
+    } else if (how == BY_POP_READY) {
+        tlog_frame_ready(fx->log);   /* reads the device, takes nothing */
+    }
+}
+
+/* Frames with every placement: sync scopes, a bound one, launcher rows and
+ * work past the end; each route reads the device at its own moments. Frames
+ * start 50 ms apart: a dump's wait moves the simulated clock to the end of
+ * the work it waits for (33 ms into the frame), as a real wait takes time. */
+static void record_script(sim_fixture *fx, enum route how, char **all)
 {
     for (int frame = 0; frame < 3; frame++) {
-        double t = frame * 20.0;
+        double t = frame * 50.0;
         sim_at(fx, t);
         host_begin(fx, "Frame");
         host_begin(fx, "Simulate");
@@ -505,53 +534,41 @@ static void record_script(sim_fixture *fx, enum route how)
         host_end(fx, "Render");
         sim_at(fx, t + 5.0);
         host_end(fx, "Frame");
-        if (how == BY_POP_READY)
-            tlog_frame_ready(fx->log);
+        read_as_it_ends(fx, how, all);
     }
 }
 
+/* Every frame of the script, as read by one route, one dump after another. */
 static char *read_route(enum route how, const char *stream_path)
 {
     sim_options o = {.max_frames = 8, .stream_path = how == BY_STREAM ? stream_path : NULL};
     sim_fixture *fx = sim_fixture_make(&o);
-    record_script(fx, how);
-    char *text = NULL;
-    if (how == BY_DUMP) {
-        int rc;
-        text = dump_log(fx, &rc);
-        assert_int_equal(rc, TLOG_OK);
-    } else if (how == BY_LATEST) {
-        tlog_frame *f = tlog_frame_latest(fx->log);
-        text = dump_string(f, NULL);
-        tlog_frame_release(f);
-    } else if (how == BY_POP_READY) {
-        sim_at(fx, 200.0);
-        tlog_frame *f = NULL, *next;
-        while ((next = tlog_frame_pop_ready(fx->log)) != NULL) {
+    char *all = NULL;
+    record_script(fx, how, &all);
+    if (how == BY_POP_READY) {
+        sim_at(fx, 300.0);
+        tlog_frame *f;
+        while ((f = tlog_frame_pop_ready(fx->log)) != NULL) {
+            append(&all, dump_string(f, NULL));
             tlog_frame_release(f);
-            f = next;
         }
-        text = dump_string(f, NULL);
-        tlog_frame_release(f);
     }
     sim_fixture_free(fx);
     if (how == BY_STREAM) {
         tlog_reader *r;
         assert_int_equal(tlog_reader_open(stream_path, &r), TLOG_OK);
-        tlog_frame *f = NULL, *next;
-        while (tlog_reader_next(r, &next) == TLOG_OK) {
+        tlog_frame *f;
+        while (tlog_reader_next(r, &f) == TLOG_OK) {
+            append(&all, dump_string(f, NULL));
             tlog_frame_release(f);
-            f = next;
         }
-        text = dump_string(f, NULL);
-        tlog_frame_release(f);
         tlog_reader_close(r);
         unlink(stream_path);
     }
-    return text;
+    return all;
 }
 
-static void every_reader_sees_the_same_frame(void **state)
+static void every_reader_sees_the_same_frames(void **state)
 {
     (void)state;
     char stream_path[] = "/tmp/tlog_routes_XXXXXX";
@@ -561,6 +578,13 @@ static void every_reader_sees_the_same_frame(void **state)
     char *texts[ROUTES];
     for (int how = 0; how < ROUTES; how++)
         texts[how] = read_route((enum route)how, stream_path);
+    const char *p = texts[BY_DUMP];
+    int frames = 0;
+    while ((p = strstr(p, "| (C) Frame\n")) != NULL) {
+        frames++;
+        p++;
+    }
+    assert_int_equal(frames, 3);
     assert_non_null(strstr(texts[BY_DUMP], "| (C) Wait filter\n. ==> "));
     assert_non_null(strstr(texts[BY_DUMP], "| (C) Device past frame end\n"));
     for (int how = 1; how < ROUTES; how++)
@@ -726,7 +750,7 @@ int main(void)
         SIM_TEST(root_self_time_is_its_own_work),
         SIM_TEST(interval_without_a_timing_shows_under_its_launcher),
         SIM_TEST(percentages_past_a_hundredfold_print_as_a_bound),
-        cmocka_unit_test(every_reader_sees_the_same_frame),
+        cmocka_unit_test(every_reader_sees_the_same_frames),
         SIM_TEST(interval_links_to_the_scope_that_launched_it),
         cmocka_unit_test(launch_rows_time_the_host_side),
         cmocka_unit_test(launch_row_of_a_scope_ended_on_another_thread),

@@ -269,6 +269,7 @@ static void dump_prints_the_calling_threads_frame(void **state)
     tlog_log *log = make_log(&c);
     int rc;
     char *none = dump_text(log, &rc);
+    assert_int_equal(rc, TLOG_ENOFRAME);
     free(none);
     assert_int_equal(tlog_thread_id(log), 0);   /* never recorded here */
     loader l = {log, 3, 0};
@@ -278,11 +279,13 @@ static void dump_prints_the_calling_threads_frame(void **state)
     free(none);
     for (int frame = 0; frame < 5; frame++) {
         begin_at(log, "Frame", 10 * frame);
-        end_at(log, "Frame", 10 * frame + 4);
+        end_at(log, "Frame", 10 * frame + 1 + frame);   /* frame N lasts N ms */
         run_loader(&l);   /* its frames complete after ours */
         char *text = dump_text(log, &rc);
         assert_int_equal(rc, TLOG_OK);
-        assert_string_equal(text, "> 100.00% 0.004000s | (C) Frame\n");
+        char want[64];
+        snprintf(want, sizeof want, "> 100.00%% 0.00%d000s | (C) Frame\n", frame + 1);
+        assert_string_equal(text, want);
         free(text);
     }
     assert_true(tlog_thread_id(log) != 0);

@@ -644,7 +644,8 @@ typedef struct tlog_device_info {
     uint64_t queries;         /* non-blocking marker queries */
     uint64_t waits;           /* blocking waits (forced syncs only) */
     uint64_t late;            /* resolved after their frame was read or
-                               * dropped: not shown anywhere */
+                               * dropped, or with no memory left to keep
+                               * them: not shown anywhere */
 } tlog_device_info;
 
 TLOG_API int tlog_device_get_info(const tlog_device *dev, tlog_device_info *out) TLOG_NOEXCEPT;

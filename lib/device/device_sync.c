@@ -320,8 +320,8 @@ static void deliver(tlog_device *d, const outcome *o, poll_ctx *c)
     };
     if (o->unresolved)
         row.start = row.end = s->launch;
-    if (tlog_frame_add_row_(s->frame, &row) == TLOG_ELATE)
-        DCOUNT(d, late, 1);
+    if (tlog_frame_add_row_(s->frame, &row) != TLOG_OK)
+        DCOUNT(d, late, 1);   /* its frame was read or dropped, or no memory */
     if (c->want_events)
         keep_event(c, &row);
     /* Ready only once the row is in: readers check `outstanding`. */
