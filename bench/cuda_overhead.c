@@ -1,6 +1,8 @@
 /*
  * CUDA: a device scope next to two bare cudaEventRecord calls (see
- * backend_bench.h; target ratio at most 1.1).
+ * backend_bench.h; target ratio at most 1.1 on a GPU). Built as bench_cuda
+ * against the toolkit's libcudart (a GPU) and as bench_cuda_test against
+ * the test runtime that stands in for it.
  *
  * Usage: bench_cuda [runs]   (default 21). Exits 0 with a note without a GPU.
  */

@@ -422,8 +422,9 @@ TLOG_INTERNAL int tlog_frame_add_row_(tlog_frame *f, const tlog_drow *row);
  * no memory, or if the root ended meanwhile (the frame may be read). */
 TLOG_INTERNAL uint32_t tlog_frame_add_sync_(tlog_frame *f, const tlog_sync_bind *bind);
 /* Counts a device scope launched in the frame (in `outstanding`) unless its
- * root ended meanwhile: false then, and nothing is counted. */
-TLOG_INTERNAL bool tlog_frame_reserve_(tlog_frame *f);
+ * root ended meanwhile: false then, and nothing is counted. `own`: the
+ * caller is the frame's thread, outside adopted work. */
+TLOG_INTERNAL bool tlog_frame_reserve_(tlog_frame *f, bool own);
 /* The root's end has read the device: the rows delivered so far were
  * complete by then. Before the frame is queued. */
 TLOG_INTERNAL void tlog_frame_mark_end_(tlog_frame *f);

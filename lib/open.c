@@ -159,8 +159,12 @@ uint32_t tlog_frame_add_sync_(tlog_frame *f, const tlog_sync_bind *bind)
     return tag;
 }
 
-bool tlog_frame_reserve_(tlog_frame *f)
+bool tlog_frame_reserve_(tlog_frame *f, bool own)
 {
+    if (own) {   /* only this thread ends its frame: it is in progress */
+        atomic_fetch_add_explicit(&f->outstanding, 1, memory_order_relaxed);
+        return true;
+    }
     pthread_mutex_lock(&f->lock);
     bool taken = f->taking_work;
     if (taken)

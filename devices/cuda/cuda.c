@@ -9,9 +9,15 @@
  *  - before recording into an application stream, check whether it is being
  *    captured; if so, record nothing (a plain event left in a capture stays
  *    unreadable, and recording changes the graph);
- *  - every query and wait runs with the thread in relaxed capture mode: in
- *    the default mode a query invalidates a capture running on another
- *    thread;
+ *  - every query, wait and elapsed-time read, and the setting up and tearing
+ *    down of a device (kernels loaded and unloaded, its own stream), runs
+ *    with the thread in relaxed capture mode: in the default mode such a
+ *    call invalidates a capture running on another thread (CUDA names
+ *    cudaEventQuery; it does not list the rest, so every call that is not
+ *    stream-ordered is treated alike);
+ *  - no error is left behind: a call that failed has its error cleared, so
+ *    that the application does not see it later from an unrelated call (a
+ *    sticky error stays, as CUDA keeps it);
  *  - events are created on the device they time (an event and a stream of
  *    different devices cannot be paired).
  */
@@ -33,6 +39,9 @@ typedef struct cuda_impl {
 
 static int status_of(cudaError_t e)
 {
+    /* cudaErrorNotReady is no failure and sets no error. */
+    if (e != cudaSuccess && e != cudaErrorNotReady)
+        cudaGetLastError();
     switch (e) {
     case cudaSuccess: return TLOG_OK;
     case cudaErrorNotReady: return TLOG_PENDING;
@@ -50,25 +59,43 @@ static int status_of(cudaError_t e)
     case cudaErrorInsufficientDriver:
         return TLOG_ENODEVICE;
     case cudaErrorMemoryAllocation: return TLOG_ENOMEM;
-    default:
-        /* Clear a non-sticky error so that the application does not see it
-         * later from an unrelated call. */
-        cudaGetLastError();
-        return TLOG_EDEVICE;
+    default: return TLOG_EDEVICE;
     }
+}
+
+/* The calling thread's capture mode, while relaxed_begin has it relaxed. */
+typedef struct relaxed_mode {
+    enum cudaStreamCaptureMode prev;
+    bool switched;
+} relaxed_mode;
+
+static relaxed_mode relaxed_begin(void)
+{
+    relaxed_mode m = {cudaStreamCaptureModeRelaxed, false};
+    m.switched = cudaThreadExchangeStreamCaptureMode(&m.prev) == cudaSuccess;
+    if (!m.switched)
+        cudaGetLastError();
+    return m;
+}
+
+static void relaxed_end(relaxed_mode m)
+{
+    if (m.switched)
+        cudaThreadExchangeStreamCaptureMode(&m.prev);
 }
 
 /* Runs `fn` with `ordinal` as the calling thread's device, then restores. */
 static int on_device(int ordinal, int (*fn)(void *), void *arg)
 {
     int prev = -1;
-    if (cudaGetDevice(&prev) != cudaSuccess)
+    if (status_of(cudaGetDevice(&prev)) != TLOG_OK)
         prev = -1;
-    if (prev != ordinal && cudaSetDevice(ordinal) != cudaSuccess)
-        return status_of(cudaGetLastError());
+    cudaError_t e = prev != ordinal ? cudaSetDevice(ordinal) : cudaSuccess;
+    if (e != cudaSuccess)
+        return status_of(e);
     int rc = fn(arg);
     if (prev >= 0 && prev != ordinal)
-        cudaSetDevice(prev);
+        status_of(cudaSetDevice(prev));
     return rc;
 }
 
@@ -93,7 +120,7 @@ static void cuda_marker_destroy(void *impl, tlog_marker marker)
 {
     (void)impl;
     /* Allowed while the event is in flight: released once it completes. */
-    cudaEventDestroy((cudaEvent_t)marker);
+    status_of(cudaEventDestroy((cudaEvent_t)marker));
 }
 
 static int cuda_record(void *impl, void *queue, tlog_marker marker)
@@ -103,7 +130,7 @@ static int cuda_record(void *impl, void *queue, tlog_marker marker)
     enum cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     cudaError_t e = cudaStreamIsCapturing(stream, &capture);
     if (e != cudaSuccess)
-        return status_of(e) == TLOG_ECAPTURE ? TLOG_ECAPTURE : status_of(e);
+        return status_of(e);   /* the legacy stream beside a capture: ECAPTURE */
     if (capture != cudaStreamCaptureStatusNone)
         return TLOG_ECAPTURE;
     return status_of(cudaEventRecord((cudaEvent_t)marker, stream));
@@ -114,27 +141,23 @@ static int cuda_record_own(void *impl, tlog_marker marker)
     return status_of(cudaEventRecord((cudaEvent_t)marker, ((cuda_impl *)impl)->own));
 }
 
-/* cudaEventQuery with the thread in relaxed capture mode. */
-static int query_relaxed(cudaEvent_t ev)
-{
-    enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-    cudaThreadExchangeStreamCaptureMode(&mode);
-    cudaError_t e = cudaEventQuery(ev);
-    cudaThreadExchangeStreamCaptureMode(&mode);
-    return status_of(e);
-}
-
 static int cuda_query(void *impl, tlog_marker marker)
 {
     (void)impl;
-    return query_relaxed((cudaEvent_t)marker);
+    relaxed_mode m = relaxed_begin();
+    cudaError_t e = cudaEventQuery((cudaEvent_t)marker);
+    relaxed_end(m);
+    return status_of(e);
 }
 
 static int cuda_elapsed(void *impl, tlog_marker from, tlog_marker to, int64_t *ns)
 {
     (void)impl;
     float ms = 0;
-    int rc = status_of(cudaEventElapsedTime(&ms, (cudaEvent_t)from, (cudaEvent_t)to));
+    relaxed_mode m = relaxed_begin();
+    cudaError_t e = cudaEventElapsedTime(&ms, (cudaEvent_t)from, (cudaEvent_t)to);
+    relaxed_end(m);
+    int rc = status_of(e);
     if (rc == TLOG_OK)
         *ns = tlog_round_ns_((double)ms * 1e6);
     return rc;
@@ -183,15 +206,17 @@ static void *cuda_queue_key(void *impl, void *queue)
 static void impl_free(cuda_impl *c)
 {
     if (c->own)
-        cudaStreamDestroy(c->own);
+        status_of(cudaStreamDestroy(c->own));
     if (c->kernels)
-        cudaLibraryUnload(c->kernels);
+        status_of(cudaLibraryUnload(c->kernels));
     free(c);
 }
 
 static void cuda_destroy(void *impl)
 {
+    relaxed_mode m = relaxed_begin();
     impl_free(impl);
+    relaxed_end(m);
 }
 
 static const tlog_device_ops cuda_ops = {
@@ -253,13 +278,9 @@ int tlog_cuda_device_create(tlog_log *log, int ordinal, const tlog_device_config
     if (!out || ordinal < 0)
         return TLOG_EINVAL;
     *out = NULL;
-    enum cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-    bool switched = cudaThreadExchangeStreamCaptureMode(&mode) == cudaSuccess;
-    if (!switched)
-        cudaGetLastError();
+    relaxed_mode m = relaxed_begin();
     int rc = device_create(log, ordinal, config, out);
-    if (switched)
-        cudaThreadExchangeStreamCaptureMode(&mode);
+    relaxed_end(m);
     return rc;
 }
 
@@ -279,7 +300,7 @@ static int device_create(tlog_log *log, int ordinal, const tlog_device_config *c
     int rc = on_device(ordinal, impl_setup, c);
     char name[300] = "CUDA device";
     struct cudaDeviceProp prop;
-    if (rc == TLOG_OK && cudaGetDeviceProperties(&prop, ordinal) == cudaSuccess)
+    if (rc == TLOG_OK && status_of(cudaGetDeviceProperties(&prop, ordinal)) == TLOG_OK)
         snprintf(name, sizeof name, "%s (%d)", prop.name, ordinal);
     if (rc == TLOG_OK)
         rc = tlog_device_register_(log, &cuda_ops, c, name, config, out);

@@ -17,9 +17,11 @@
  *
  * Graphs: a scope on a stream that is being captured into a graph is not
  * timed and is counted (tlog_device_info.scopes_captured); the library never
- * records an event into a capture, and it queries events only from a thread
- * switched to relaxed capture mode, so it never invalidates a capture on
- * another thread.
+ * records an event into a capture, and it queries and reads events, and
+ * sets devices up and tears them down, only from a thread switched to
+ * relaxed capture mode, so it never invalidates a capture on any thread. A
+ * CUDA call of the library that fails has its error cleared, so that the
+ * application never finds it later (a sticky error stays, as CUDA keeps it).
  */
 #ifndef TIMERLOG_CUDA_H
 #define TIMERLOG_CUDA_H

@@ -337,7 +337,8 @@ static tlog_slot *slot_for_scope(tlog_device *d, tlog_thread *t, const tlog_toke
 {
     tlog_devices *ds = d->devs;
     tlog_frame *f = tlog_frame_find_(d->log, t, tok);
-    if (f && !tlog_frame_reserve_(f)) {   /* its root ended meanwhile */
+    bool own = tok->thread == t->id && !t->adopt.active;
+    if (f && !tlog_frame_reserve_(f, own)) {   /* its root ended meanwhile */
         tlog_frame_release(f);
         f = NULL;
     }
