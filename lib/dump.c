@@ -1,4 +1,6 @@
 /* The text dump: one row per node, in the format of the product brief. */
+#include <stdlib.h>
+
 #include "internal.h"
 
 static void put_micros(FILE *out, uint64_t us)
@@ -67,12 +69,38 @@ static void print_row(FILE *out, const tlog_node *n, uint32_t ranks)
     fputc('\n', out);
 }
 
+static uint64_t shown_ns(const tlog_node *n)
+{
+    return n->ranks ? (uint64_t)n->ranks->mean_ns : n->total_ns;
+}
+
 static bool below(const tlog_node *n, const tlog_dump_options *o)
 {
     if (!o || n->depth == 0)
         return false;
-    uint64_t ns = n->ranks ? (uint64_t)n->ranks->mean_ns : n->total_ns;
-    return ns < o->min_ns || n->percent < o->min_percent;
+    return shown_ns(n) < o->min_ns || n->percent < o->min_percent;
+}
+
+/*
+ * Rows kept though below the thresholds: those above an `==>` row that is
+ * large for the frame (at least min_ns, and min_percent of the root), such
+ * as a long kernel under the short scope that launched it. NULL (nothing
+ * kept) without options or memory.
+ */
+static bool *rows_kept(const tlog_frame *frame, const tlog_dump_options *o)
+{
+    bool *keep = o ? calloc(frame->nnodes, sizeof *keep) : NULL;
+    uint64_t root_ns = shown_ns(&frame->nodes[0]);
+    for (size_t i = 1; keep && i < frame->nnodes; i++) {
+        const tlog_node *n = &frame->nodes[i];
+        double of_root = root_ns ? 100.0 * (double)shown_ns(n) / (double)root_ns : 0.0;
+        if (n->kind != TLOG_KIND_EXECUTION || shown_ns(n) < o->min_ns ||
+            of_root < o->min_percent)
+            continue;
+        for (; n && !keep[n - frame->nodes]; n = n->parent)
+            keep[n - frame->nodes] = true;
+    }
+    return keep;
 }
 
 /* Rows in n's subtree, n included; iterative, as trees may be deep. */
@@ -105,14 +133,16 @@ int tlog_dump_frame(const tlog_frame *frame, FILE *out, const tlog_dump_options 
     if (!out)
         out = stdout;
     size_t hidden = 0;
+    bool *keep = rows_kept(frame, options ? &opts : NULL);
     for (const tlog_node *n = &frame->nodes[0]; n;) {
-        bool hide = options && below(n, &opts);
+        bool hide = options && below(n, &opts) && !(keep && keep[n - frame->nodes]);
         if (hide)
             hidden += subtree_size(n);
         else
             print_row(out, n, frame->reduced_ranks);
         n = tlog_node_next_(n, !hide);
     }
+    free(keep);
     if (frame->reduced_ranks)
         fprintf(out, "# reduced over %u ranks: times are means per rank; rows missing on "
                      "some ranks: %zu\n",

@@ -60,7 +60,8 @@ static size_t queue_cap(tlog_log *log)
 static void evict(tlog_log *log, tlog_frame *f, tlog_frame **out)
 {
     queue_unlink(log, f);
-    TLOG_COUNT(log, frames_dropped);
+    if (!atomic_load_explicit(&f->read, memory_order_relaxed))
+        TLOG_COUNT(log, frames_dropped);   /* pushed out unread */
     /* No reader holds it (readers take references under this lock) and no
      * stream writer: device rows still on their way are late. */
     if (atomic_load_explicit(&f->refs, memory_order_acquire) ==
@@ -201,8 +202,10 @@ static tlog_frame *take_from_queue(tlog_log *log, uint32_t thread, enum take how
     if (how == TAKE_NEWEST) {
         for (f = log->newest; f && !frame_of(f, thread, any); f = f->older)
             ;
-        if (f)
+        if (f) {
             atomic_fetch_add(&f->refs, 1);
+            atomic_store_explicit(&f->read, true, memory_order_relaxed);
+        }
     } else {
         for (f = log->oldest; f && !frame_of(f, thread, any); f = f->newer)
             ;
@@ -395,10 +398,10 @@ int tlog_frame_walk(const tlog_frame *f, tlog_visit_fn visit, void *user)
         return TLOG_EINVAL;
     const tlog_node *n = tlog_frame_root(f);
     tlog_node_info info = {.size = sizeof info};
-    for (; n; n = tlog_node_next_(n, true)) {
+    for (int rc = 0; n; n = tlog_node_next_(n, rc != TLOG_WALK_SKIP_CHILDREN)) {
         tlog_node_get_info(n, &info);
-        int rc = visit(user, n, &info);
-        if (rc)
+        rc = visit(user, n, &info);
+        if (rc && rc != TLOG_WALK_SKIP_CHILDREN)
             return rc;
     }
     return TLOG_OK;

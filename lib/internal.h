@@ -261,6 +261,7 @@ struct tlog_frame {
     bool taking_work;         /* attachments accepted: until the root ends */
     bool taking_rows;         /* device rows accepted: until resolved */
     atomic_bool completed;    /* its root ended */
+    atomic_bool read;         /* a reader took it (tlog_frame_latest...) */
     atomic_size_t outstanding; /* device scopes launched here, not delivered */
     size_t attached_recs;     /* record slots attachments took */
     uint64_t attached_dropped; /* scopes refused for lack of budget */
@@ -335,7 +336,7 @@ struct tlog_log {
     struct tlog_subscription *subs_kept; /* unsubscribed, freed with the log */
 
     pthread_mutex_t error_lock;
-    struct { int code; const tlog_site *site; } reported[64];
+    struct { int code; const tlog_site *site; uint64_t times; } reported[64];
     unsigned nreported;
 
     struct {

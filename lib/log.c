@@ -331,22 +331,27 @@ int tlog_get_stats(tlog_log *log, tlog_stats *out)
     return tlog_copy_sized_(out, &s, sizeof s);
 }
 
-/* The default handler prints the first report of each (code, site) pair and
- * counts the rest silently: a broken scope in a loop must not flood stderr. */
-static bool first_report(tlog_log *log, int code, const tlog_site *site)
+/* The default handler prints the first report of each (code, site) pair,
+ * says once, at the second, that the rest are only counted, then counts
+ * silently: a broken scope in a loop must not flood stderr. Returns how many
+ * times the pair has been reported (past the table's room: 3, silent). */
+static uint64_t times_reported(tlog_log *log, int code, const tlog_site *site)
 {
-    bool first = true;
+    uint64_t times = 3;
     pthread_mutex_lock(&log->error_lock);
-    for (unsigned i = 0; i < log->nreported; i++)
-        if (log->reported[i].code == code && log->reported[i].site == site)
-            first = false;
-    if (first && log->nreported < sizeof log->reported / sizeof log->reported[0]) {
-        log->reported[log->nreported].code = code;
-        log->reported[log->nreported].site = site;
+    unsigned i = 0;
+    while (i < log->nreported && (log->reported[i].code != code || log->reported[i].site != site))
+        i++;
+    if (i == log->nreported && i < sizeof log->reported / sizeof log->reported[0]) {
+        log->reported[i].code = code;
+        log->reported[i].site = site;
+        log->reported[i].times = 0;
         log->nreported++;
     }
+    if (i < log->nreported)
+        times = ++log->reported[i].times;
     pthread_mutex_unlock(&log->error_lock);
-    return first;
+    return times;
 }
 
 void tlog_report_(tlog_log *log, const tlog_thread *t, int code,
@@ -362,7 +367,10 @@ void tlog_report_(tlog_log *log, const tlog_thread *t, int code,
         log->cfg.on_error(log->cfg.error_user, &err);
         return;
     }
-    if (first_report(log, code, site))
-        fprintf(stderr, "timerlog: %s (further reports like this are only "
-                        "counted: see tlog_get_stats)\n", msg);
+    uint64_t times = times_reported(log, code, site);
+    if (times == 1)
+        fprintf(stderr, "timerlog: %s\n", msg);
+    else if (times == 2)
+        fprintf(stderr, "timerlog: that happened again (%s); from now on reports like "
+                        "it are only counted: see tlog_get_stats\n", tlog_strerror(code));
 }

@@ -23,6 +23,7 @@ tlog_frame *tlog_frame_alloc_(tlog_log *log)
     atomic_init(&f->refs, 1);
     atomic_init(&f->resolved, false);
     atomic_init(&f->completed, false);
+    atomic_init(&f->read, false);
     atomic_init(&f->outstanding, 0);
     pthread_mutex_init(&f->resolve_lock, NULL);
     pthread_mutex_init(&f->lock, NULL);

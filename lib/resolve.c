@@ -196,9 +196,13 @@ static void accumulate(bnode *n, const inst *in)
 
 /* ---- ordering children by first start ---- */
 
+/* Children in order of first start, but worker threads' `==>` rows after
+ * the others, in order of thread id: workers start in a different order
+ * every frame, and dumps of successive frames should line up. */
 typedef struct sort_key {
     uint32_t parent;
     uint32_t node;
+    uint32_t worker;          /* the worker's thread id + 1, or 0 */
     tlog_ticks start;
 } sort_key;
 
@@ -207,16 +211,25 @@ static int by_parent_then_start(const void *pa, const void *pb)
     const sort_key *x = pa, *y = pb;
     if (x->parent != y->parent)
         return x->parent < y->parent ? -1 : 1;
+    if (x->worker != y->worker)
+        return x->worker < y->worker ? -1 : 1;
     int64_t dt = (int64_t)(x->start - y->start);
     if (dt)
         return dt < 0 ? -1 : 1;
     return x->node < y->node ? -1 : x->node > y->node;
 }
 
+/* A worker thread's row: an execution row of no call site. */
+static uint32_t worker_key(const tlog_node *n)
+{
+    return n->kind == TLOG_KIND_EXECUTION && !n->site ? n->thread + 1 : 0;
+}
+
 static void link_children(tlog_node *out, const bnode *nodes, uint32_t n, sort_key *keys)
 {
     for (uint32_t i = 1; i < n; i++)
-        keys[i - 1] = (sort_key){nodes[i].parent, i, nodes[i].first_start};
+        keys[i - 1] = (sort_key){nodes[i].parent, i, worker_key(&out[i]),
+                                 nodes[i].first_start};
     qsort(keys, n - 1, sizeof *keys, by_parent_then_start);
     tlog_node *prev = NULL;
     for (uint32_t k = 0; k + 1 < n; k++) {

@@ -305,6 +305,31 @@ static void export_selects_by_thread_and_root(void **state)
     free(out);
 }
 
+/* Progress shows on standard error only when it is a terminal (here a
+ * pseudo-terminal made by script(1)), and is erased when done. */
+static void progress_only_on_a_terminal(void **state)
+{
+    (void)state;
+    int status;
+    char *out = cli("--aggregate", &status);   /* a pipe: no progress */
+    assert_int_equal(status, 0);
+    assert_null(strstr(out, "frames read"));
+    free(out);
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "script -qec \"%s dump --aggregate '%s' >/dev/null\" /dev/null",
+             TIMERLOG_CLI, path);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    char text[4096] = {0};
+    size_t n = fread(text, 1, sizeof text - 1, p);
+    int st = pclose(p);
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 127)
+        skip();   /* no script(1) here */
+    text[n] = '\0';
+    assert_non_null(strstr(text, "frames read"));
+    assert_non_null(strstr(text, "\r\033[K"));
+}
+
 static void bad_values_are_usage_errors(void **state)
 {
     (void)state;
@@ -336,6 +361,7 @@ int main(void)
         cmocka_unit_test(selections_combine),
         cmocka_unit_test(unknown_root_selects_nothing),
         cmocka_unit_test(export_selects_by_thread_and_root),
+        cmocka_unit_test(progress_only_on_a_terminal),
         cmocka_unit_test(bad_values_are_usage_errors),
     };
     return cmocka_run_group_tests(tests, write_stream, remove_stream);

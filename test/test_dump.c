@@ -99,6 +99,55 @@ static void rows_shorter_than_a_time_are_hidden_and_counted(void **state)
     tlog_destroy(log);
 }
 
+/* A long `==>` row under a short parent stays visible, with its parent:
+ * what the threshold means to hide is small work, not the device's. */
+static void large_execution_rows_stay_visible_under_small_parents(void **state)
+{
+    (void)state;
+    tlog_config c = test_config(NULL);
+    tlog_log *log = make_log(&c);
+    begin_at(log, "Frame", 0);
+    begin_at(log, "Launch", 10);   /* 1% of the frame */
+    tlog_insert(log, site_named("Kernel"), TLOG_KIND_EXECUTION, 10 * NS_PER_MS,
+                610 * NS_PER_MS);  /* 60% of the frame */
+    end_at(log, "Launch", 20);
+    begin_at(log, "Tiny", 20);
+    end_at(log, "Tiny", 21);
+    end_at(log, "Frame", 1000);
+    tlog_frame *f = tlog_frame_latest(log);
+    tlog_dump_options o = {.size = sizeof o, .min_percent = 2.0};
+    char *dump = dump_string(f, &o);
+    assert_non_null(strstr(dump, "|-> 1.00% 0.010000s | (C) Launch\n"
+                                 ". ==> 6000.00% 0.600000s | (E) Kernel\n"));
+    assert_null(strstr(dump, "Tiny"));
+    assert_non_null(strstr(dump, "# 1 rows hidden"));
+    free(dump);
+    tlog_frame_release(f);
+    tlog_destroy(log);
+}
+
+/* Percentages and seconds are rounded half up, as doc/format.md says. */
+static void figures_are_rounded_half_up(void **state)
+{
+    (void)state;
+    tlog_config c = test_config(NULL);
+    tlog_log *log = make_log(&c);
+    begin_at(log, "Frame", 0);
+    begin_at(log, "Part", 0);
+    end_at(log, "Part", 2.97);      /* 37.125% of 8 ms */
+    begin_at(log, "Sliver", 3);
+    end_at(log, "Sliver", 3.0015);  /* 1.5 us */
+    end_at(log, "Frame", 8);
+    tlog_frame *f = tlog_frame_latest(log);
+    char *dump = dump_string(f, NULL);
+    assert_non_null(strstr(dump, "|-> 37.13% 0.002970s | (C) Part\n"));
+    assert_non_null(strstr(dump, "(C) Sliver\n"));
+    assert_non_null(strstr(dump, " 0.000002s | (C) Sliver\n"));
+    free(dump);
+    tlog_frame_release(f);
+    tlog_destroy(log);
+}
+
 static void dump_reports_missing_frames_and_write_errors(void **state)
 {
     (void)state;
@@ -125,6 +174,8 @@ int main(void)
         cmocka_unit_test(rows_below_a_percentage_are_hidden_and_counted),
         cmocka_unit_test(rows_shorter_than_a_time_are_hidden_and_counted),
         cmocka_unit_test(dump_reports_missing_frames_and_write_errors),
+        cmocka_unit_test(large_execution_rows_stay_visible_under_small_parents),
+        cmocka_unit_test(figures_are_rounded_half_up),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -247,6 +247,58 @@ static void adopt_macro_ends_with_the_block(void **state)
     tlog_frame_release(f);
 }
 
+typedef struct pooled {
+    tlog_log *log;
+    tlog_token token;
+    double at;
+    const char *name;
+} pooled;
+
+static void *pooled_work(void *arg)
+{
+    pooled *p = arg;
+    tlog_thread_name(p->name);
+    at_ms(p->at);
+    assert_int_equal(tlog_adopt_begin(&p->token), TLOG_OK);
+    at_ms(p->at + 1);
+    assert_int_equal(tlog_adopt_end(&p->token), TLOG_OK);
+    return NULL;
+}
+
+/* Worker rows follow the parent's other children in order of thread id,
+ * whatever order the workers started in: frames line up row for row. */
+static void worker_rows_keep_one_order(void **state)
+{
+    fixture *fx = *state;
+    static const char *names[] = {"Worker A", "Worker B", "Worker C"};
+    pthread_t t[3];
+    pooled p[3];
+    for (int frame = 0; frame < 2; frame++) {
+        double t0 = 10.0 * frame;
+        begin_at(fx->log, "Frame", t0);
+        begin_at(fx->log, "Parallel", t0);
+        for (int k = 0; k < 3; k++) {
+            /* Frame 0: A starts last; frame 1: A starts first. */
+            double start = t0 + (frame ? k : 3 - k);
+            p[k] = (pooled){fx->log, tlog_handoff(fx->log), start, names[k]};
+        }
+        for (int k = 0; k < 3; k++) {   /* one after another: ids in order */
+            assert_int_equal(pthread_create(&t[k], NULL, pooled_work, &p[k]), 0);
+            assert_int_equal(pthread_join(t[k], NULL), 0);
+        }
+        begin_at(fx->log, "Host part", t0 + 5);
+        end_at(fx->log, "Host part", t0 + 6);
+        end_at(fx->log, "Parallel", t0 + 7);
+        end_at(fx->log, "Frame", t0 + 8);
+        tlog_frame *f = tlog_frame_latest(fx->log);
+        const tlog_node *c = tlog_node_first_child(child_named(tlog_frame_root(f), "Parallel"));
+        const char *want[] = {"Host part", "Worker A", "Worker B", "Worker C"};
+        for (int k = 0; k < 4; k++, c = tlog_node_next_sibling(c))
+            assert_string_equal(info_of(c).name, want[k]);
+        tlog_frame_release(f);
+    }
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, fixture_setup, fixture_teardown)
@@ -259,6 +311,7 @@ int main(void)
         T(adopting_inside_an_own_frame_keeps_both_trees_apart),
         T(adopt_macro_ends_with_the_block),
         T(queries_do_not_register_a_thread),
+        T(worker_rows_keep_one_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -187,6 +187,26 @@ static int visit(void *user, const tlog_node *node, const tlog_node_info *info)
     return v->n == v->stop_at ? 7 : 0;
 }
 
+/* Collapses the rows titled "A" and "W". */
+static int visit_collapsed(void *user, const tlog_node *node, const tlog_node_info *info)
+{
+    visit(user, node, info);
+    return strcmp(info->name, "A") == 0 || strcmp(info->name, "W") == 0
+               ? TLOG_WALK_SKIP_CHILDREN : 0;
+}
+
+static void visitor_can_skip_a_subtree(void **state)
+{
+    tlog_frame *f = tlog_frame_latest(*state);
+    visit_log v = {.stop_at = -1};
+    assert_int_equal(tlog_frame_walk(f, visit_collapsed, &v), TLOG_OK);
+    const char *want[] = {"Frame", "Dev", "A", "B", "W"};
+    assert_int_equal(v.n, 5);
+    for (int i = 0; i < 5; i++)
+        assert_string_equal(v.names[i], want[i]);
+    tlog_frame_release(f);
+}
+
 static void visitor_walks_parents_first(void **state)
 {
     tlog_frame *f = tlog_frame_latest(*state);
@@ -250,6 +270,28 @@ static void shorter_info_struct_is_filled_only_up_to_its_size(void **state)
     info.size = 0;
     assert_int_equal(tlog_node_get_info(tlog_frame_root(f), &info), TLOG_EINVAL);
     tlog_frame_release(f);
+}
+
+/* Frames read as they end (tlog_frame_latest, tlog_dump) and later pushed
+ * out of the queue were not lost: frames_dropped counts unread ones only. */
+static void frames_read_then_pushed_out_are_not_dropped(void **state)
+{
+    (void)state;
+    tlog_config c = test_config(NULL);
+    c.max_frames = 8;
+    tlog_log *log = make_log(&c);
+    for (int i = 0; i < 12; i++) {
+        begin_at(log, "F", i * 10);
+        end_at(log, "F", i * 10 + 5);
+        tlog_frame_release(tlog_frame_latest(log));
+    }
+    assert_int_equal(stats_of(log).frames_dropped, 0);
+    for (int i = 12; i < 24; i++) {   /* unread: they push out 8 read ones */
+        begin_at(log, "F", i * 10);
+        end_at(log, "F", i * 10 + 5);
+    }
+    assert_int_equal(stats_of(log).frames_dropped, 4);   /* then 4 of their own */
+    tlog_destroy(log);
 }
 
 static void queue_keeps_newest_and_counts_dropped(void **state)
@@ -341,10 +383,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(nested_and_merged_fields, setup, teardown),
         cmocka_unit_test_setup_teardown(execution_rows, setup, teardown),
         cmocka_unit_test_setup_teardown(visitor_walks_parents_first, setup, teardown),
+        cmocka_unit_test_setup_teardown(visitor_can_skip_a_subtree, setup, teardown),
         cmocka_unit_test_setup_teardown(frame_info_and_instances, setup, teardown),
         cmocka_unit_test_setup_teardown(shorter_info_struct_is_filled_only_up_to_its_size,
                                         setup, teardown),
         cmocka_unit_test(queue_keeps_newest_and_counts_dropped),
+        cmocka_unit_test(frames_read_then_pushed_out_are_not_dropped),
         cmocka_unit_test(frames_can_be_walked_while_recording),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <timerlog/timerlog.h>
 
@@ -124,6 +125,52 @@ static void report_end(tlog_reader *r, const char *path, int rc, int *status)
     }
     fprintf(stderr, "timerlog: %s: %s\n", path, tlog_reader_error(r));
     *status = EXIT_DAMAGED;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Progress                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* Reading big files takes a while: when standard error is a terminal, a
+ * line counting the frames read is redrawn there (at most four times a
+ * second) and erased at the end. Never in redirected output. */
+static struct {
+    bool on, shown;
+    size_t frames;
+    double next;
+} progress;
+
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void progress_start(void)
+{
+    progress.on = isatty(STDERR_FILENO) == 1;
+    progress.shown = false;
+    progress.frames = 0;
+    progress.next = 0;
+}
+
+static void progress_frame(const char *path)
+{
+    progress.frames++;
+    if (!progress.on || seconds_now() < progress.next)
+        return;
+    progress.next = seconds_now() + 0.25;
+    progress.shown = true;
+    fprintf(stderr, "\rtimerlog: %s: %zu frames read", path, progress.frames);
+    fflush(stderr);
+}
+
+static void progress_done(void)
+{
+    if (progress.shown)
+        fputs("\r\033[K", stderr);
+    progress.shown = false;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -292,6 +339,8 @@ static tlog_reader *dump_file(const char *path, const selection *sel, groups *gs
     tlog_frame *f;
     int rc;
     while ((rc = tlog_reader_next(r, &f)) == TLOG_OK) {
+        if (sel->aggregate)
+            progress_frame(path);
         if (selected(sel, f)) {
             tlog_frame_info info = {.size = sizeof info};
             tlog_frame_get_info(f, &info);
@@ -308,6 +357,7 @@ static tlog_reader *dump_file(const char *path, const selection *sel, groups *gs
         }
         tlog_frame_release(f);
     }
+    progress_done();
     report_end(r, path, rc, status);
     if (sel->aggregate)
         return r;
@@ -360,6 +410,7 @@ static int cmd_dump(int argc, char **argv)
         fprintf(stderr, "timerlog: out of memory\n");
         return EXIT_DAMAGED;
     }
+    progress_start();
     for (; i < argc; i++) {
         tlog_reader *r = dump_file(argv[i], &sel, &gs, &shown, &status);
         if (r)
@@ -401,6 +452,7 @@ static void collect_file(collected *c, const selection *sel, const char *path, i
     tlog_frame *f;
     int rc;
     while ((rc = tlog_reader_next(r, &f)) == TLOG_OK) {
+        progress_frame(path);
         if (!selected(sel, f)) {
             tlog_frame_release(f);
             continue;
@@ -410,6 +462,7 @@ static void collect_file(collected *c, const selection *sel, const char *path, i
             tlog_frame **p = realloc(c->frames, cap * sizeof *p);
             if (!p) {
                 tlog_frame_release(f);
+                progress_done();
                 fprintf(stderr, "timerlog: out of memory\n");
                 *status = EXIT_DAMAGED;
                 return;
@@ -419,6 +472,7 @@ static void collect_file(collected *c, const selection *sel, const char *path, i
         }
         c->frames[c->nframes++] = f;
     }
+    progress_done();
     report_end(r, path, rc, status);
 }
 
@@ -454,6 +508,7 @@ static int cmd_export(int argc, char **argv)
     collected c = {calloc((size_t)argc - (size_t)i, sizeof(tlog_reader *)), 0, NULL, 0, 0};
     if (!c.readers)
         return EXIT_DAMAGED;
+    progress_start();
     for (; i < argc; i++)
         collect_file(&c, &sel, argv[i], &status);
     if (!c.nframes && status == 0 && (sel.thread || sel.root)) {

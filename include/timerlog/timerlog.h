@@ -191,8 +191,9 @@ typedef struct tlog_config {
     void *clock_user;
     /* Ticks per second of `clock`; 0 means nanoseconds. */
     uint64_t clock_hz;
-    /* Where recording errors go; NULL prints one line per kind of error on
-     * stderr and counts the rest. */
+    /* Where recording errors go; NULL prints the first report of each kind
+     * (and call site) on stderr, at the second one line saying that the rest
+     * are only counted, and counts them. */
     tlog_error_fn on_error;
     void *error_user;
     /* Allocator for record memory: chunks of about 64 KiB, a per-thread
@@ -259,7 +260,9 @@ TLOG_API tlog_ticks tlog_now(tlog_log *log) TLOG_NOEXCEPT;
  */
 TLOG_API const char *tlog_clock_name(tlog_log *log) TLOG_NOEXCEPT;
 
-/* Converts a difference of two tlog_now() readings to nanoseconds. */
+/* Converts a difference of two tlog_now() readings to nanoseconds. Never
+ * waits, except in the process's first millisecond (for the rest of it),
+ * while the counter's rate has too short a baseline. */
 TLOG_API uint64_t tlog_ticks_to_ns(tlog_log *log, tlog_ticks ticks) TLOG_NOEXCEPT;
 
 /* Counters of what happened; all only grow. */
@@ -486,7 +489,8 @@ TLOG_API int tlog_frame_get_info(const tlog_frame *frame, tlog_frame_info *out) 
 TLOG_API const tlog_node *tlog_frame_root(const tlog_frame *frame) TLOG_NOEXCEPT;
 
 /* Navigation; NULL where there is no such node. Children are in order of
- * first start. */
+ * first start, except worker threads' rows, which follow their siblings in
+ * order of thread id. */
 TLOG_API const tlog_node *tlog_node_parent(const tlog_node *node) TLOG_NOEXCEPT;
 TLOG_API const tlog_node *tlog_node_first_child(const tlog_node *node) TLOG_NOEXCEPT;
 TLOG_API const tlog_node *tlog_node_next_sibling(const tlog_node *node) TLOG_NOEXCEPT;
@@ -544,9 +548,14 @@ typedef struct tlog_node_info {
 
 TLOG_API int tlog_node_get_info(const tlog_node *node, tlog_node_info *out) TLOG_NOEXCEPT;
 
+/* What `visit` returns to go on past the node without visiting its
+ * subtree (a dashboard's collapsed row). */
+#define TLOG_WALK_SKIP_CHILDREN 0x7fffffff
+
 /*
- * Calls `visit` for every node in depth-first order, parents first. A
- * non-zero return from `visit` stops the walk and is returned.
+ * Calls `visit` for every node in depth-first order, parents first. A return
+ * of TLOG_WALK_SKIP_CHILDREN skips the node's subtree; any other non-zero
+ * return stops the walk and is returned.
  */
 typedef int (*tlog_visit_fn)(void *user, const tlog_node *node,
                              const tlog_node_info *info);
@@ -817,9 +826,13 @@ TLOG_API void tlog_unsubscribe(tlog_subscription *subscription) TLOG_NOEXCEPT;
 /* Text dump                                                                */
 /* ------------------------------------------------------------------------ */
 
+/* Rows below either threshold are hidden with their subtrees, except rows
+ * above an `==>` row that passes both measured against the frame (at least
+ * min_ns, and min_percent of the root): a long kernel launched from a short
+ * scope stays visible, with the rows that lead to it. */
 typedef struct tlog_dump_options {
     size_t size;
-    /* Rows shorter than this (and their subtrees) are hidden. */
+    /* Rows shorter than this are hidden. */
     uint64_t min_ns;
     /* Rows below this percent of their parent are hidden. */
     double min_percent;
