@@ -5,6 +5,9 @@
  *    library uses, on 1, 2 and all cores' worth of threads at once;
  *  - cost of a site above the active level;
  *  - cost of a scope with one subscriber (empty callbacks) against none;
+ *  - cost of a scope of a run-time name (TIMERLOG_SCOPE_NAMED) against a
+ *    literal site: one name, names in turn, and one call site shared by
+ *    threads with a name each;
  *  - memory per recorded scope (record chunks held) and per resolved scope;
  *  - time to resolve and to dump frames of 10,000 and 1,000,000 scopes.
  * Every figure is the median of repeated runs.
@@ -166,6 +169,113 @@ static void subscriber_cost(void)
            median(one, runs), median(none, runs), median(ratio, runs), median(flr, runs));
 }
 
+/* Names made at run time, as a renderer or a solver makes kernel names. */
+#define NAMES 8
+static char run_names[NAMES][32];
+
+/* One frame holding BATCH scopes from one TIMERLOG_SCOPE_NAMED call site;
+ * scope i takes name first + i % n (n = 1: the name is always the last one
+ * the thread gave the call site; n > 1: it never is). */
+static double named_ns_per_op(int first, int n)
+{
+    double t;
+    {
+        TIMERLOG_SCOPE("bench frame");
+        double t0 = now_ns();
+        for (int i = 0; i < BATCH; i++) {
+            TIMERLOG_SCOPE_NAMED(run_names[first + i % n]);
+        }
+        t = (now_ns() - t0) / BATCH;
+    }
+    return t;
+}
+
+/* Two threads alternate runs of literal scopes and of one shared
+ * TIMERLOG_SCOPE_NAMED call site, each with a name of its own, at the same
+ * time: what one call site named differently by threads costs. */
+static pthread_barrier_t named_line;
+
+typedef struct named_arg {
+    int index;
+    double named[64], literal[64], ratio[64];
+} named_arg;
+
+static void *named_shared_thread(void *arg)
+{
+    named_arg *a = arg;
+    for (int k = 1; k < WARMUP_FRAMES; k++)
+        scope_ns_per_op();
+    for (int k = 0; k < runs; k++) {
+        pthread_barrier_wait(&named_line);
+        a->literal[k] = scope_ns_per_op();
+        pthread_barrier_wait(&named_line);
+        a->named[k] = named_ns_per_op(a->index, 1);
+        a->ratio[k] = a->named[k] / a->literal[k];
+    }
+    return NULL;
+}
+
+static bool named_cost(void)
+{
+    for (int k = 0; k < NAMES; k++)
+        snprintf(run_names[k], sizeof run_names[k], "filter kernel %d", k);
+    /* The timed loop really records: one row per name. */
+    named_ns_per_op(0, NAMES);
+    tlog_frame *f = tlog_frame_latest(NULL);
+    int rows = 0;
+    uint64_t scopes = 0;
+    for (const tlog_node *c = tlog_node_first_child(tlog_frame_root(f)); c;
+         c = tlog_node_next_sibling(c), rows++) {
+        tlog_node_info info = {.size = sizeof info};
+        tlog_node_get_info(c, &info);
+        scopes += info.count;
+    }
+    tlog_frame_release(f);
+    if (rows != NAMES || scopes != BATCH) {
+        fprintf(stderr, "bench frame holds %llu scopes in %d rows, expected %d in %d\n",
+                (unsigned long long)scopes, rows, BATCH, NAMES);
+        return false;
+    }
+    double literal[64], one[64], many[64], r_one[64], r_many[64];
+    for (int k = 0; k < runs; k++) {
+        literal[k] = scope_ns_per_op();
+        one[k] = named_ns_per_op(0, 1);
+        many[k] = named_ns_per_op(0, NAMES);
+        r_one[k] = one[k] / literal[k];
+        r_many[k] = many[k] / literal[k];
+    }
+    printf("scope of a run-time name (TIMERLOG_SCOPE_NAMED): one name %.2f ns (ratio %.2f), "
+           "%d names in turn %.2f ns (ratio %.2f), literal site %.2f ns\n",
+           median(one, runs), median(r_one, runs), NAMES, median(many, runs),
+           median(r_many, runs), median(literal, runs));
+
+    pthread_t t[2];
+    named_arg args[2];
+    pthread_barrier_init(&named_line, NULL, 2);
+    for (int i = 0; i < 2; i++) {
+        args[i].index = i;
+        pthread_create(&t[i], NULL, named_shared_thread, &args[i]);
+    }
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    pthread_barrier_destroy(&named_line);
+    double named[128], lit[128], ratio[128];
+    int n = 0;
+    for (int i = 0; i < 2; i++)
+        for (int k = 0; k < runs; k++, n++) {
+            named[n] = args[i].named[k];
+            lit[n] = args[i].literal[k];
+            ratio[n] = args[i].ratio[k];
+        }
+    printf("  one call site, 2 threads with a name each: %.2f ns (ratio %.2f to %.2f ns)\n",
+           median(named, n), median(ratio, n), median(lit, n));
+    tlog_names_info info = {.size = sizeof info};
+    tlog_names_get_info(&info);
+    printf("  names in the table: %llu, %llu bytes\n", (unsigned long long)info.names,
+           (unsigned long long)info.bytes);
+    return true;
+}
+
 /* A frame of `n` scopes: steps of one "Step" with nine "Kernel" children,
  * the shape of a solver loop (rows merge: 11 rows in all). */
 static void record_frame(tlog_log *log, size_t n)
@@ -301,6 +411,8 @@ int main(int argc, char **argv)
     printf("site above the active level: %.2f ns (floor %.2f ns)\n", median(skipped, runs),
            median(flr, runs));
     subscriber_cost();
+    if (!named_cost())
+        return 1;
 
     resolve_and_dump("loop", record_frame, 10000);
     resolve_and_dump("loop", record_frame, 1000000);

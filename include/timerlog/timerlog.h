@@ -120,11 +120,60 @@ TLOG_API uint64_t tlog_site_instances(const tlog_site *site) TLOG_NOEXCEPT;
  * A site for a name known only at run time. The strings are copied; the same
  * (name, file, function, line, level) always returns the same pointer, which
  * stays valid until the process ends. Returns NULL if name is NULL or memory
- * runs out. Thread-safe; takes a lock, so keep it out of inner loops.
+ * runs out. Thread-safe; takes a lock, so keep it out of inner loops. Its
+ * table has no bound: for names that come from data (kernels, assets, user
+ * labels), use TIMERLOG_SCOPE_NAMED or tlog_site_named, which are bounded.
  */
 TLOG_API const tlog_site *tlog_site_intern(const char *name, const char *file,
                                            const char *function, int line,
                                            int level) TLOG_NOEXCEPT;
+
+/*
+ * Run-time names (TIMERLOG_SCOPE_NAMED). The process keeps one table of
+ * (call site, name) pairs, shared by every log, with these bounds:
+ *  - at most TLOG_RUNTIME_NAMES_MAX pairs. Once it is full, a name not in it
+ *    gets its call site's own site, titled "(other names)": it is timed, on
+ *    one row with the other refused names of that call site. Each such
+ *    scope is counted (tlog_names_info.refused), and the first refusal of
+ *    the process is reported once, as TLOG_EFULL, to the default log's error
+ *    callback. Names already in the table keep their sites.
+ *  - a name is kept to its first TLOG_RUNTIME_NAME_BYTES bytes (cut at a
+ *    UTF-8 character boundary, "..." appended to its title); names that
+ *    agree in those bytes share a site.
+ * The table never shrinks and is never freed: it holds at most about
+ * TLOG_RUNTIME_NAMES_MAX * (TLOG_RUNTIME_NAME_BYTES + 100) bytes (about
+ * 1.4 MiB) besides a fixed 64 KiB index; each thread that looks names up
+ * also holds 512 bytes, freed when it ends.
+ */
+#define TLOG_RUNTIME_NAMES_MAX 4096
+#define TLOG_RUNTIME_NAME_BYTES 255
+
+/*
+ * The site for `name` at the call site `at`, a static site whose file,
+ * function, line and level the result shares and whose name is the title of
+ * refused names ("(other names)" for the macros). The name is copied: its
+ * buffer may change or be freed as soon as this returns. The same (at, name)
+ * always gives the same pointer, valid until the process ends (`at` must be
+ * too). A NULL name gives `at` (not counted as refused); a NULL `at` gives
+ * NULL. Thread-safe, and never blocks to find a name already in the table:
+ * each thread remembers its last name of each call site (one compare of
+ * the text when it comes again); other names cost a hash and a read of the
+ * table without a lock. Only adding a name takes a lock.
+ */
+TLOG_API const tlog_site *tlog_site_named(const tlog_site *at,
+                                          const char *name) TLOG_NOEXCEPT;
+
+/* The table of run-time names, for the whole process. */
+typedef struct tlog_names_info {
+    size_t size;
+    uint64_t names;    /* (call site, name) pairs in the table */
+    uint64_t refused;  /* lookups of names that found the table full (or
+                        * memory short) and got "(other names)" */
+    uint64_t bytes;    /* memory the names hold, besides the fixed index */
+} tlog_names_info;
+
+/* Fills *out (set out->size first). Thread-safe. */
+TLOG_API int tlog_names_get_info(tlog_names_info *out) TLOG_NOEXCEPT;
 
 /* ------------------------------------------------------------------------ */
 /* Logs and configuration                                                   */
@@ -961,8 +1010,31 @@ extern TLOG_API int tlog_active_level_;
 
 #define TIMERLOG_CAT2_(a, b) a##b
 #define TIMERLOG_CAT_(a, b) TIMERLOG_CAT2_(a, b)
+/* A literal-name macro keeps a pointer to its name for the process's life,
+ * so the name must be a string literal (or a macro that expands to one);
+ * names made at run time take TIMERLOG_SCOPE_NAMED. In C++ anything else
+ * fails at compile time with a message that says so; in C it fails as a
+ * non-constant initializer, on the line that names the way out. */
 #define TIMERLOG_SITE_(var, lvl, nm)                                         \
-    static const tlog_site var = {(nm), __FILE__, __func__, __LINE__, (lvl)}
+    TIMERLOG_LITERAL_(nm)                                                    \
+    static const tlog_site var = {                                           \
+        (nm), /* not a string literal? use TIMERLOG_SCOPE_NAMED(name) */    \
+        __FILE__, __func__, __LINE__, (lvl)}
+#ifdef __cplusplus
+extern "C++" {
+namespace timerlog {
+template <class T> struct is_literal_name_ { enum { value = 0 }; };
+template <size_t N> struct is_literal_name_<const char (&)[N]> { enum { value = 1 }; };
+} /* namespace timerlog */
+}
+#define TIMERLOG_LITERAL_(nm)                                                \
+    static_assert(::timerlog::is_literal_name_<decltype((nm))>::value,       \
+                  "the name of TIMERLOG_SCOPE (and of the other literal-name " \
+                  "macros) must be a string literal: for a name made at run " \
+                  "time, use TIMERLOG_SCOPE_NAMED(name)");
+#else
+#define TIMERLOG_LITERAL_(nm)
+#endif
 
 #if defined(__GNUC__) || defined(__clang__)
 #define TIMERLOG_ON_(site)                                                   \
@@ -984,6 +1056,7 @@ static inline const tlog_site *tlog_scope_enter_(const tlog_site *site)
 #if defined(TIMERLOG_DISABLE)
 
 #define TIMERLOG_SCOPE_L(lvl, name) ((void)0)
+#define TIMERLOG_SCOPE_NAMED_L(lvl, name) ((void)sizeof(name)) /* no evaluation */
 #define TIMERLOG_BEGIN_L(lvl, name) ((void)0)
 #define TIMERLOG_END_L(lvl, name) ((void)0)
 #define TIMERLOG_ADOPT(token) ((void)sizeof(token)) /* no evaluation */
@@ -1011,6 +1084,15 @@ static inline const tlog_site *tlog_scope_enter_(const tlog_site *site)
 #define TIMERLOG_SCOPE_ID_(id, lvl, name)                                    \
     TIMERLOG_SCOPE_VARS_(TIMERLOG_CAT_(tlog_site_, id),                      \
                          TIMERLOG_CAT_(tlog_guard_, id), lvl, name)
+#define TIMERLOG_SCOPE_NAMED_L(lvl, name)                                    \
+    TIMERLOG_NAMED_ID_(__COUNTER__, lvl, name)
+#define TIMERLOG_NAMED_ID_(id, lvl, name)                                    \
+    TIMERLOG_NAMED_VARS_(TIMERLOG_CAT_(tlog_site_, id),                      \
+                         TIMERLOG_CAT_(tlog_guard_, id), lvl, name)
+/* The call site of a run-time name, and the site its refused names get. */
+#define TIMERLOG_NAMED_SITE_(site, lvl)                                      \
+    static const tlog_site site = {"(other names)", __FILE__, __func__,      \
+                                   __LINE__, (lvl)}
 #define TIMERLOG_ADOPT(token)                                                \
     TIMERLOG_ADOPT_ID_(TIMERLOG_CAT_(tlog_adopt_, __COUNTER__), token)
 #define TIMERLOG_DEVICE_SCOPE_L(lvl, dev, queue, name)                       \
@@ -1036,6 +1118,14 @@ static inline tlog_device_scope tlog_device_enter_(tlog_device *dev, void *queue
     return TIMERLOG_ON_(*site) ? tlog_device_begin(dev, queue, site) : none;
 }
 
+/* Called by TIMERLOG_SCOPE_NAMED once the level check has passed. */
+static inline const tlog_site *tlog_named_begin_(const tlog_site *at, const char *name)
+{
+    const tlog_site *site = tlog_site_named(at, name);
+    tlog_begin(site);
+    return site;
+}
+
 #ifdef __cplusplus
 } /* extern "C" */
 namespace timerlog {
@@ -1050,6 +1140,24 @@ public:
 private:
     const tlog_site *site_;
 };
+/* Ends a scope that TIMERLOG_SCOPE_NAMED began (NULL: none was). */
+class named_guard {
+public:
+    explicit named_guard(const tlog_site *begun) noexcept : site_(begun) {}
+    ~named_guard() { if (site_) tlog_end(site_); }
+    named_guard(const named_guard &) = delete;
+    named_guard &operator=(const named_guard &) = delete;
+private:
+    const tlog_site *site_;
+};
+/* The name TIMERLOG_SCOPE_NAMED takes: a C string, or anything with
+ * c_str() (std::string), read before the full expression ends. */
+inline const char *name_of_(const char *name) noexcept { return name; }
+template <class S>
+inline auto name_of_(const S &name) noexcept -> decltype(name.c_str())
+{
+    return name.c_str();
+}
 /* Works for a hand-off token while in scope; what TIMERLOG_ADOPT uses. */
 class adopt_guard {
 public:
@@ -1101,6 +1209,10 @@ extern "C" {
 #define TIMERLOG_SCOPE_VARS_(site, guard, lvl, name)                         \
     TIMERLOG_SITE_(site, lvl, name);                                         \
     ::timerlog::scope_guard guard(&site)
+#define TIMERLOG_NAMED_VARS_(site, guard, lvl, name)                         \
+    TIMERLOG_NAMED_SITE_(site, lvl);                                         \
+    ::timerlog::named_guard guard(TIMERLOG_ON_(site)                         \
+        ? tlog_named_begin_(&site, ::timerlog::name_of_(name)) : nullptr)
 #define TIMERLOG_ADOPT_ID_(guard, token) ::timerlog::adopt_guard guard(token)
 #define TIMERLOG_DEVICE_VARS_(site, guard, lvl, dev, queue, name)            \
     TIMERLOG_SITE_(site, lvl, name);                                         \
@@ -1129,6 +1241,10 @@ static inline tlog_token tlog_adopt_enter_(tlog_token token)
     TIMERLOG_SITE_(site, lvl, name);                                         \
     __attribute__((cleanup(tlog_scope_exit_), unused)) const tlog_site *guard =      \
         tlog_scope_enter_(&site)
+#define TIMERLOG_NAMED_VARS_(site, guard, lvl, name)                         \
+    TIMERLOG_NAMED_SITE_(site, lvl);                                         \
+    __attribute__((cleanup(tlog_scope_exit_), unused)) const tlog_site *guard =      \
+        TIMERLOG_ON_(site) ? tlog_named_begin_(&site, (name)) : (const tlog_site *)0
 #define TIMERLOG_ADOPT_ID_(guard, token)                                     \
     __attribute__((cleanup(tlog_adopt_exit_), unused)) tlog_token guard =            \
         tlog_adopt_enter_(token)
@@ -1169,8 +1285,24 @@ static inline void tlog_sync_exit_(const tlog_sync_guard_ *guard)
 
 #endif /* TIMERLOG_DISABLE */
 
-/* A scope of level 1 (coarse) that ends with the enclosing block. */
+/* A scope of level 1 (coarse) that ends with the enclosing block. `name`
+ * must be a string literal: the site keeps a pointer to it. */
 #define TIMERLOG_SCOPE(name) TIMERLOG_SCOPE_L(TLOG_LEVEL_COARSE, name)
+/*
+ * A scope of level 1 whose name is made at run time: any `const char *`
+ * expression (in C++ also anything with c_str(), such as a std::string),
+ * evaluated only when the level is active. The name is copied, so its
+ * buffer may be reused or freed as soon as the scope has begun. The same
+ * name at the same call site is always the same site, and rows merge by
+ * title as usual. Names come from one bounded table per process (see
+ * TLOG_RUNTIME_NAMES_MAX): past it, new names are timed under the call
+ * site's "(other names)" row, counted in tlog_names_info.refused and
+ * reported once. Costs one call and a compare of the name with the last
+ * one the thread gave this call site; another name also costs a hash and a
+ * lock-free read of the table (doc/guide.md has figures).
+ * TIMERLOG_SCOPE_NAMED_L takes a level first, like TIMERLOG_SCOPE_L.
+ */
+#define TIMERLOG_SCOPE_NAMED(name) TIMERLOG_SCOPE_NAMED_L(TLOG_LEVEL_COARSE, name)
 /* Explicit pairs; the end names the same title as the begin. */
 #define TIMERLOG_BEGIN(name) TIMERLOG_BEGIN_L(TLOG_LEVEL_COARSE, name)
 #define TIMERLOG_END(name) TIMERLOG_END_L(TLOG_LEVEL_COARSE, name)
