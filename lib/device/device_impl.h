@@ -82,6 +82,7 @@ struct tlog_device {
     /* Guarded by the poll lock. */
     anchor cur, fresh;          /* fresh: recorded, not yet reached */
     bool fresh_pending;
+    bool fresh_discard;             /* taken in too wide a window: not used */
     uint64_t anchor_frame;          /* frames completed when last anchored */
     bool forced_waited;             /* the forced sync waited here (force lock) */
 

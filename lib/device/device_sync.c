@@ -78,6 +78,18 @@ int tlog_marker_wait_(tlog_device *d, tlog_marker m, uint64_t timeout_ns)
 
 /* The fresh marker, reached between host clock reads t0 and t1, becomes
  * the anchor. */
+/* An anchor is placed at the middle of the host reads around it: one taken
+ * while the host was held up for long (preempted, or a clock moved under
+ * it) is off by half that, so a frame's refresh keeps the anchor it has
+ * rather than take such a one. */
+#define ANCHOR_WINDOW_MAX_NS 100000
+
+static bool window_too_wide(tlog_device *d, tlog_ticks t0, tlog_ticks t1)
+{
+    return d->cur.valid &&
+           (double)(t1 - t0) * tlog_ns_per_tick_(d->log) > ANCHOR_WINDOW_MAX_NS;
+}
+
 static int anchor_take(tlog_device *d, tlog_ticks t0, tlog_ticks t1)
 {
     d->fresh.host = t0 + (t1 - t0) / 2;
@@ -94,6 +106,8 @@ static int anchor_mark_now(tlog_device *d)
     tlog_ticks t0 = tlog_now(d->log);
     int rc = d->ops->mark_now(d->impl, d->fresh.marker);
     tlog_ticks t1 = tlog_now(d->log);
+    if (rc == TLOG_OK && window_too_wide(d, t0, t1))
+        return TLOG_OK;   /* the next frame tries again */
     return rc == TLOG_OK ? anchor_take(d, t0, t1) : rc;
 }
 
@@ -125,7 +139,7 @@ static void anchor_refresh(tlog_device *d)
     if (d->fresh_pending) {
         int rc = d->ops->query(d->impl, d->fresh.marker);
         DCOUNT(d, queries, 1);
-        if (rc == TLOG_OK)
+        if (rc == TLOG_OK && !d->fresh_discard)
             anchor_swap(d);
         else if (rc != TLOG_PENDING)
             d->fresh_pending = false;
@@ -146,7 +160,9 @@ static void anchor_refresh(tlog_device *d)
     d->fresh.host = t0 + (t1 - t0) / 2;
     d->fresh.valid = true;
     d->fresh_pending = true;
-    d->anchor_frame = frames;
+    /* In flight either way; not used if its window was too wide. */
+    d->fresh_discard = window_too_wide(d, t0, t1);
+    d->anchor_frame = d->fresh_discard ? d->anchor_frame : frames;
 }
 
 /* ------------------------------------------------------------------------ */
