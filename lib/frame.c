@@ -82,7 +82,8 @@ tlog_frame *tlog_queue_push_locked_(tlog_log *log, tlog_frame *frame)
     if (mine >= log->cfg.max_frames)
         evict(log, first, &evicted);
     /* Threads that exited keep their frames only while there is room. */
-    while (log->queue_len && log->queue_len + 1 > queue_cap(log))
+    size_t cap = queue_cap(log);
+    while (log->queue_len && log->queue_len + 1 > cap)
         evict(log, first_to_go(log), &evicted);
     frame->older = log->newest;
     frame->newer = NULL;

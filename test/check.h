@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include <timerlog/timerlog.h>
 
@@ -58,6 +59,18 @@ static inline tlog_log *check_make_log(check_errors *errs, uint64_t sync_timeout
     tlog_log *log = NULL;
     CHECK(tlog_create(&c, &log) == TLOG_OK);
     return log;
+}
+
+/* The process's resident memory in KiB (0 where /proc cannot tell). */
+static inline long check_rss_kib(void)
+{
+    long pages = 0, resident = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f && fscanf(f, "%ld %ld", &pages, &resident) != 2)
+        resident = 0;
+    if (f)
+        fclose(f);
+    return resident * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
 #endif

@@ -365,6 +365,20 @@ static tlog_reader *dump_file(const char *path, const selection *sel, groups *gs
     return NULL;
 }
 
+/* Whether argv[*i] is --thread NAME or --root TITLE: then its value goes
+ * into *sel, and an empty one sets *why. */
+static bool take_filter(int argc, char **argv, int *i, selection *sel, const char **why)
+{
+    bool thread = strcmp(argv[*i], "--thread") == 0;
+    if ((!thread && strcmp(argv[*i], "--root") != 0) || *i + 1 >= argc)
+        return false;
+    const char *value = argv[++*i];
+    if (!*value)
+        *why = thread ? "--thread takes a thread name" : "--root takes a root row's title";
+    *(thread ? &sel->thread : &sel->root) = value;
+    return true;
+}
+
 static int cmd_dump(int argc, char **argv)
 {
     if (wants_help(argc, argv))
@@ -372,21 +386,17 @@ static int cmd_dump(int argc, char **argv)
     selection sel = {0, UINT64_MAX, false, false, 0, NULL, NULL};
     int i = 0;
     for (; i < argc && argv[i][0] == '-'; i++) {
-        if (strcmp(argv[i], "--aggregate") == 0) {
+        const char *why = NULL;
+        if (take_filter(argc, argv, &i, &sel, &why)) {
+            if (why)
+                return usage(usage_dump, why);
+        } else if (strcmp(argv[i], "--aggregate") == 0) {
             sel.aggregate = true;
         } else if ((strcmp(argv[i], "--frame") == 0 || strcmp(argv[i], "--frames") == 0) &&
                    i + 1 < argc) {
             sel.single = strcmp(argv[i], "--frame") == 0;
             if (!parse_range(argv[++i], &sel) || (sel.single && sel.first != sel.last))
                 return usage(usage_dump, "--frame takes a number, --frames a range A-B");
-        } else if (strcmp(argv[i], "--thread") == 0 && i + 1 < argc) {
-            sel.thread = argv[++i];
-            if (!*sel.thread)
-                return usage(usage_dump, "--thread takes a thread name");
-        } else if (strcmp(argv[i], "--root") == 0 && i + 1 < argc) {
-            sel.root = argv[++i];
-            if (!*sel.root)
-                return usage(usage_dump, "--root takes a root row's title");
         } else if (strcmp(argv[i], "--min-percent") == 0 && i + 1 < argc) {
             char *end;
             sel.min_percent = strtod(argv[++i], &end);
@@ -485,20 +495,21 @@ static int cmd_export(int argc, char **argv)
     selection sel = {.first = 0, .last = UINT64_MAX};
     int i = 0;
     for (; i < argc && argv[i][0] == '-'; i++) {
-        if (strcmp(argv[i], "--thread") == 0 && i + 1 < argc && argv[i + 1][0])
-            sel.thread = argv[++i];
-        else if (strcmp(argv[i], "--root") == 0 && i + 1 < argc && argv[i + 1][0])
-            sel.root = argv[++i];
-        else if (strcmp(argv[i], "--chrome") == 0)
+        const char *why = NULL;
+        if (take_filter(argc, argv, &i, &sel, &why)) {
+            if (why)
+                return usage(usage_export, why);
+        } else if (strcmp(argv[i], "--chrome") == 0) {
             export = tlog_export_chrome;
-        else if (strcmp(argv[i], "--json") == 0)
+        } else if (strcmp(argv[i], "--json") == 0) {
             export = tlog_export_json;
-        else if (strcmp(argv[i], "--csv") == 0)
+        } else if (strcmp(argv[i], "--csv") == 0) {
             export = tlog_export_csv;
-        else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)
+        } else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
             out_path = argv[++i];
-        else
+        } else {
             return usage(usage_export, "unknown option or missing value");
+        }
     }
     if (!export)
         return usage(usage_export, "choose --chrome, --json or --csv");

@@ -300,17 +300,6 @@ static void capture(gpu *g)
     cudaStreamDestroy(cs);
 }
 
-static long rss_kib(void)
-{
-    long pages = 0, resident = 0;
-    FILE *f = fopen("/proc/self/statm", "r");
-    if (f && fscanf(f, "%ld %ld", &pages, &resident) != 2)
-        resident = 0;
-    if (f)
-        fclose(f);
-    return resident * (sysconf(_SC_PAGESIZE) / 1024);
-}
-
 /* 10,000 frames of 100 device scopes: the pool stops growing and resident
  * memory stays flat. */
 static void long_loop(gpu *g)
@@ -333,10 +322,10 @@ static void long_loop(gpu *g)
         if (frame == 99)
             pool_at_100 = info_of(g->dev).pool_scopes;
         if (frame == 999)
-            rss_at_1000 = rss_kib();
+            rss_at_1000 = check_rss_kib();
     }
     tlog_device_info i = info_of(g->dev);
-    long rss_end = rss_kib();
+    long rss_end = check_rss_kib();
     printf("10000 frames x 100 scopes: pool %llu scopes after 100 frames, %llu at the "
            "end; resident %ld KiB after 1000 frames, %ld KiB at the end; %llu resolved, "
            "%llu dropped\n",

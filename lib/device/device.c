@@ -182,6 +182,26 @@ void tlog_pool_put_(tlog_device *d, tlog_slot *s, bool markers_bad)
     d->nfree++;
 }
 
+tlog_drow tlog_slot_row_(const tlog_device *d, const tlog_slot *s)
+{
+    return (tlog_drow){.site = s->site, .launch_site = s->launch_site, .device = d->name,
+                       .device_id = d->serial, .queue_key = s->queue ? s->queue->key : NULL,
+                       .launch = s->launch, .start = s->launch, .end = s->launch,
+                       .launch_seq = s->launcher.scope,
+                       .queue = s->queue ? s->queue->number : 0, .unresolved = true};
+}
+
+int tlog_slot_deliver_(tlog_slot *s, const tlog_drow *row)
+{
+    tlog_frame *f = s->frame;
+    s->frame = NULL;
+    int rc = tlog_frame_add_row_(f, row);
+    /* Ready only once the row is in: readers check `outstanding`. */
+    atomic_fetch_sub_explicit(&f->outstanding, 1, memory_order_release);
+    tlog_frame_release(f);
+    return rc;
+}
+
 void tlog_pool_abandon_open_(tlog_device *d)
 {
     for (size_t b = 0; b < d->nblocks; b++)
@@ -189,14 +209,8 @@ void tlog_pool_abandon_open_(tlog_device *d)
             tlog_slot *s = &d->blocks[b].slots[i];
             if (slot_state(s) != SLOT_OPEN || !s->frame)
                 continue;
-            tlog_drow row = {.site = s->site, .launch_site = s->launch_site,
-                             .device = d->name, .device_id = d->serial, .launch = s->launch,
-                             .start = s->launch, .end = s->launch,
-                             .launch_seq = s->launcher.scope, .unresolved = true};
-            tlog_frame_add_row_(s->frame, &row);
-            atomic_fetch_sub_explicit(&s->frame->outstanding, 1, memory_order_release);
-            tlog_frame_release(s->frame);
-            s->frame = NULL;
+            tlog_drow row = tlog_slot_row_(d, s);
+            tlog_slot_deliver_(s, &row);
             slot_set(s, SLOT_FREE);
             DCOUNT(d, unresolved, 1);
         }
@@ -478,17 +492,12 @@ int tlog_device_end(tlog_device_scope *scope)
     if (!q) {
         /* No memory for the queue's list: nothing can ever read this slot
          * again, so its markers are retired rather than reused. */
-        tlog_frame *f = s->frame;
-        tlog_drow lost = {.site = site, .launch_site = s->launch_site, .device = d->name,
-                          .device_id = d->serial, .queue_key = key, .launch = launch,
-                          .start = launch, .end = launch, .launch_seq = launcher.scope,
-                          .unresolved = true};
+        tlog_drow lost = tlog_slot_row_(d, s);
+        lost.queue_key = key;
+        tlog_slot_deliver_(s, &lost);
         pthread_mutex_lock(&d->devs->lock);
         tlog_pool_put_(d, s, true);
         pthread_mutex_unlock(&d->devs->lock);
-        tlog_frame_add_row_(f, &lost);
-        atomic_fetch_sub_explicit(&f->outstanding, 1, memory_order_release);
-        tlog_frame_release(f);
         atomic_fetch_sub_explicit(&d->stats.pending, 1, memory_order_relaxed);
         DCOUNT(d, unresolved, 1);
         rc = TLOG_ENOMEM;

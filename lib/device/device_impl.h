@@ -132,6 +132,12 @@ TLOG_INTERNAL void tlog_pool_refill_(tlog_device *d);
 /* The device goes: scopes begun and never ended show unresolved in their
  * frames, which they let go. Caller holds the device lock. */
 TLOG_INTERNAL void tlog_pool_abandon_open_(tlog_device *d);
+/* The row of slot `s`'s interval, without a timing: shown at its launch,
+ * on the slot's queue (none yet: no key). */
+TLOG_INTERNAL tlog_drow tlog_slot_row_(const tlog_device *d, const tlog_slot *s);
+/* Gives the slot's frame its row, then lets the frame go (it waits for one
+ * interval fewer): tlog_frame_add_row_'s result. */
+TLOG_INTERNAL int tlog_slot_deliver_(tlog_slot *s, const tlog_drow *row);
 TLOG_INTERNAL void tlog_dqueue_remove_(dqueue *q, tlog_slot *s);
 /* Frees queues with nothing pending when there are many (streams made per
  * frame would otherwise slow every poll). Caller holds both locks. */

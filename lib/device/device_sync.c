@@ -321,29 +321,16 @@ static void examine(tlog_device *d, tlog_slot *s, poll_ctx *c, outcome *o)
 static void deliver(tlog_device *d, const outcome *o, poll_ctx *c)
 {
     tlog_slot *s = o->slot;
-    tlog_drow row = {
-        .site = s->site,
-        .launch_site = s->launch_site,
-        .device = d->name,
-        .device_id = d->serial,
-        .queue_key = s->queue->key,
-        .launch = s->launch,
-        .start = o->start,
-        .end = o->start + (tlog_ticks)ns_to_ticks(d->log, o->ns),
-        .launch_seq = s->launcher.scope,
-        .queue = s->queue->number,
-        .unresolved = o->unresolved,
-    };
-    if (o->unresolved)
-        row.start = row.end = s->launch;
-    if (tlog_frame_add_row_(s->frame, &row) != TLOG_OK)
-        DCOUNT(d, late, 1);   /* its frame was read or dropped, or no memory */
+    tlog_drow row = tlog_slot_row_(d, s);
+    if (!o->unresolved) {
+        row.start = o->start;
+        row.end = o->start + (tlog_ticks)ns_to_ticks(d->log, o->ns);
+        row.unresolved = false;
+    }
     if (c->want_events)
         keep_event(c, &row);
-    /* Ready only once the row is in: readers check `outstanding`. */
-    atomic_fetch_sub_explicit(&s->frame->outstanding, 1, memory_order_release);
-    tlog_frame_release(s->frame);
-    s->frame = NULL;
+    if (tlog_slot_deliver_(s, &row) != TLOG_OK)
+        DCOUNT(d, late, 1);   /* its frame was read or dropped, or no memory */
     atomic_fetch_sub_explicit(&d->stats.pending, 1, memory_order_relaxed);
     if (o->unresolved) {
         DCOUNT(d, unresolved, 1);

@@ -876,17 +876,6 @@ static void calibration_ignores_a_slow_host(void)
     tlog_destroy(log);
 }
 
-static long rss_kib(void)
-{
-    long pages = 0, resident = 0;
-    FILE *f = fopen("/proc/self/statm", "r");
-    if (f && fscanf(f, "%ld %ld", &pages, &resident) != 2)
-        resident = 0;
-    if (f)
-        fclose(f);
-    return resident * (sysconf(_SC_PAGESIZE) / 1024);
-}
-
 /* 3,000 frames of 50 device scopes, each synced and read: the pool and the
  * live events stop growing, nothing is dropped or recorded again in
  * flight, and resident memory stays flat (not measured under
@@ -917,10 +906,10 @@ static void long_loop_flat_memory(void)
             live_at_100 = stats().events_live;
         }
         if (frame == 499)
-            rss_at_500 = rss_kib();
+            rss_at_500 = check_rss_kib();
     }
     tlog_device_info i = info(dev);
-    long rss_end = rss_kib();
+    long rss_end = check_rss_kib();
     printf("%d frames x %d scopes: pool %llu scopes after 100 frames, %llu at the end; "
            "resident %ld KiB after 500 frames, %ld KiB at the end; %llu resolved\n",
            FRAMES, SCOPES, (unsigned long long)pool_at_100,
