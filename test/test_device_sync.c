@@ -86,6 +86,65 @@ static void each_thread_keeps_its_own_device_work(void **state)
     tlog_frame_release(fb);
 }
 
+/* Two threads' frames open at once, each with its own kernel and its own
+ * device-wide sync scope, in lockstep: A's sync scope ends after both
+ * kernels are done, yet takes only A's; B's takes B's. */
+typedef struct lockstep {
+    sim_fixture *fx;
+    pthread_barrier_t *step;
+    tlog_sim_queue *q;
+    const char *frame, *kernel, *sync;
+    int sync_turn;
+    double sync_until_ms;
+    uint32_t thread;
+} lockstep;
+
+static void *record_in_lockstep(void *p)
+{
+    lockstep *t = p;
+    host_begin(t->fx, t->frame);
+    t->thread = tlog_thread_id(t->fx->log);
+    kernel(t->fx, t->q, t->kernel, 1.0);
+    pthread_barrier_wait(t->step);   /* both frames open, both kernels queued */
+    for (int turn = 0; turn < 2; turn++) {
+        if (turn == t->sync_turn)
+            sync_until(t->fx, t->sync, t->sync_until_ms);
+        pthread_barrier_wait(t->step);
+    }
+    host_end(t->fx, t->frame);
+    return NULL;
+}
+
+static void concurrent_frames_keep_their_own_device_work(void **state)
+{
+    sim_fixture *fx = *state;
+    pthread_barrier_t step;
+    pthread_barrier_init(&step, NULL, 2);
+    lockstep a = {fx, &step, fx->q1, "Frame A", "kernel A", "sync A", 0, 3.0, 0};
+    lockstep b = {fx, &step, fx->q2, "Frame B", "kernel B", "sync B", 1, 4.0, 0};
+    pthread_t ta, tb;
+    assert_int_equal(pthread_create(&ta, NULL, record_in_lockstep, &a), 0);
+    assert_int_equal(pthread_create(&tb, NULL, record_in_lockstep, &b), 0);
+    assert_int_equal(pthread_join(ta, NULL), 0);
+    assert_int_equal(pthread_join(tb, NULL), 0);
+    pthread_barrier_destroy(&step);
+
+    tlog_frame *fa = tlog_frame_pop_ready_of(fx->log, a.thread);
+    tlog_frame *fb = tlog_frame_pop_ready_of(fx->log, b.thread);
+    assert_non_null(fa);
+    assert_non_null(fb);
+    assert_string_equal(info_of(tlog_frame_root(fa)).name, "Frame A");
+    assert_string_equal(info_of(tlog_frame_root(fb)).name, "Frame B");
+    assert_non_null(path(fa, "sync A", "kernel A", NULL));
+    assert_int_equal(child_count(path(fa, "sync A", NULL, NULL)), 1);
+    assert_non_null(path(fb, "sync B", "kernel B", NULL));
+    assert_int_equal(child_count(path(fb, "sync B", NULL, NULL)), 1);
+    assert_null(path(fa, past, NULL, NULL));
+    assert_null(path(fb, past, NULL, NULL));
+    tlog_frame_release(fa);
+    tlog_frame_release(fb);
+}
+
 /* ---- rule 1: the first sync scope that waited for it ---- */
 
 static void sync_scope_shows_completed_intervals_under_it(void **state)
@@ -479,6 +538,31 @@ static void percentages_past_a_hundredfold_print_as_a_bound(void **state)
     tlog_frame_release(f);
 }
 
+/* A frame of 10 us whose kernel ran 3 ms past it: the past-frame row, a
+ * (C) row, prints the bound too; a row of 0 under a parent of 0 prints 0.00%. */
+static void past_frame_row_of_a_short_frame_prints_as_a_bound(void **state)
+{
+    sim_fixture *fx = *state;
+    host_begin(fx, "Frame");
+    host_begin(fx, "Empty");
+    host_begin(fx, "Empty inside");
+    host_end(fx, "Empty inside");
+    host_end(fx, "Empty");
+    kernel(fx, fx->q1, "Kernel", 3.0);
+    sim_at(fx, 0.01);
+    host_end(fx, "Frame");
+    sim_at(fx, 5.0);
+    int rc;
+    char *text = dump_log(fx, &rc);
+    assert_int_equal(rc, TLOG_OK);
+    assert_string_equal(text, "> 100.00% 0.000010s | (C) Frame\n"
+                              "|-> 0.00% 0.000000s | (C) Empty\n"
+                              ". |-> 0.00% 0.000000s | (C) Empty inside\n"
+                              "|-> >9999.99% 0.002990s | (C) Device past frame end\n"
+                              ". ==> 100.33% 0.003000s | (E) Kernel\n");
+    free(text);
+}
+
 /* ---- who reads first changes nothing ---- */
 
 enum route { BY_DUMP, BY_POP_READY, BY_LATEST, BY_STREAM, ROUTES };
@@ -734,6 +818,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         SIM_TEST(interval_stays_in_the_frame_that_launched_it),
         SIM_TEST(each_thread_keeps_its_own_device_work),
+        SIM_TEST(concurrent_frames_keep_their_own_device_work),
         SIM_TEST(sync_scope_shows_completed_intervals_under_it),
         SIM_TEST(device_row_may_exceed_its_sync_scope),
         SIM_TEST(first_sync_scope_in_time_takes_the_interval),
@@ -750,6 +835,7 @@ int main(void)
         SIM_TEST(root_self_time_is_its_own_work),
         SIM_TEST(interval_without_a_timing_shows_under_its_launcher),
         SIM_TEST(percentages_past_a_hundredfold_print_as_a_bound),
+        SIM_TEST(past_frame_row_of_a_short_frame_prints_as_a_bound),
         cmocka_unit_test(every_reader_sees_the_same_frames),
         SIM_TEST(interval_links_to_the_scope_that_launched_it),
         cmocka_unit_test(launch_rows_time_the_host_side),

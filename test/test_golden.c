@@ -4,7 +4,9 @@
  * test/golden/seed_frame.txt line by line, twice: once with the device rows
  * (E) inserted by hand, as an application would for timings measured
  * elsewhere, and once through device scopes on the simulated device, whose
- * clock is the main thread's, placed by the end-of-frame rule alone.
+ * clock is the main thread's: no row is inserted, and the placement rule
+ * (doc/format.md) puts each interval under the sync scope that waited for it,
+ * the frame-end `Force Logging Sync` among them.
  */
 #include <pthread.h>
 
