@@ -370,7 +370,7 @@ static void resolve_and_dump(const char *shape, record_fn record, size_t n)
 int main(int argc, char **argv)
 {
     /* First of all: the process's first conversion of ticks, which waits for
-     * no 10 ms baseline (at most the rest of the first millisecond). */
+     * no baseline (a spin only in the process's first 20 us). */
     double first0 = now_ns();
     tlog_ticks_to_ns(NULL, tlog_now(NULL));
     double first_conversion = now_ns() - first0;
@@ -389,8 +389,9 @@ int main(int argc, char **argv)
     printf("timerlog %d.%d.%d bench: clock %s, %d core(s), medians of %d runs x %d scopes\n",
            TIMERLOG_VERSION_MAJOR, TIMERLOG_VERSION_MINOR, TIMERLOG_VERSION_PATCH, clock,
            cores, runs, BATCH);
-    printf("first tick conversion of the process: %.0f us (the counter's rate then has "
-           "at least a 1 ms baseline)\n", first_conversion / 1000.0);
+    printf("first tick conversion of the process: %.1f us (no sleep; the rate is "
+           "measured over the process's run so far, at least 20 us)\n",
+           first_conversion / 1000.0);
     /* Warm up: thread state, chunks, calibration. */
 
     /* The timed loop really records: check the frame it leaves. */

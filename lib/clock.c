@@ -5,10 +5,17 @@
 
 #include "internal.h"
 
-/* A baseline shorter than this gives a tick rate too coarse to trust: the
- * pair's uncertainty (tens of ns) is then below 1e-4 of it. The rate is
- * measured again at every resolve, over an ever longer baseline. */
+/* From this baseline on, a pair's uncertainty (tens of ns) is below 1e-4
+ * of it and the rate is kept between resolves; a conversion before that
+ * measures the rate again, over whatever baseline the process has by then.
+ * The rate is measured again at every resolve, over an ever longer one. */
 #define TLOG_MIN_BASELINE_NS 1000000
+
+/* The shortest baseline any conversion uses (an error near 1e-3): only a
+ * conversion in the process's first 20 us waits, spinning, for the rest of
+ * them. No conversion ever sleeps or waits longer, so no recording thread
+ * pays for the calibration. */
+#define TLOG_FIRST_BASELINE_NS 20000
 
 /* The hardware counter's rate is measured once per process against
  * CLOCK_MONOTONIC, from library load to each conversion, so it gets more
@@ -18,6 +25,7 @@ static struct {
     int64_t mono0;
     uint64_t tick0;
     _Atomic uint64_t rate_bits;
+    _Atomic bool rate_settled;   /* measured over TLOG_MIN_BASELINE_NS or more */
 } hw = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static pthread_once_t hw_once = PTHREAD_ONCE_INIT;
@@ -81,15 +89,12 @@ static double hw_measure(void)
     int64_t mono = 0;
     uint64_t tick = 0;
     read_pair(&mono, &tick);
-    if (mono - hw.mono0 < TLOG_MIN_BASELINE_NS) {
-        /* Only in the first millisecond of the process: sleep, not spin. */
-        int64_t left = TLOG_MIN_BASELINE_NS - (mono - hw.mono0);
-        struct timespec nap = {0, (long)left};
-        nanosleep(&nap, NULL);
+    while (mono - hw.mono0 < TLOG_FIRST_BASELINE_NS || tick == hw.tick0)
         read_pair(&mono, &tick);
-    }
     double rate = (double)(mono - hw.mono0) / (double)(tick - hw.tick0);
     atomic_store_explicit(&hw.rate_bits, rate_to_bits(rate), memory_order_relaxed);
+    if (mono - hw.mono0 >= TLOG_MIN_BASELINE_NS)
+        atomic_store_explicit(&hw.rate_settled, true, memory_order_relaxed);
     pthread_mutex_unlock(&hw.lock);
     return rate;
 }
@@ -142,8 +147,9 @@ double tlog_ns_per_tick_(tlog_log *log)
 {
     if (log->cfg.clock)
         return log->custom_rate;
-    uint64_t bits = atomic_load_explicit(&hw.rate_bits, memory_order_relaxed);
-    return bits ? bits_to_rate(bits) : hw_measure();
+    if (!atomic_load_explicit(&hw.rate_settled, memory_order_relaxed))
+        return hw_measure();
+    return bits_to_rate(atomic_load_explicit(&hw.rate_bits, memory_order_relaxed));
 }
 
 tlog_ticks tlog_now(tlog_log *log)
