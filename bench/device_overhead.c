@@ -9,8 +9,11 @@
  * Then the first frame of a new device against later ones, on a backend
  * whose marker creation takes a set time (600 ns, the H100's cudaEventCreate
  * in the notes, modelled by a spin): markers are made in batches when the
- * device is created and when a read finds the pool low, so a device scope's
- * begin should never pay for one.
+ * device is created, by the log's marker thread when the pool runs low, and
+ * by tlog_device_reserve, never by a device scope's begin. A frame of 100
+ * scopes after tlog_device_reserve(dev, 100), first against tenth; and how
+ * many of 100 scopes begun back to back (no launch between them) a new
+ * device without a reservation drops while its marker thread catches up.
  *
  * Usage: bench_device [runs]   (default 21); medians of the runs.
  */
@@ -68,7 +71,7 @@ static const tlog_device_ops slow_create_ops = {
     .wait = null_wait, .elapsed_ns = null_elapsed,
 };
 
-#define FIRST_SCOPES 32   /* one frame's device scopes: the default batch */
+#define FIRST_SCOPES 100   /* one frame's device scopes, above the default batch */
 
 /* ns per device scope recorded in one frame of `log` on `dev`. */
 static double frame_of_scopes(tlog_log *log, tlog_device *dev)
@@ -87,29 +90,53 @@ static double frame_of_scopes(tlog_log *log, tlog_device *dev)
     return (t1 - t0) / FIRST_SCOPES;
 }
 
-/* A new device's first frame, and its tenth, per scope. */
+static uint64_t dropped(const tlog_device *dev)
+{
+    tlog_device_info i = {.size = sizeof i};
+    tlog_device_get_info(dev, &i);
+    return i.scopes_dropped;
+}
+
+/* A new device's first frame, and its tenth, per scope, after a reservation;
+ * then a new device's first frame without one: scopes dropped. */
+static void quiet(void *user, const tlog_error *e) { (void)user; (void)e; }
+
 static void first_use(int runs)
 {
+    tlog_config quiet_cfg = {.size = sizeof quiet_cfg, .on_error = quiet};
     double *first = calloc((size_t)runs, sizeof *first);
     double *later = calloc((size_t)runs, sizeof *later);
+    double *unreserved = calloc((size_t)runs, sizeof *unreserved);
+    uint64_t drops = 0;
     for (int r = 0; r < runs; r++) {
         tlog_log *log;
         tlog_device *dev;
-        if (tlog_create(NULL, &log) != TLOG_OK)
+        if (tlog_create(&quiet_cfg, &log) != TLOG_OK)
             return;
-        if (tlog_device_register_(log, &slow_create_ops, NULL, "null", NULL, &dev) == TLOG_OK) {
+        if (tlog_device_register_(log, &slow_create_ops, NULL, "null", NULL, &dev) == TLOG_OK &&
+            tlog_device_reserve(dev, FIRST_SCOPES) == TLOG_OK) {
             first[r] = frame_of_scopes(log, dev);
             for (int k = 0; k < 9; k++)
                 later[r] = frame_of_scopes(log, dev);
+            drops += dropped(dev);
+        }
+        if (tlog_device_register_(log, &slow_create_ops, NULL, "null", NULL, &dev) == TLOG_OK) {
+            frame_of_scopes(log, dev);
+            unreserved[r] = (double)dropped(dev);
         }
         tlog_destroy(log);
     }
     double f = median(first, runs), l = median(later, runs);
-    printf("device scope with %.0f ns marker creation: first frame of a new device %.1f ns, "
-           "tenth frame %.1f ns, ratio %.2f (medians of %d runs x %d scopes)\n",
-           CREATE_NS, f, l, f / l, runs, FIRST_SCOPES);
+    printf("device scope with %.0f ns marker creation, after tlog_device_reserve: first frame "
+           "of a new device %.1f ns, tenth frame %.1f ns, ratio %.2f, %llu dropped (medians of "
+           "%d runs x %d scopes)\n",
+           CREATE_NS, f, l, f / l, (unsigned long long)drops, runs, FIRST_SCOPES);
+    printf("without a reservation, %d scopes back to back on a new device: %.0f dropped while "
+           "its marker thread makes more (median of %d runs)\n",
+           FIRST_SCOPES, median(unreserved, runs), runs);
     free(first);
     free(later);
+    free(unreserved);
 }
 
 int main(int argc, char **argv)
@@ -120,7 +147,8 @@ int main(int argc, char **argv)
     tlog_log *log;
     tlog_device *dev;
     if (tlog_create(NULL, &log) != TLOG_OK ||
-        tlog_device_register_(log, &null_ops, NULL, "null", NULL, &dev) != TLOG_OK)
+        tlog_device_register_(log, &null_ops, NULL, "null", NULL, &dev) != TLOG_OK ||
+        tlog_device_reserve(dev, SCOPES) != TLOG_OK)
         return 1;
     static const tlog_site frame = {"Frame", __FILE__, "main", __LINE__, 1};
     static const tlog_site sync = {"Sync", __FILE__, "main", __LINE__, 1};

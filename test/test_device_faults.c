@@ -211,6 +211,7 @@ static void full_pool_drops_scopes_with_one_warning(void **state)
     (void)state;
     sim_options o = {.max_scopes = 4, .pool_batch = 2};
     sim_fixture *fx = sim_fixture_make(&o);
+    assert_int_equal(tlog_device_reserve(fx->dev, 7), TLOG_OK);   /* held to 4 */
     host_begin(fx, "Frame");
     for (int i = 0; i < 7; i++)
         kernel(fx, fx->q1, "Kernel", 1.0);
@@ -301,6 +302,7 @@ static void *worker(void *p)
 static void device_scopes_from_adopting_threads_join_the_owner_frame(void **state)
 {
     sim_fixture *fx = *state;
+    assert_int_equal(tlog_device_reserve(fx->dev, 100), TLOG_OK);   /* a burst of 100 */
     host_begin(fx, "Frame");
     host_begin(fx, "Parallel");
     pthread_t th[2];

@@ -9,8 +9,10 @@
  *  - before recording into an application stream, check whether it is being
  *    captured; if so, record nothing (a plain event left in a capture stays
  *    unreadable, and recording changes the graph);
- *  - every query, wait and elapsed-time read, and the setting up and tearing
- *    down of a device (kernels loaded and unloaded, its own stream), runs
+ *  - every query, wait and elapsed-time read, every event made or destroyed
+ *    (the marker thread makes them while the application may be capturing),
+ *    and the setting up and tearing down of a device (kernels loaded and
+ *    unloaded, its own stream), runs
  *    with the thread in relaxed capture mode: in the default mode such a
  *    call invalidates a capture running on another thread (CUDA names
  *    cudaEventQuery; it does not list the rest, so every call that is not
@@ -111,7 +113,9 @@ static int create_event(void *out)
 static int cuda_marker_create(void *impl, tlog_marker *out)
 {
     cudaEvent_t ev = NULL;
+    relaxed_mode m = relaxed_begin();
     int rc = on_device(((cuda_impl *)impl)->ordinal, create_event, &ev);
+    relaxed_end(m);
     *out = (tlog_marker)ev;
     return rc;
 }
@@ -120,7 +124,9 @@ static void cuda_marker_destroy(void *impl, tlog_marker marker)
 {
     (void)impl;
     /* Allowed while the event is in flight: released once it completes. */
+    relaxed_mode m = relaxed_begin();
     status_of(cudaEventDestroy((cudaEvent_t)marker));
+    relaxed_end(m);
 }
 
 static int cuda_record(void *impl, void *queue, tlog_marker marker)

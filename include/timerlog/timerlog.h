@@ -665,7 +665,11 @@ enum tlog_device_flags {
     TLOG_DEVICE_LAUNCH_ROWS = 1u << 0,
     /* Subtract the calibrated empty-scope offset (tlog_device_info.
      * empty_scope_ns) from every interval. */
-    TLOG_DEVICE_SUBTRACT_OFFSET = 1u << 1
+    TLOG_DEVICE_SUBTRACT_OFFSET = 1u << 1,
+    /* Make markers only when the device is made, when a read of the device
+     * finds its pool low, and in tlog_device_reserve: no background thread
+     * refills this device's pool. */
+    TLOG_DEVICE_NO_MARKER_THREAD = 1u << 2
 };
 
 /* Settings for a device; zero-initialised means defaults. */
@@ -676,9 +680,14 @@ typedef struct tlog_device_config {
      * until resolved). Beyond it new device scopes are dropped and counted.
      * 0 selects 2048. */
     uint32_t max_scopes;
-    /* Scopes' markers created at a time, off the recording path: when the
-     * device is made, and when a read of the device finds the pool low.
-     * 0 selects 32. */
+    /* Scopes whose markers are made at a time, never by a device scope's
+     * begin: when the device is made, then whenever the pool of ready
+     * markers falls to half of this, by a background thread of the log (one
+     * for all its devices) and by reads of the device. A device scope that
+     * finds no marker ready is dropped and counted (scopes_dropped): a
+     * frame that begins more device scopes than this before its first read
+     * may outrun the thread; tlog_device_reserve makes room beforehand.
+     * 0 selects 64. */
     uint32_t pool_batch;
 } tlog_device_config;
 
@@ -707,6 +716,18 @@ typedef struct tlog_device_info {
 } tlog_device_info;
 
 TLOG_API int tlog_device_get_info(const tlog_device *dev, tlog_device_info *out) TLOG_NOEXCEPT;
+
+/*
+ * Makes markers now, on the calling thread, until `scopes` device scopes
+ * can begin with markers ready, and with half a batch more so that they do
+ * not set the marker thread going (at most max_scopes in flight): for an
+ * application that knows its frames begin many device scopes before their
+ * first sync (a CUDA event costs about 0.6 us to make). TLOG_OK when that
+ * many are ready or the pool is at max_scopes; TLOG_ENOMEM when memory or
+ * the backend ran out first (what was made is kept); TLOG_EINVAL for a
+ * NULL device.
+ */
+TLOG_API int tlog_device_reserve(tlog_device *dev, uint32_t scopes) TLOG_NOEXCEPT;
 
 /*
  * Destroys a device: intervals still pending are marked unresolved in their

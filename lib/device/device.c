@@ -15,6 +15,7 @@
  * it has been reached and read: re-recording a marker still in flight
  * silently loses its first timestamp.
  */
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +24,7 @@
 #include "device_impl.h"
 
 #define DEFAULT_MAX_SCOPES 2048u
-#define DEFAULT_POOL_BATCH 32u
+#define DEFAULT_POOL_BATCH 64u
 #define CALIBRATION_PAIRS 15
 #define CALIBRATION_TIMEOUT_NS 2000000000ull
 
@@ -42,6 +43,7 @@ static tlog_devices *devices_make(tlog_log *log)
         pthread_mutex_init(&ds->lock, NULL);
         pthread_mutex_init(&ds->poll_lock, NULL);
         pthread_mutex_init(&ds->force_lock, NULL);
+        pthread_cond_init(&ds->maker_wake, NULL);
         atomic_store_explicit(&log->devices, ds, memory_order_release);
     }
     pthread_mutex_unlock(&log->lock);
@@ -95,16 +97,6 @@ static bool pool_link(tlog_device *d, tlog_slot *block, uint32_t n)
     return true;
 }
 
-/* On the recording path, when the pool ran dry: up to one batch of slots,
- * whose markers are made as they are taken. Caller holds the device lock. */
-static void pool_grow(tlog_device *d)
-{
-    uint32_t n = pool_room(d);
-    tlog_slot *block = n ? calloc(n, sizeof *block) : NULL;
-    if (block && !pool_link(d, block, n))
-        free(block);
-}
-
 static void slot_markers_destroy(tlog_device *d, tlog_slot *s)
 {
     if (s->begin)
@@ -140,35 +132,151 @@ static void pool_fill(tlog_device *d, uint32_t n)
         free(block);
 }
 
-void tlog_pool_refill_(tlog_device *d)
+/* Gives bare slots new markers and puts them back on the free list; those
+ * the backend refuses stay bare. Caller holds the poll lock. */
+static void pool_remake_bare(tlog_device *d)
 {
     pthread_mutex_lock(&d->devs->lock);
-    bool low = d->nfree <= d->batch / 2;
-    uint32_t n = pool_room(d);
+    tlog_slot *bare = d->bare;
+    d->bare = NULL;
     pthread_mutex_unlock(&d->devs->lock);
-    if (low && n)
-        pool_fill(d, n);
+    while (bare) {
+        tlog_slot *s = bare;
+        bare = s->next;
+        bool made = slot_markers(d, s) == TLOG_OK;
+        if (!made)
+            slot_markers_destroy(d, s);
+        pthread_mutex_lock(&d->devs->lock);
+        s->next = made ? d->free : d->bare;
+        if (made) {
+            d->free = s;
+            d->nfree++;
+        } else {
+            d->bare = s;
+        }
+        pthread_mutex_unlock(&d->devs->lock);
+    }
 }
 
-/* Caller holds the device lock. */
+/* Up to `want` free slots, made a batch at a time while there is room.
+ * Caller holds the poll lock. */
+static void pool_fill_to(tlog_device *d, uint32_t want)
+{
+    for (;;) {
+        pthread_mutex_lock(&d->devs->lock);
+        uint32_t n = d->nfree < want ? pool_room(d) : 0;
+        pthread_mutex_unlock(&d->devs->lock);
+        if (!n)
+            return;
+        uint32_t before = d->nslots;
+        pool_fill(d, n);
+        if (d->nslots == before)
+            return;   /* no memory, or the backend refused */
+    }
+}
+
+void tlog_pool_refill_(tlog_device *d)
+{
+    pool_remake_bare(d);
+    pthread_mutex_lock(&d->devs->lock);
+    bool low = d->nfree <= d->batch / 2;
+    pthread_mutex_unlock(&d->devs->lock);
+    if (low)
+        pool_fill_to(d, d->batch);
+}
+
+int tlog_device_reserve(tlog_device *d, uint32_t scopes)
+{
+    if (!d)
+        return TLOG_EINVAL;
+    pthread_mutex_lock(&d->devs->poll_lock);
+    pool_remake_bare(d);
+    /* Past the refill mark too, so that those scopes wake no maker. */
+    uint32_t want = scopes > UINT32_MAX - d->batch ? UINT32_MAX : scopes + d->batch / 2 + 1;
+    pool_fill_to(d, want);
+    pthread_mutex_lock(&d->devs->lock);
+    bool enough = d->nfree >= scopes || d->nslots == d->max_scopes;
+    pthread_mutex_unlock(&d->devs->lock);
+    pthread_mutex_unlock(&d->devs->poll_lock);
+    return enough ? TLOG_OK : TLOG_ENOMEM;
+}
+
+/* Refills every device's pool that runs low, off the recording path. */
+static void *maker_main(void *arg)
+{
+    tlog_devices *ds = arg;
+    pthread_mutex_lock(&ds->lock);
+    for (;;) {
+        while (!ds->maker_wanted && !ds->maker_stop)
+            pthread_cond_wait(&ds->maker_wake, &ds->lock);
+        if (ds->maker_stop)
+            break;
+        ds->maker_wanted = false;
+        pthread_mutex_unlock(&ds->lock);
+        pthread_mutex_lock(&ds->poll_lock);   /* devices stay listed meanwhile */
+        for (tlog_device *d = ds->list; d; d = d->next_device)
+            if (!(d->flags & TLOG_DEVICE_NO_MARKER_THREAD))
+                tlog_pool_refill_(d);
+        pthread_mutex_unlock(&ds->poll_lock);
+        pthread_mutex_lock(&ds->lock);
+    }
+    pthread_mutex_unlock(&ds->lock);
+    return NULL;
+}
+
+/* Without the thread (it could not start), pools are refilled by reads of
+ * the device alone. Caller holds the poll lock. */
+static void maker_start(tlog_devices *ds)
+{
+    pthread_mutex_lock(&ds->lock);
+    bool start = !ds->maker_running;
+    pthread_mutex_unlock(&ds->lock);
+    if (!start)
+        return;
+    pthread_t th;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);   /* the application's signals */
+    bool started = pthread_create(&th, NULL, maker_main, ds) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_mutex_lock(&ds->lock);
+    ds->maker = th;
+    ds->maker_running = started;
+    pthread_mutex_unlock(&ds->lock);
+}
+
+static void maker_stop(tlog_devices *ds)
+{
+    pthread_mutex_lock(&ds->lock);
+    bool running = ds->maker_running;
+    ds->maker_stop = true;
+    pthread_cond_signal(&ds->maker_wake);
+    pthread_mutex_unlock(&ds->lock);
+    if (running)
+        pthread_join(ds->maker, NULL);
+}
+
+/* Caller holds the device lock. Never makes a marker: an empty pool gives
+ * NULL. Wakes the maker once the pool falls to half a batch. */
 static tlog_slot *pool_take(tlog_device *d)
 {
-    if (!d->free)
-        pool_grow(d);
     tlog_slot *s = d->free;
     if (!s)
         return NULL;
-    if (slot_markers(d, s) != TLOG_OK)
-        return NULL;
     d->free = s->next;
     d->nfree--;
+    if (d->nfree <= d->batch / 2 && !(d->flags & TLOG_DEVICE_NO_MARKER_THREAD) &&
+        d->devs->maker_running && !d->devs->maker_wanted) {
+        d->devs->maker_wanted = true;
+        pthread_cond_signal(&d->devs->maker_wake);
+    }
     s->next = s->prev = NULL;
     atomic_store_explicit(&s->state, (slot_gen(s) + 1) << 8 | SLOT_OPEN, memory_order_relaxed);
     return s;
 }
 
-/* Caller holds the device lock. A slot whose markers misbehaved gets new
- * ones when next taken. */
+/* Caller holds the device lock. A slot whose markers misbehaved waits,
+ * bare, for the next refill to give it new ones. */
 void tlog_pool_put_(tlog_device *d, tlog_slot *s, bool markers_bad)
 {
     if (markers_bad)
@@ -177,6 +285,11 @@ void tlog_pool_put_(tlog_device *d, tlog_slot *s, bool markers_bad)
     s->queue = NULL;
     slot_set(s, SLOT_FREE);
     s->prev = NULL;
+    if (markers_bad) {
+        s->next = d->bare;
+        d->bare = s;
+        return;
+    }
     s->next = d->free;
     d->free = s;
     d->nfree++;
@@ -358,7 +471,7 @@ static tlog_slot *slot_for_scope(tlog_device *d, tlog_thread *t, const tlog_toke
     }
     pthread_mutex_lock(&ds->lock);
     tlog_slot *s = f ? pool_take(d) : NULL;
-    bool warn = false;
+    bool warn = false, all_in_flight = d->nslots == d->max_scopes;
     if (s) {
         s->frame = f;
     } else if (f) {
@@ -372,11 +485,15 @@ static tlog_slot *slot_for_scope(tlog_device *d, tlog_thread *t, const tlog_toke
         atomic_fetch_sub_explicit(&f->outstanding, 1, memory_order_release);
         tlog_frame_release(f);
         DCOUNT(d, dropped, 1);
-        if (warn)
+        if (warn && all_in_flight)
             report_once(d, TLOG_EFULL,
-                        "all device scopes in flight (max_scopes) or no memory for "
-                        "markers: new device scopes are dropped and counted until "
-                        "some resolve");
+                        "all device scopes in flight (max_scopes): new device scopes "
+                        "are dropped and counted until some resolve");
+        else if (warn)
+            report_once(d, TLOG_EFULL,
+                        "no marker ready: dropped and counted (markers are made "
+                        "pool_batch at a time, in the background; tlog_device_reserve "
+                        "makes more beforehand)");
     } else {
         DCOUNT(d, outside, 1);
         report_once(d, TLOG_ELATE, "a device scope began after its frame ended; not timed");
@@ -681,6 +798,8 @@ int tlog_device_register_(tlog_log *log, const tlog_device_ops *ops, void *impl,
     d->next_device = ds->list;
     ds->list = d;
     pthread_mutex_unlock(&ds->lock);
+    if (!(d->flags & TLOG_DEVICE_NO_MARKER_THREAD))
+        maker_start(ds);
     pthread_mutex_unlock(&ds->poll_lock);
     *out = d;
     return TLOG_OK;
@@ -709,8 +828,10 @@ void tlog_devices_destroy_(tlog_log *log)
     tlog_devices *ds = devices_of(log);
     if (!ds)
         return;
+    maker_stop(ds);
     while (ds->list)
         tlog_device_destroy(ds->list);
+    pthread_cond_destroy(&ds->maker_wake);
     pthread_mutex_destroy(&ds->lock);
     pthread_mutex_destroy(&ds->poll_lock);
     pthread_mutex_destroy(&ds->force_lock);

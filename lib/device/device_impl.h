@@ -68,6 +68,8 @@ struct tlog_device {
 
     /* Guarded by the device lock. */
     tlog_slot *free;
+    tlog_slot *bare;                /* slots whose markers were let go after
+                                     * an error: remade by the next refill */
     struct slot_block { tlog_slot *slots; uint32_t n; } *blocks;
     size_t nblocks, capblocks;
     uint32_t nslots, nfree;
@@ -99,6 +101,12 @@ struct tlog_devices {
     tlog_device *list;
     uint64_t epoch;                 /* forced syncs so far (device lock) */
     _Atomic uint64_t wait_epoch;    /* the forced sync waiting now, or 0 */
+
+    /* The marker maker: a thread that refills pools running low, so that
+     * no device scope's begin makes a marker. Guarded by the device lock. */
+    pthread_cond_t maker_wake;
+    pthread_t maker;
+    bool maker_running, maker_wanted, maker_stop;
 };
 
 #define DCOUNT(dev, field, n) \
@@ -126,8 +134,9 @@ static inline tlog_devices *devices_of(tlog_log *log)
 
 /* device.c; callers hold the device lock. */
 TLOG_INTERNAL void tlog_pool_put_(tlog_device *d, tlog_slot *s, bool markers_bad);
-/* Adds a batch of slots with their markers made when the pool is low. Caller
- * holds the poll lock, not the device lock. */
+/* Remakes the markers of bare slots, then adds a batch of slots with their
+ * markers made when the pool is low. Caller holds the poll lock, not the
+ * device lock. */
 TLOG_INTERNAL void tlog_pool_refill_(tlog_device *d);
 /* The device goes: scopes begun and never ended show unresolved in their
  * frames, which they let go. Caller holds the device lock. */

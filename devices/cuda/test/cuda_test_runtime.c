@@ -33,8 +33,9 @@
  *    cudaErrorStreamCaptureUnsupported, and the captures that forbid them
  *    invalidated, unless the calling thread is in relaxed mode. CUDA names
  *    cudaMalloc and cudaEventQuery but leaves the rest open: elapsed time,
- *    library load and unload are counted here (stricter); event and stream
- *    creation and destruction, records and launches are not;
+ *    library load and unload, event creation and destruction are counted
+ *    here (stricter); stream creation and destruction, records and launches
+ *    are not;
  *  - errors: a last error per thread, set by every failing call but
  *    cudaErrorNotReady ("not actually an error", says CUDA); a lost device
  *    (an injected fault) fails every later call on it with a sticky
@@ -735,6 +736,8 @@ API cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
         e = cudaErrorInvalidValue;
     if (e == cudaSuccess)
         e = usable(tl_device);
+    if (e == cudaSuccess)
+        e = unsafe_call();
     struct CUevent_st *ev = e == cudaSuccess ? calloc(1, sizeof *ev) : NULL;
     if (e == cudaSuccess &&
         (!ev || tlog_sim_marker_create(rt.dev[tl_device].sim, &ev->marker) != TLOG_OK))
@@ -767,6 +770,9 @@ API cudaError_t cudaEventDestroy(cudaEvent_t event)
         return done(e);
     if (!valid_event(event))
         return done(cudaErrorInvalidResourceHandle);
+    e = unsafe_call();
+    if (e != cudaSuccess)
+        return done(e);
     event->magic = 0;
     e = usable(event->device);
     tlog_sim_marker_destroy(rt.dev[event->device].sim, event->marker);

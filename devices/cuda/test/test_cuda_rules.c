@@ -363,7 +363,8 @@ static void default_device_waits_for_capture(void)
 }
 
 /* Rule: queries, waits and elapsed-time reads run in relaxed capture mode,
- * and so do a device's set-up and tear-down: none of them invalidates a
+ * and so do events made and destroyed and a device's set-up and tear-down
+ * (its events destroyed): none of them invalidates a
  * capture that another thread runs in global mode. The runtime is first
  * seen to enforce the rule on the same calls made bare. */
 static void queries_leave_captures_intact(void)
@@ -381,6 +382,10 @@ static void queries_leave_captures_intact(void)
     capture_start(&c, 0, cudaStreamCaptureModeGlobal);
     CHECK(cudaEventElapsedTime(&ms, a, b) == cudaErrorStreamCaptureUnsupported);
     CHECK(capture_finish(&c) == cudaErrorStreamCaptureInvalidated);
+    cudaEvent_t made = NULL;
+    capture_start(&c, 0, cudaStreamCaptureModeGlobal);
+    CHECK(cudaEventCreate(&made) == cudaErrorStreamCaptureUnsupported);
+    CHECK(capture_finish(&c) == cudaErrorStreamCaptureInvalidated);
     cudaEventDestroy(a);
     cudaEventDestroy(b);
     cudaGetLastError();
@@ -391,6 +396,7 @@ static void queries_leave_captures_intact(void)
     uint64_t invalidated = stats().captures_invalidated;
     capture_start(&c, 0, cudaStreamCaptureModeGlobal);
     tlog_device *other = device_for(log, 1, NULL);   /* kernels loaded, events waited for */
+    CHECK(tlog_device_reserve(dev, 300) == TLOG_OK);  /* events made, as the marker thread does */
     tlog_log_begin(log, site("Frame"));
     timed(dev, s, "Short", 1 * MS);
     sleep_ns(3 * MS);
@@ -508,12 +514,13 @@ static void events_on_their_device(void)
     tlog_device_config c = {.size = sizeof c, .max_scopes = 256, .pool_batch = 4};
     tlog_device *dev = device_for(log, 0, &c);
     uint64_t pool = info(dev).pool_scopes;
+    CHECK(tlog_device_reserve(dev, 40) == TLOG_OK);   /* made with device 1 current */
+    CHECK(info(dev).pool_scopes >= 40 && info(dev).pool_scopes > pool);
     tlog_log_begin(log, site("Frame"));
     CHECK(tlog_test_cuda_launch(s0, 5 * MS) == cudaSuccess);
     for (int k = 0; k < 40; k++)
         timed(dev, s0, "Kernel", 10 * US);
     tlog_log_end(log, site("Frame"));
-    CHECK(info(dev).pool_scopes > pool);    /* grown while recording */
     CHECK(tlog_sync(log) == TLOG_OK);
     tlog_device_info i = info(dev);
     CHECK(i.scopes_failed == 0 && i.resolved == 40 && i.unresolved == 0);
@@ -545,6 +552,8 @@ static void pool_reuse_and_caps(void)
     tlog_device_config c = {.size = sizeof c, .max_scopes = 64, .pool_batch = 16};
     tlog_device *capped = device_for(log, 0, &c);
     cudaStream_t s = stream_on(0, cudaStreamNonBlocking);
+    CHECK(tlog_device_reserve(capped, 100) == TLOG_OK);   /* held to max_scopes */
+    CHECK(info(capped).pool_scopes == 64);
     tlog_log_begin(log, site("Frame"));
     CHECK(tlog_test_cuda_launch(s, 50 * MS) == cudaSuccess);
     for (int k = 0; k < 100; k++) {

@@ -30,6 +30,7 @@ static tlog_device_info info(tlog_device *dev)
 /* `n` scopes in one frame behind a long kernel: all in flight at once. */
 static void scopes_in_flight(tlog_log *log, tlog_device *dev, hipStream_t s, int n)
 {
+    tlog_device_reserve(dev, (uint32_t)n);   /* markers up to the cap or budget */
     tlog_log_begin(log, site("frame"));
     CHECK(tlog_test_hip_launch(s, 50 * MS) == hipSuccess);
     for (int k = 0; k < n; k++) {
