@@ -65,7 +65,8 @@ static void put_str(tlog_bytes *b, const char *s)
     uint8_t *p = grow(b, 2 + n);
     if (p) {
         tlog_put_u16_(p, (uint16_t)n);
-        memcpy(p + 2, s, n);
+        if (n)   /* a site may have no file or function: s is then NULL */
+            memcpy(p + 2, s, n);
     }
 }
 

@@ -719,9 +719,22 @@ static void end_without_state(tlog_log *log, const tlog_site *site)
         report_unmatched(NULL, log, site);
 }
 
+/* A NULL site opens or closes nothing: said once, then counted. */
+static void __attribute__((noinline)) null_site(const char *call)
+{
+    tlog_log *log = tlog_default();
+    if (!log)
+        return;
+    tlog_report_(log, NULL, TLOG_EINVAL, NULL, "%s(NULL): a scope needs a site; ignored", call);
+}
+
 void tlog_begin(const tlog_site *site)
 {
     tlog_thread *t = tlog_tls_default_;
+    if (TLOG_UNLIKELY(!site)) {
+        null_site("tlog_begin");
+        return;
+    }
     if (TLOG_UNLIKELY(!t)) {
         begin_first(site);
         return;
@@ -732,6 +745,10 @@ void tlog_begin(const tlog_site *site)
 void tlog_end(const tlog_site *site)
 {
     tlog_thread *t = tlog_tls_default_;
+    if (TLOG_UNLIKELY(!site)) {
+        null_site("tlog_end");
+        return;
+    }
     if (TLOG_UNLIKELY(!t)) {
         end_without_state(tlog_default(), site);
         return;

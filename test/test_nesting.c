@@ -173,9 +173,41 @@ static void default_handler_prints_a_kind_once_then_counts(void **state)
     tlog_destroy(log);
 }
 
+static collected_errors default_errors;
+
+/* tlog_begin(NULL) and tlog_end(NULL) open and close nothing, are reported,
+ * and leave the frame around them whole. */
+static void null_site_is_reported_and_ignored(void **state)
+{
+    (void)state;
+    static const tlog_site frame = {"Frame", __FILE__, __func__, __LINE__, TLOG_LEVEL_COARSE};
+    tlog_begin(&frame);
+    tlog_begin(NULL);
+    assert_int_equal(tlog_depth(NULL), 1);
+    tlog_end(NULL);
+    assert_int_equal(tlog_depth(NULL), 1);
+    tlog_end(&frame);
+    tlog_end(NULL);   /* nothing open, no thread state needed */
+    assert_int_equal(count_code(&default_errors, TLOG_EINVAL), 3);
+    assert_non_null(strstr(default_errors.last, "tlog_end(NULL)"));
+    tlog_frame *f = tlog_frame_pop(NULL);
+    assert_non_null(f);
+    char *text = dump_string(f, NULL);
+    assert_non_null(strstr(text, "> 100.00% "));
+    assert_non_null(strstr(text, "| (C) Frame\n"));
+    assert_int_equal(child_count(tlog_frame_root(f)), 0);
+    free(text);
+    tlog_frame_release(f);
+    assert_int_equal(stats_of(NULL).unmatched_ends + stats_of(NULL).mismatched_ends, 0);
+}
+
 int main(void)
 {
+    tlog_config dc = test_config(&default_errors);
+    if (tlog_default_config(&dc) != TLOG_OK)
+        return 1;
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(null_site_is_reported_and_ignored),
         cmocka_unit_test_setup_teardown(end_of_outer_scope_closes_inner_ones_at_that_instant,
                                         fixture_setup, fixture_teardown),
         cmocka_unit_test_setup_teardown(end_with_nothing_open_is_ignored, fixture_setup, fixture_teardown),

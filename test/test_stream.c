@@ -193,6 +193,30 @@ static void sites_first_seen_late_are_described(void **state)
     tlog_reader_close(r);
 }
 
+/* A site with no file and no function (made by hand, or the library's own
+ * rows) streams and reads back with empty ones. */
+static void site_without_file_or_function_streams(void **state)
+{
+    (void)state;
+    const char *path = path_in_dir("bare.tlog");
+    sim_fixture *fx = streaming_fixture(path, 4096);
+    static const tlog_site bare = {"Bare", NULL, NULL, 0, TLOG_LEVEL_COARSE};
+    host_begin(fx, "Frame");
+    tlog_log_begin(fx->log, &bare);
+    tlog_log_end(fx->log, &bare);
+    host_end(fx, "Frame");
+    sim_fixture_free(fx);
+    tlog_reader *r;
+    assert_int_equal(tlog_reader_open(path, &r), TLOG_OK);
+    tlog_frame *f;
+    assert_int_equal(tlog_reader_next(r, &f), TLOG_OK);
+    tlog_node_info i = info_of(tlog_node_first_child(tlog_frame_root(f)));
+    assert_string_equal(i.name, "Bare");
+    assert_true(i.file == NULL || i.file[0] == '\0');
+    tlog_frame_release(f);
+    tlog_reader_close(r);
+}
+
 static void percent_in_the_path_becomes_the_rank(void **state)
 {
     (void)state;
@@ -491,6 +515,7 @@ int main(void)
         cmocka_unit_test(cli_dump_matches_the_in_process_dump),
         cmocka_unit_test(cli_exit_codes_follow_convention),
         cmocka_unit_test(sites_first_seen_late_are_described),
+        cmocka_unit_test(site_without_file_or_function_streams),
         cmocka_unit_test(percent_in_the_path_becomes_the_rank),
         cmocka_unit_test(unwritable_path_is_reported_and_recording_goes_on),
         cmocka_unit_test(full_disk_keeps_what_was_written),

@@ -369,7 +369,8 @@ TLOG_API uint32_t tlog_thread_id(tlog_log *log) TLOG_NOEXCEPT;
 /*
  * Opens a scope of `site` on the calling thread in the default log. Lock-free,
  * allocation-free once the thread is warm. Does not check the site's level:
- * the macros do that before calling.
+ * the macros do that before calling. A NULL site opens nothing and is
+ * reported (TLOG_EINVAL).
  */
 TLOG_API void tlog_begin(const tlog_site *site) TLOG_NOEXCEPT;
 
@@ -379,11 +380,13 @@ TLOG_API void tlog_begin(const tlog_site *site) TLOG_NOEXCEPT;
  *  - if a scope of that name is open further out, the scopes inside it are
  *    closed at this instant (marked repaired), then it is closed;
  *  - if none is open, the end is ignored.
- * Each case is reported once through the error callback and counted.
+ * Each case is reported once through the error callback and counted. A NULL
+ * site closes nothing and is reported (TLOG_EINVAL).
  */
 TLOG_API void tlog_end(const tlog_site *site) TLOG_NOEXCEPT;
 
-/* tlog_begin / tlog_end on an explicit log (NULL = default log). */
+/* tlog_begin / tlog_end on an explicit log (NULL = default log); a NULL
+ * site is ignored. */
 TLOG_API void tlog_log_begin(tlog_log *log, const tlog_site *site) TLOG_NOEXCEPT;
 TLOG_API void tlog_log_end(tlog_log *log, const tlog_site *site) TLOG_NOEXCEPT;
 
