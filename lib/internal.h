@@ -302,6 +302,12 @@ struct tlog_log {
     atomic_int level;
     bool is_default;
     bool bad_timeout_env;     /* TIMERLOG_SYNC_TIMEOUT_MS was unreadable */
+    /* Reports made while the log is being made, when a library lock may be
+     * held (the default log's): told once it is made, with no lock held.
+     * The list is guarded by error_lock. */
+    atomic_bool creating;
+    struct { int code; char msg[256]; } deferred[4];
+    unsigned ndeferred;
     tlog_config cfg;          /* with defaults filled in */
     size_t budget_recs;       /* records per thread per frame */
     size_t chunk_recs;

@@ -150,9 +150,39 @@ static int create_log(const tlog_config *config, tlog_log **out, bool *bad_env)
     log->wall0_ns = (uint64_t)wall.tv_sec * 1000000000u + (uint64_t)wall.tv_nsec;
     long rank = tlog_env_rank_();
     log->rank = rank > 0 ? (uint32_t)rank : 0;
+    atomic_init(&log->creating, true);
     tlog_stream_open_(log);   /* before any frame can complete */
     *out = log;
     return TLOG_OK;
+}
+
+/* What was reported while the log was being made, now that no lock is held:
+ * the error callback may call the library. */
+static void tell_deferred(tlog_log *log)
+{
+    pthread_mutex_lock(&log->error_lock);
+    atomic_store(&log->creating, false);
+    unsigned n = log->ndeferred;
+    log->ndeferred = 0;
+    pthread_mutex_unlock(&log->error_lock);
+    for (unsigned i = 0; i < n; i++)
+        tlog_report_(log, NULL, log->deferred[i].code, NULL, "%s", log->deferred[i].msg);
+}
+
+/* Keeps a report made while the log is being made; false once it is made. */
+static bool defer_report(tlog_log *log, int code, const char *msg)
+{
+    if (!atomic_load(&log->creating))
+        return false;
+    pthread_mutex_lock(&log->error_lock);
+    bool kept = atomic_load(&log->creating);
+    if (kept && log->ndeferred < sizeof log->deferred / sizeof log->deferred[0]) {
+        log->deferred[log->ndeferred].code = code;
+        snprintf(log->deferred[log->ndeferred].msg, sizeof log->deferred[0].msg, "%s", msg);
+        log->ndeferred++;
+    }
+    pthread_mutex_unlock(&log->error_lock);
+    return kept;
 }
 
 static void report_bad_env(tlog_log *log, bool bad_level)
@@ -189,6 +219,7 @@ static void start_forwarders(tlog_log *log)
  * callback may call the library. */
 static void after_create(tlog_log *log, bool bad_env)
 {
+    tell_deferred(log);
     report_bad_env(log, bad_env);
     tlog_stream_report_open_(log);
     start_forwarders(log);
@@ -362,6 +393,8 @@ void tlog_report_(tlog_log *log, const tlog_thread *t, int code,
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    if (defer_report(log, code, msg))
+        return;
     tlog_error err = {code, msg, site, t ? t->id : 0};
     if (log->cfg.on_error) {
         log->cfg.on_error(log->cfg.error_user, &err);

@@ -24,6 +24,7 @@
 
 #define DEFAULT_BUFFER ((size_t)4 << 20)
 #define MIN_BUFFER ((size_t)4096)
+#define MAX_BUFFER ((size_t)1 << 30)
 #define READY_POLL_NS 1000000L
 #define WRITER_NAP_NS 1000000L
 
@@ -50,6 +51,8 @@ struct tlog_stream {
     atomic_bool failed;         /* the file cannot be written: stop */
     atomic_bool forked;         /* inherited by a child: no writer here */
     bool has_writer;
+    bool opening;               /* open_file writes the header */
+    int write_errno;            /* why the last write failed */
     char open_error[320];       /* why the file could not be opened */
     uint64_t taken, done;       /* frames handed over / processed */
     uint64_t flushed;           /* `done` when the file last caught up */
@@ -144,11 +147,17 @@ static bool expand_path(const char *pattern, char *out, size_t size)
     return n > 0;
 }
 
-/* TIMERLOG_BUFSIZE: bytes, with an optional K, M or G suffix. */
+/* TIMERLOG_BUFSIZE: bytes, with an optional K, M or G suffix, at most
+ * MAX_BUFFER; 0 for anything else (a sign, overflow, trailing text). */
 static size_t parse_size(const char *s)
 {
+    if (*s < '0' || *s > '9')
+        return 0;   /* strtoull would take "-1" as its largest value */
     char *end;
+    errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
+    if (errno == ERANGE)
+        return 0;
     unsigned shift = 0;
     if (*end == 'K' || *end == 'k')
         shift = 10;
@@ -156,7 +165,7 @@ static size_t parse_size(const char *s)
         shift = 20;
     else if (*end == 'G' || *end == 'g')
         shift = 30;
-    if (end == s || (shift && end[1]) || (!shift && *end) || v > (SIZE_MAX >> shift))
+    if (end == s || (shift && end[1]) || (!shift && *end) || v > (MAX_BUFFER >> shift))
         return 0;
     return (size_t)v << shift;
 }
@@ -168,6 +177,9 @@ static size_t parse_size(const char *s)
 static void fail(tlog_stream *s, int err)
 {
     s->failed = true;
+    s->write_errno = err;
+    if (s->opening)
+        return;   /* open_file says it, once, in open_error */
     tlog_report_(s->log, NULL, TLOG_EIO, NULL,
                  "cannot write the stream %s: %s; streaming stops here, what was "
                  "written before stays readable",
@@ -352,13 +364,19 @@ static void stream_free(tlog_stream *s)
 
 static int open_file(tlog_stream *s)
 {
-    s->fd = open(s->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    /* Non-blocking, so that a FIFO nobody reads fails (ENXIO) instead of
+     * holding the first scope for ever; blocking again once open. */
+    s->fd = open(s->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0644);
     if (s->fd < 0) {
         snprintf(s->open_error, sizeof s->open_error,
                  "cannot open the stream %.200s: %s; streaming is off", s->path,
-                 strerror(errno));
+                 errno == ENXIO ? "a FIFO with no reader" : strerror(errno));
         return TLOG_EIO;
     }
+    int flags = fcntl(s->fd, F_GETFL);
+    if (flags >= 0)
+        fcntl(s->fd, F_SETFL, flags & ~O_NONBLOCK);
+    s->opening = true;
     uint8_t header[TLOG_STREAM_HEADER_BYTES];
     long rank = tlog_env_rank_();
     tlog_encode_header_(header, rank >= 0 ? (uint32_t)rank : TLOG_STREAM_NONE,
@@ -366,9 +384,11 @@ static int open_file(tlog_stream *s)
     put(s, header, sizeof header, false);
     write_all(s, s->buf, s->used);
     s->used = 0;
+    s->opening = false;
     if (s->failed)
         snprintf(s->open_error, sizeof s->open_error,
-                 "cannot write the stream %.250s; streaming is off", s->path);
+                 "cannot write the stream %.200s: %s; streaming is off", s->path,
+                 strerror(s->write_errno));
     return s->failed ? TLOG_EIO : TLOG_OK;
 }
 
@@ -387,8 +407,8 @@ static const char *stream_settings(const tlog_log *log, size_t *bytes)
             *bytes = parse_size(size);
         else if (size && *size)
             tlog_report_((tlog_log *)log, NULL, TLOG_EINVAL, NULL,
-                         "TIMERLOG_BUFSIZE=%s is not a size (bytes, or a number with K, "
-                         "M or G); ignored", size);
+                         "TIMERLOG_BUFSIZE=%.40s is not a size (bytes, or a number with K, "
+                         "M or G, at most 1G); the default is used", size);
     }
     if (!*bytes)
         *bytes = DEFAULT_BUFFER;
@@ -407,8 +427,11 @@ int tlog_stream_open_(tlog_log *log)
     if (!pattern)
         return TLOG_OK;
     tlog_stream *s = calloc(1, sizeof *s);
-    if (!s)
+    if (!s) {
+        tlog_report_(log, NULL, TLOG_ENOMEM, NULL,
+                     "no memory for the stream %.200s; streaming is off", pattern);
         return TLOG_ENOMEM;
+    }
     s->log = log;
     s->fd = -1;
     s->cap = bytes;
@@ -423,12 +446,14 @@ int tlog_stream_open_(tlog_log *log)
     pthread_condattr_destroy(&attr);
     pthread_cond_init(&s->room, NULL);
     pthread_cond_init(&s->idle, NULL);
-    if (!s->buf || !s->pending) {
-        stream_free(s);
-        return TLOG_ENOMEM;
-    }
     int rc = TLOG_OK;
-    if (!expand_path(pattern, s->path, sizeof s->path)) {
+    if (!s->buf || !s->pending) {
+        /* Kept, failed: its frames are counted as not streamed, and
+         * tlog_stream_flush answers TLOG_EIO. */
+        snprintf(s->open_error, sizeof s->open_error,
+                 "no memory for the stream's buffer (%zu bytes); streaming is off", bytes);
+        rc = TLOG_ENOMEM;
+    } else if (!expand_path(pattern, s->path, sizeof s->path)) {
         snprintf(s->open_error, sizeof s->open_error,
                  "stream path \"%.200s\" is too long; streaming is off", pattern);
         rc = TLOG_EINVAL;
@@ -454,7 +479,8 @@ void tlog_stream_report_open_(tlog_log *log)
 {
     tlog_stream *s = atomic_load_explicit(&log->stream, memory_order_acquire);
     if (s && s->open_error[0])
-        tlog_report_(log, NULL, TLOG_EIO, NULL, "%s", s->open_error);
+        tlog_report_(log, NULL, s->buf && s->pending ? TLOG_EIO : TLOG_ENOMEM, NULL, "%s",
+                     s->open_error);
 }
 
 /* Caller holds s->lock. */
