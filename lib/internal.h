@@ -486,6 +486,17 @@ TLOG_INTERNAL bool tlog_stream_take_(tlog_log *log, tlog_frame *f);
 TLOG_INTERNAL void tlog_stream_close_(tlog_log *log, bool release);
 TLOG_INTERNAL void tlog_stream_stats_(tlog_log *log, uint64_t *written, uint64_t *lost);
 
+/* fork.c: the process-wide locks, each module's taken before fork() and
+ * let go after it in both processes, so that a child never finds one held
+ * by a thread it does not have. The child's copies of streams are
+ * switched off (their writers stay with the parent). */
+enum { TLOG_FORK_PREPARE, TLOG_FORK_PARENT, TLOG_FORK_CHILD };
+TLOG_INTERNAL void tlog_log_atfork_(int phase);
+TLOG_INTERNAL void tlog_stream_atfork_(int phase);
+TLOG_INTERNAL void tlog_thread_atfork_(int phase);
+TLOG_INTERNAL void tlog_site_atfork_(int phase);
+TLOG_INTERNAL void tlog_clock_atfork_(int phase);
+
 /* subscribe.c */
 /* Logs that have subscribers: the hot path's one check. */
 extern TLOG_INTERNAL _Atomic int tlog_subscribed_;

@@ -16,6 +16,14 @@ static _Atomic(tlog_log *) default_log;
 static tlog_config default_cfg;
 static bool default_cfg_set;
 
+void tlog_log_atfork_(int phase)
+{
+    if (phase == TLOG_FORK_PREPARE)
+        pthread_mutex_lock(&default_lock);
+    else
+        pthread_mutex_unlock(&default_lock);
+}
+
 const char *tlog_strerror(int code)
 {
     switch (code) {

@@ -427,3 +427,15 @@ int tlog_names_get_info(tlog_names_info *out)
     };
     return tlog_copy_sized_(out, &info, sizeof info);
 }
+
+/* Outer to inner: none of these is held while another is taken. */
+void tlog_site_atfork_(int phase)
+{
+    pthread_mutex_t *locks[] = {&named_lock, &intern_lock, &entries_lock};
+    for (size_t i = 0; i < sizeof locks / sizeof locks[0]; i++) {
+        if (phase == TLOG_FORK_PREPARE)
+            pthread_mutex_lock(locks[i]);
+        else
+            pthread_mutex_unlock(locks[sizeof locks / sizeof locks[0] - 1 - i]);
+    }
+}

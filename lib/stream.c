@@ -65,34 +65,22 @@ struct tlog_stream {
 /* Open streams, so that a forked child can switch its copies off: it has
  * none of the writer threads. */
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t registry_once = PTHREAD_ONCE_INIT;
 static tlog_stream *registry;
 
-static void before_fork(void)
+void tlog_stream_atfork_(int phase)
 {
-    pthread_mutex_lock(&registry_lock);
-}
-
-static void after_fork_parent(void)
-{
+    if (phase == TLOG_FORK_PREPARE) {
+        pthread_mutex_lock(&registry_lock);
+        return;
+    }
+    if (phase == TLOG_FORK_CHILD)
+        for (tlog_stream *s = registry; s; s = s->next_open)
+            atomic_store(&s->forked, true);
     pthread_mutex_unlock(&registry_lock);
-}
-
-static void after_fork_child(void)
-{
-    for (tlog_stream *s = registry; s; s = s->next_open)
-        atomic_store(&s->forked, true);
-    pthread_mutex_init(&registry_lock, NULL);
-}
-
-static void registry_init(void)
-{
-    pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 }
 
 static void registry_add(tlog_stream *s)
 {
-    pthread_once(&registry_once, registry_init);
     pthread_mutex_lock(&registry_lock);
     s->next_open = registry;
     registry = s;

@@ -21,6 +21,14 @@ static bool exit_key_made;
 static pthread_mutex_t states_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t states_cond = PTHREAD_COND_INITIALIZER;
 
+void tlog_thread_atfork_(int phase)
+{
+    if (phase == TLOG_FORK_PREPARE)
+        pthread_mutex_lock(&states_lock);
+    else
+        pthread_mutex_unlock(&states_lock);
+}
+
 /* Bumped by every tlog_destroy, so threads know to free dead states. */
 static _Atomic unsigned long dead_epoch;
 static TLOG_TLS unsigned long tls_seen_epoch;
