@@ -304,7 +304,8 @@ struct tlog_log {
     bool bad_timeout_env;     /* TIMERLOG_SYNC_TIMEOUT_MS was unreadable */
     /* Reports made while the log is being made, when a library lock may be
      * held (the default log's): told once it is made, with no lock held.
-     * The list is guarded by error_lock. */
+     * The list is guarded by error_lock; making a log reports at most two
+     * things (TIMERLOG_BUFSIZE, then the stream). */
     atomic_bool creating;
     struct { int code; char msg[256]; } deferred[4];
     unsigned ndeferred;
@@ -475,8 +476,6 @@ TLOG_INTERNAL void tlog_devices_destroy_(tlog_log *log);
 
 /* stream.c */
 TLOG_INTERNAL int tlog_stream_open_(tlog_log *log);
-/* Reports why the stream could not be opened, if it could not. */
-TLOG_INTERNAL void tlog_stream_report_open_(tlog_log *log);
 /* The MPI rank the environment shows (Open MPI, PMIx, MPICH/PMI, Slurm),
  * or -1. */
 TLOG_INTERNAL long tlog_env_rank_(void);

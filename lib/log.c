@@ -229,7 +229,6 @@ static void after_create(tlog_log *log, bool bad_env)
 {
     tell_deferred(log);
     report_bad_env(log, bad_env);
-    tlog_stream_report_open_(log);
     start_forwarders(log);
 }
 

@@ -53,7 +53,6 @@ struct tlog_stream {
     bool has_writer;
     bool opening;               /* open_file writes the header */
     int write_errno;            /* why the last write failed */
-    char open_error[320];       /* why the file could not be opened */
     uint64_t taken, done;       /* frames handed over / processed */
     uint64_t flushed;           /* `done` when the file last caught up */
     uint64_t flush_wanted;      /* a flush waits for `done` to reach this */
@@ -167,7 +166,7 @@ static void fail(tlog_stream *s, int err)
     s->failed = true;
     s->write_errno = err;
     if (s->opening)
-        return;   /* open_file says it, once, in open_error */
+        return;   /* open_file says it, once */
     tlog_report_(s->log, NULL, TLOG_EIO, NULL,
                  "cannot write the stream %s: %s; streaming stops here, what was "
                  "written before stays readable",
@@ -356,9 +355,9 @@ static int open_file(tlog_stream *s)
      * holding the first scope for ever; blocking again once open. */
     s->fd = open(s->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0644);
     if (s->fd < 0) {
-        snprintf(s->open_error, sizeof s->open_error,
-                 "cannot open the stream %.200s: %s; streaming is off", s->path,
-                 errno == ENXIO ? "a FIFO with no reader" : strerror(errno));
+        tlog_report_(s->log, NULL, TLOG_EIO, NULL,
+                     "cannot open the stream %.200s: %s; streaming is off", s->path,
+                     errno == ENXIO ? "a FIFO with no reader" : strerror(errno));
         return TLOG_EIO;
     }
     int flags = fcntl(s->fd, F_GETFL);
@@ -374,9 +373,9 @@ static int open_file(tlog_stream *s)
     s->used = 0;
     s->opening = false;
     if (s->failed)
-        snprintf(s->open_error, sizeof s->open_error,
-                 "cannot write the stream %.200s: %s; streaming is off", s->path,
-                 strerror(s->write_errno));
+        tlog_report_(s->log, NULL, TLOG_EIO, NULL,
+                     "cannot write the stream %.200s: %s; streaming is off", s->path,
+                     strerror(s->write_errno));
     return s->failed ? TLOG_EIO : TLOG_OK;
 }
 
@@ -406,8 +405,8 @@ static const char *stream_settings(const tlog_log *log, size_t *bytes)
 }
 
 /* Opens the log's stream. A stream that cannot write stays, failed, so that
- * its frames are counted and tlog_stream_flush says so; the reason is
- * reported by tlog_stream_report_open_, once no lock is held. */
+ * its frames are counted and tlog_stream_flush says so. The reason is
+ * reported as the log is made: tlog_report_ tells it once no lock is held. */
 int tlog_stream_open_(tlog_log *log)
 {
     size_t bytes;
@@ -438,12 +437,12 @@ int tlog_stream_open_(tlog_log *log)
     if (!s->buf || !s->pending) {
         /* Kept, failed: its frames are counted as not streamed, and
          * tlog_stream_flush answers TLOG_EIO. */
-        snprintf(s->open_error, sizeof s->open_error,
-                 "no memory for the stream's buffer (%zu bytes); streaming is off", bytes);
+        tlog_report_(log, NULL, TLOG_ENOMEM, NULL,
+                     "no memory for the stream's buffer (%zu bytes); streaming is off", bytes);
         rc = TLOG_ENOMEM;
     } else if (!expand_path(pattern, s->path, sizeof s->path)) {
-        snprintf(s->open_error, sizeof s->open_error,
-                 "stream path \"%.200s\" is too long; streaming is off", pattern);
+        tlog_report_(log, NULL, TLOG_EINVAL, NULL,
+                     "stream path \"%.200s\" is too long; streaming is off", pattern);
         rc = TLOG_EINVAL;
     }
     if (rc == TLOG_OK)
@@ -451,8 +450,8 @@ int tlog_stream_open_(tlog_log *log)
     if (rc == TLOG_OK) {
         s->has_writer = pthread_create(&s->writer, NULL, writer_main, s) == 0;
         if (!s->has_writer) {
-            snprintf(s->open_error, sizeof s->open_error,
-                     "cannot start the stream's writer thread; streaming is off");
+            tlog_report_(log, NULL, TLOG_ENOMEM, NULL,
+                         "cannot start the stream's writer thread; streaming is off");
             rc = TLOG_ENOMEM;
         }
     }
@@ -461,14 +460,6 @@ int tlog_stream_open_(tlog_log *log)
     registry_add(s);
     atomic_store_explicit(&log->stream, s, memory_order_release);
     return rc;
-}
-
-void tlog_stream_report_open_(tlog_log *log)
-{
-    tlog_stream *s = atomic_load_explicit(&log->stream, memory_order_acquire);
-    if (s && s->open_error[0])
-        tlog_report_(log, NULL, s->buf && s->pending ? TLOG_EIO : TLOG_ENOMEM, NULL, "%s",
-                     s->open_error);
 }
 
 /* Caller holds s->lock. */
