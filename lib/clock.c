@@ -32,10 +32,7 @@ static pthread_once_t hw_once = PTHREAD_ONCE_INIT;
 
 void tlog_clock_atfork_(int phase)
 {
-    if (phase == TLOG_FORK_PREPARE)
-        pthread_mutex_lock(&hw.lock);
-    else
-        pthread_mutex_unlock(&hw.lock);
+    tlog_fork_lock_(&hw.lock, phase);
 }
 
 int64_t tlog_mono_ns_(void)

@@ -14,6 +14,14 @@ static const atfork_fn modules[] = {
 };
 #define NMODULES (sizeof modules / sizeof modules[0])
 
+void tlog_fork_lock_(pthread_mutex_t *lock, int phase)
+{
+    if (phase == TLOG_FORK_PREPARE)
+        pthread_mutex_lock(lock);
+    else
+        pthread_mutex_unlock(lock);
+}
+
 static void prepare(void)
 {
     for (size_t i = 0; i < NMODULES; i++)

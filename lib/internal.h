@@ -490,6 +490,8 @@ TLOG_INTERNAL void tlog_stream_stats_(tlog_log *log, uint64_t *written, uint64_t
  * by a thread it does not have. The child's copies of streams are
  * switched off (their writers stay with the parent). */
 enum { TLOG_FORK_PREPARE, TLOG_FORK_PARENT, TLOG_FORK_CHILD };
+/* Takes `lock` before fork(), lets it go after. */
+TLOG_INTERNAL void tlog_fork_lock_(pthread_mutex_t *lock, int phase);
 TLOG_INTERNAL void tlog_log_atfork_(int phase);
 TLOG_INTERNAL void tlog_stream_atfork_(int phase);
 TLOG_INTERNAL void tlog_thread_atfork_(int phase);

@@ -18,10 +18,7 @@ static bool default_cfg_set;
 
 void tlog_log_atfork_(int phase)
 {
-    if (phase == TLOG_FORK_PREPARE)
-        pthread_mutex_lock(&default_lock);
-    else
-        pthread_mutex_unlock(&default_lock);
+    tlog_fork_lock_(&default_lock, phase);
 }
 
 const char *tlog_strerror(int code)

@@ -719,7 +719,7 @@ static void end_without_state(tlog_log *log, const tlog_site *site)
         report_unmatched(NULL, log, site);
 }
 
-/* A NULL site opens or closes nothing: said once, then counted. */
+/* A NULL site opens or closes nothing; the error handler is told. */
 static void __attribute__((noinline)) null_site(const char *call)
 {
     tlog_log *log = tlog_default();

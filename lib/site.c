@@ -432,10 +432,7 @@ int tlog_names_get_info(tlog_names_info *out)
 void tlog_site_atfork_(int phase)
 {
     pthread_mutex_t *locks[] = {&named_lock, &intern_lock, &entries_lock};
-    for (size_t i = 0; i < sizeof locks / sizeof locks[0]; i++) {
-        if (phase == TLOG_FORK_PREPARE)
-            pthread_mutex_lock(locks[i]);
-        else
-            pthread_mutex_unlock(locks[sizeof locks / sizeof locks[0] - 1 - i]);
-    }
+    size_t n = sizeof locks / sizeof locks[0];
+    for (size_t i = 0; i < n; i++)
+        tlog_fork_lock_(locks[phase == TLOG_FORK_PREPARE ? i : n - 1 - i], phase);
 }

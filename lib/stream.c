@@ -68,14 +68,10 @@ static tlog_stream *registry;
 
 void tlog_stream_atfork_(int phase)
 {
-    if (phase == TLOG_FORK_PREPARE) {
-        pthread_mutex_lock(&registry_lock);
-        return;
-    }
     if (phase == TLOG_FORK_CHILD)
         for (tlog_stream *s = registry; s; s = s->next_open)
             atomic_store(&s->forked, true);
-    pthread_mutex_unlock(&registry_lock);
+    tlog_fork_lock_(&registry_lock, phase);
 }
 
 static void registry_add(tlog_stream *s)

@@ -23,10 +23,7 @@ static pthread_cond_t states_cond = PTHREAD_COND_INITIALIZER;
 
 void tlog_thread_atfork_(int phase)
 {
-    if (phase == TLOG_FORK_PREPARE)
-        pthread_mutex_lock(&states_lock);
-    else
-        pthread_mutex_unlock(&states_lock);
+    tlog_fork_lock_(&states_lock, phase);
 }
 
 /* Bumped by every tlog_destroy, so threads know to free dead states. */

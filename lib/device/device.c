@@ -147,11 +147,12 @@ static void pool_remake_bare(tlog_device *d)
         if (!made)
             slot_markers_destroy(d, s);
         pthread_mutex_lock(&d->devs->lock);
-        s->next = made ? d->free : d->bare;
         if (made) {
+            s->next = d->free;
             d->free = s;
             d->nfree++;
         } else {
+            s->next = d->bare;
             d->bare = s;
         }
         pthread_mutex_unlock(&d->devs->lock);
