@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "alloc.h"
 #include "decode.h"
 #include "stream_format.h"
 
@@ -149,7 +150,7 @@ static int attach_devs(const tlog_decode_tables *t, tlog_frame *f, const row_ref
                 refs[i].launcher != NONE;
     if (!ndev)
         return TLOG_OK;
-    f->node_devs = calloc(ndev, sizeof *f->node_devs);
+    f->node_devs = tlog_calloc_(ndev, sizeof *f->node_devs);
     if (!f->node_devs)
         return TLOG_ENOMEM;
     f->nnode_devs = ndev;
@@ -171,8 +172,8 @@ static int attach_devs(const tlog_decode_tables *t, tlog_frame *f, const row_ref
 static int read_rows(in *c, const tlog_decode_tables *t, tlog_frame *f, char *why,
                      size_t size)
 {
-    row_refs *refs = calloc(f->nnodes, sizeof *refs);
-    const tlog_node **last = calloc(f->nnodes, sizeof *last);
+    row_refs *refs = tlog_calloc_(f->nnodes, sizeof *refs);
+    const tlog_node **last = tlog_calloc_(f->nnodes, sizeof *last);
     int rc = refs && last ? TLOG_OK : TLOG_ENOMEM;
     for (uint32_t i = 0; rc == TLOG_OK && i < f->nnodes; i++)
         rc = read_node(c, t, f, i, &refs[i], why, size);
@@ -189,7 +190,7 @@ static int read_instances(in *c, tlog_frame *f, char *why, size_t size)
 {
     if (f->device_rows > f->ninsts)
         return bad(why, size, "more device intervals than instances");
-    f->inst_devs = calloc(f->device_rows ? f->device_rows : 1, sizeof *f->inst_devs);
+    f->inst_devs = tlog_calloc_(f->device_rows ? f->device_rows : 1, sizeof *f->inst_devs);
     if (!f->inst_devs)
         return TLOG_ENOMEM;
     size_t ndev = 0;
@@ -220,7 +221,7 @@ int tlog_decode_frame_(const tlog_decode_tables *t, const uint8_t *p, size_t n,
 {
     *out = NULL;
     tlog_frame *f = tlog_frame_alloc_(NULL);
-    char *arena = malloc(n + 1);
+    char *arena = tlog_malloc_(n + 1);
     if (!f || !arena) {
         tlog_frame_release(f);
         free(arena);
@@ -239,8 +240,8 @@ int tlog_decode_frame_(const tlog_decode_tables *t, const uint8_t *p, size_t n,
     if (rc == TLOG_OK) {
         f->nnodes = nnodes;
         f->ninsts = ninsts;
-        f->nodes = calloc(nnodes, sizeof *f->nodes);
-        f->insts = calloc(ninsts ? ninsts : 1, sizeof *f->insts);
+        f->nodes = tlog_calloc_(nnodes, sizeof *f->nodes);
+        f->insts = tlog_calloc_(ninsts ? ninsts : 1, sizeof *f->insts);
         rc = f->nodes && f->insts ? read_rows(&c, t, f, why, why_size) : TLOG_ENOMEM;
     }
     if (rc == TLOG_OK)

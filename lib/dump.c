@@ -1,6 +1,7 @@
 /* The text dump: one row per node, in the format of the product brief. */
 #include <stdlib.h>
 
+#include "alloc.h"
 #include "internal.h"
 
 static void put_micros(FILE *out, uint64_t us)
@@ -84,12 +85,12 @@ static bool below(const tlog_node *n, const tlog_dump_options *o)
 /*
  * Rows kept though below the thresholds: those above an `==>` row that is
  * large for the frame (at least min_ns, and min_percent of the root), such
- * as a long kernel under the short scope that launched it. NULL (nothing
- * kept) without options or memory.
+ * as a long kernel under the short scope that launched it. NULL without
+ * options (nothing kept) or memory.
  */
 static bool *rows_kept(const tlog_frame *frame, const tlog_dump_options *o)
 {
-    bool *keep = o ? calloc(frame->nnodes, sizeof *keep) : NULL;
+    bool *keep = o ? tlog_calloc_(frame->nnodes, sizeof *keep) : NULL;
     uint64_t root_ns = shown_ns(&frame->nodes[0]);
     for (size_t i = 1; keep && i < frame->nnodes; i++) {
         const tlog_node *n = &frame->nodes[i];
@@ -134,6 +135,8 @@ int tlog_dump_frame(const tlog_frame *frame, FILE *out, const tlog_dump_options 
         out = stdout;
     size_t hidden = 0;
     bool *keep = rows_kept(frame, options ? &opts : NULL);
+    if (options && !keep)
+        return TLOG_ENOMEM;   /* nothing written: the rows to keep are not known */
     for (const tlog_node *n = &frame->nodes[0]; n;) {
         bool hide = options && below(n, &opts) && !(keep && keep[n - frame->nodes]);
         if (hide)
@@ -151,7 +154,7 @@ int tlog_dump_frame(const tlog_frame *frame, FILE *out, const tlog_dump_options 
         fprintf(out, "# %zu rows hidden (shorter than %.6fs or below %.2f%% of parent)\n",
                 hidden, (double)opts.min_ns / 1e9, opts.min_percent);
     if (frame->dropped)
-        fprintf(out, "# %llu scopes dropped (thread budget or max_depth reached)\n",
+        fprintf(out, "# %llu scopes dropped (thread budget, max_depth or memory ran out)\n",
                 (unsigned long long)frame->dropped);
     if (frame->repaired)
         fprintf(out, "# %llu scopes closed by a repair rule\n",

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "alloc.h"
 #include "encode.h"
 #include "exchange.h"
 #include "stream_format.h"
@@ -15,22 +16,30 @@
 /* Bytes                                                                    */
 /* ------------------------------------------------------------------------ */
 
-static uint8_t *grow(tlog_bytes *b, size_t n)
+/* Room for n more bytes; false (and `failed` set) if memory ran out. */
+static bool reserve(tlog_bytes *b, size_t n)
 {
     if (b->failed)
-        return NULL;
+        return false;
     if (b->len + n > b->cap) {
         size_t cap = b->cap ? b->cap : 4096;
         while (cap < b->len + n)
             cap *= 2;
-        uint8_t *d = realloc(b->data, cap);
+        uint8_t *d = tlog_realloc_(b->data, cap);
         if (!d) {
             b->failed = true;
-            return NULL;
+            return false;
         }
         b->data = d;
         b->cap = cap;
     }
+    return true;
+}
+
+static uint8_t *grow(tlog_bytes *b, size_t n)
+{
+    if (!reserve(b, n))
+        return NULL;
     uint8_t *p = b->data + b->len;
     b->len += n;
     return p;
@@ -91,17 +100,30 @@ static void block_end(tlog_bytes *b, size_t at)
 /* What the stream has described                                            */
 /* ------------------------------------------------------------------------ */
 
-/* Index of `key` in the map, adding it (then *added is set) if absent. */
-static uint32_t map_index(tlog_ptr_map *m, const void *key, bool *added)
+/* The slot of `key`, or the empty slot where it would go. */
+static tlog_ptr_slot *map_slot(const tlog_ptr_map *m, const void *key)
 {
-    *added = false;
+    size_t j = ((uintptr_t)key >> 4) & (m->cap - 1);
+    while (m->slots[j].key && m->slots[j].key != key)
+        j = (j + 1) & (m->cap - 1);
+    return &m->slots[j];
+}
+
+/* Index of `key` in the map, or TLOG_STREAM_NONE. */
+static uint32_t map_find(const tlog_ptr_map *m, const void *key)
+{
+    const tlog_ptr_slot *slot = m->cap ? map_slot(m, key) : NULL;
+    return slot && slot->key ? slot->index : TLOG_STREAM_NONE;
+}
+
+/* Room for one more key; false if memory ran out. */
+static bool map_reserve(tlog_ptr_map *m)
+{
     if (m->count * 2 >= m->cap) {
         size_t cap = m->cap ? m->cap * 2 : 256;
-        tlog_ptr_slot *slots = calloc(cap, sizeof *slots);
-        if (!slots) {
-            m->failed = true;
-            return TLOG_STREAM_NONE;
-        }
+        tlog_ptr_slot *slots = tlog_calloc_(cap, sizeof *slots);
+        if (!slots)
+            return false;
         for (size_t i = 0; i < m->cap; i++) {
             if (!m->slots[i].key)
                 continue;
@@ -114,14 +136,29 @@ static uint32_t map_index(tlog_ptr_map *m, const void *key, bool *added)
         m->slots = slots;
         m->cap = cap;
     }
-    size_t j = ((uintptr_t)key >> 4) & (m->cap - 1);
-    for (; m->slots[j].key; j = (j + 1) & (m->cap - 1))
-        if (m->slots[j].key == key)
-            return m->slots[j].index;
-    m->slots[j].key = key;
-    m->slots[j].index = (uint32_t)m->count++;
-    *added = true;
-    return m->slots[j].index;
+    return true;
+}
+
+static uint32_t map_add(tlog_ptr_map *m, const void *key)
+{
+    tlog_ptr_slot *slot = map_slot(m, key);
+    slot->key = key;
+    slot->index = (uint32_t)m->count++;
+    return slot->index;
+}
+
+static size_t str_bytes(const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    return 2 + (n > 0xffff ? 0xffff : n);
+}
+
+/* A description goes into `seen` only with its whole block in `b`: a frame
+ * that runs out of memory leaves the descriptions before it complete, and
+ * nothing described that was not written. */
+static bool room_for_block(tlog_bytes *b, size_t payload)
+{
+    return reserve(b, TLOG_BLOCK_HEAD + payload + 4);
 }
 
 void tlog_seen_free_(tlog_seen *s)
@@ -136,9 +173,17 @@ static uint32_t site_index(tlog_seen *seen, tlog_bytes *b, const tlog_site *site
 {
     if (!site)
         return TLOG_STREAM_NONE;
-    bool added;
-    uint32_t i = map_index(&seen->sites, site, &added);
-    if (added) {
+    uint32_t i = map_find(&seen->sites, site);
+    if (i != TLOG_STREAM_NONE)
+        return i;
+    if (!room_for_block(b, 4 + 8 + 4 + 1 + str_bytes(site->name) + str_bytes(site->file) +
+                               str_bytes(site->function)) ||
+        !map_reserve(&seen->sites)) {
+        b->failed = true;
+        return TLOG_STREAM_NONE;
+    }
+    i = map_add(&seen->sites, site);
+    {
         size_t at = block_begin(b, TLOG_BLOCK_SITE);
         put_u32(b, i);
         put_u64(b, tlog_site_id(site));
@@ -156,9 +201,15 @@ static uint32_t device_index(tlog_seen *seen, tlog_bytes *b, const char *device)
 {
     if (!device)
         return TLOG_STREAM_NONE;
-    bool added;
-    uint32_t i = map_index(&seen->devices, device, &added);
-    if (added) {
+    uint32_t i = map_find(&seen->devices, device);
+    if (i != TLOG_STREAM_NONE)
+        return i;
+    if (!room_for_block(b, 4 + str_bytes(device)) || !map_reserve(&seen->devices)) {
+        b->failed = true;
+        return TLOG_STREAM_NONE;
+    }
+    i = map_add(&seen->devices, device);
+    {
         size_t at = block_begin(b, TLOG_BLOCK_DEVICE);
         put_u32(b, i);
         put_str(b, device);
@@ -174,7 +225,7 @@ static void note_thread(tlog_seen *seen, tlog_bytes *b, uint32_t id, const char 
         return;
     if (id >= seen->nthreads) {
         size_t n = (size_t)id + 64;
-        char (*t)[TLOG_NAME_MAX] = realloc(seen->threads, n * TLOG_NAME_MAX);
+        char (*t)[TLOG_NAME_MAX] = tlog_realloc_(seen->threads, n * TLOG_NAME_MAX);
         if (!t) {
             b->failed = true;
             return;
@@ -184,6 +235,8 @@ static void note_thread(tlog_seen *seen, tlog_bytes *b, uint32_t id, const char 
         seen->nthreads = n;
     }
     if (seen->threads[id][0] && strncmp(seen->threads[id], name, TLOG_NAME_MAX - 1) == 0)
+        return;
+    if (!room_for_block(b, 4 + str_bytes(name)))
         return;
     snprintf(seen->threads[id], TLOG_NAME_MAX, "%s", name);
     size_t at = block_begin(b, TLOG_BLOCK_THREAD);
@@ -232,9 +285,8 @@ static uint32_t mapped(const uint32_t *rank_of, const tlog_node *base, const tlo
 static void put_node(tlog_seen *seen, tlog_bytes *b, const tlog_frame *f,
                      const uint32_t *rank_of, const tlog_node *n)
 {
-    bool added;
     put_u32(b, mapped(rank_of, f->nodes, n->parent));
-    put_u32(b, n->site ? map_index(&seen->sites, n->site, &added) : TLOG_STREAM_NONE);
+    put_u32(b, n->site ? map_find(&seen->sites, n->site) : TLOG_STREAM_NONE);
     put_str(b, n->name);
     put_u8(b, n->kind);
     put_u8(b, n->flags);
@@ -248,10 +300,9 @@ static void put_node(tlog_seen *seen, tlog_bytes *b, const tlog_frame *f,
     put_u64(b, n->count);
     const tlog_node_dev *d = n->dev;
     put_u32(b, d ? mapped(rank_of, f->nodes, d->launcher) : TLOG_STREAM_NONE);
-    put_u32(b, d && d->launch_site ? map_index(&seen->sites, d->launch_site, &added)
+    put_u32(b, d && d->launch_site ? map_find(&seen->sites, d->launch_site)
                                    : TLOG_STREAM_NONE);
-    put_u32(b, d && d->device ? map_index(&seen->devices, d->device, &added)
-                              : TLOG_STREAM_NONE);
+    put_u32(b, d && d->device ? map_find(&seen->devices, d->device) : TLOG_STREAM_NONE);
     put_u32(b, d ? d->queue : 0);
 }
 
@@ -276,15 +327,15 @@ static void put_instances(tlog_bytes *b, const tlog_frame *f, const uint32_t *ra
 /* With `instances` false, the rows only (what a reduction needs). */
 static int encode_frame(tlog_seen *seen, const tlog_frame *f, tlog_bytes *b, bool instances)
 {
-    uint32_t *order = malloc(f->nnodes * sizeof *order);
-    uint32_t *rank_of = malloc(f->nnodes * sizeof *rank_of);
+    uint32_t *order = tlog_malloc_(f->nnodes * sizeof *order);
+    uint32_t *rank_of = tlog_malloc_(f->nnodes * sizeof *rank_of);
     if (!order || !rank_of) {
         free(order);
         free(rank_of);
         return TLOG_ENOMEM;
     }
-    seen->sites.failed = seen->devices.failed = false;   /* this frame's alone */
     describe(seen, b, f);
+    size_t described = b->len;
     size_t rows = tree_order(f, order, rank_of);
     size_t at = block_begin(b, TLOG_BLOCK_FRAME);
     put_u64(b, f->serial);
@@ -305,9 +356,10 @@ static int encode_frame(tlog_seen *seen, const tlog_frame *f, tlog_bytes *b, boo
     block_end(b, at);
     free(order);
     free(rank_of);
-    if (seen->sites.failed || seen->devices.failed)
-        b->failed = true;
-    return b->failed ? TLOG_ENOMEM : TLOG_OK;
+    if (!b->failed)
+        return TLOG_OK;
+    b->len = described;   /* the descriptions stand; the frame is not written */
+    return TLOG_ENOMEM;
 }
 
 int tlog_encode_frame_(tlog_seen *seen, const tlog_frame *f, tlog_bytes *b)

@@ -21,7 +21,6 @@ typedef struct tlog_ptr_slot {
 typedef struct tlog_ptr_map {
     tlog_ptr_slot *slots;
     size_t cap, count;
-    bool failed;              /* memory ran out: the stream is incomplete */
 } tlog_ptr_map;
 
 /* What a stream has described so far. */
@@ -35,7 +34,9 @@ typedef struct tlog_seen {
 TLOG_INTERNAL void tlog_seen_free_(tlog_seen *seen);
 
 /* Appends the blocks describing what `f` refers to that `seen` lacks, then
- * f's FRAME block. `f` must be resolved. TLOG_ENOMEM if `b` failed. */
+ * f's FRAME block. `f` must be resolved. TLOG_ENOMEM if memory ran out: `b`
+ * then ends with the descriptions that were whole, which `seen` counts as
+ * written, and holds no part of the frame. */
 TLOG_INTERNAL int tlog_encode_frame_(tlog_seen *seen, const tlog_frame *f, tlog_bytes *b);
 
 TLOG_INTERNAL void tlog_encode_header_(uint8_t out[TLOG_STREAM_HEADER_BYTES], uint32_t rank,

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "internal.h"
 
 #define DEVICE_TRACKS 1000000u   /* tids of device queues start here */
@@ -96,6 +97,7 @@ typedef struct chrome {
     size_t ndevices, capdevices;
     uint64_t flows;
     uint64_t wall_origin;       /* the earliest log creation among the frames */
+    bool no_memory;             /* a track went unnamed: TLOG_ENOMEM */
 } chrome;
 
 /* A time on the common timeline: ranks' logs were created at different
@@ -118,7 +120,7 @@ static bool grow(void **arr, size_t *cap, size_t want, size_t elem)
     if (want <= *cap)
         return true;
     size_t n = *cap ? *cap * 2 : 32;
-    void *p = realloc(*arr, n * elem);
+    void *p = tlog_realloc_(*arr, n * elem);
     if (!p)
         return false;
     *arr = p;
@@ -133,8 +135,10 @@ static uint32_t device_number(chrome *c, const char *device)
     for (size_t i = 0; i < c->ndevices; i++)
         if (c->devices[i] == device || strcmp(c->devices[i], device) == 0)
             return (uint32_t)i;
-    if (!grow((void **)&c->devices, &c->capdevices, c->ndevices + 1, sizeof *c->devices))
+    if (!grow((void **)&c->devices, &c->capdevices, c->ndevices + 1, sizeof *c->devices)) {
+        c->no_memory = true;
         return 0;
+    }
     c->devices[c->ndevices] = device;
     return (uint32_t)c->ndevices++;
 }
@@ -146,8 +150,10 @@ static void name_track(chrome *c, uint32_t pid, uint32_t tid, const char *name,
     for (size_t i = 0; i < c->nnamed; i++)
         if (c->named[i].pid == pid && c->named[i].tid == tid)
             return;
-    if (!grow((void **)&c->named, &c->capnamed, c->nnamed + 1, sizeof *c->named))
+    if (!grow((void **)&c->named, &c->capnamed, c->nnamed + 1, sizeof *c->named)) {
+        c->no_memory = true;
         return;
+    }
     c->named[c->nnamed++] = (track){pid, tid};
     char full[200];
     snprintf(full, sizeof full, "%s%s", name ? name : "?", suffix);
@@ -214,7 +220,7 @@ static void flow(chrome *c, const tlog_frame *f, const tlog_inst *from,
 static int chrome_frame(chrome *c, const tlog_frame *f)
 {
     /* A launcher's first instance is where its arrows start. */
-    const tlog_inst **first = calloc(f->nnodes, sizeof *first);
+    const tlog_inst **first = tlog_calloc_(f->nnodes, sizeof *first);
     if (!first)
         return TLOG_ENOMEM;
     for (size_t k = 0; k < f->ninsts; k++)
@@ -249,7 +255,7 @@ int tlog_export_chrome(const tlog_frame *const *frames, size_t n, FILE *out)
     if (!out)
         out = stdout;
     chrome c = {.out = out, .first = true};
-    uint32_t *ranks = calloc(n ? n : 1, sizeof *ranks);
+    uint32_t *ranks = tlog_calloc_(n ? n : 1, sizeof *ranks);
     if (!ranks)
         return TLOG_ENOMEM;
     size_t nranks = 0;
@@ -274,6 +280,8 @@ int tlog_export_chrome(const tlog_frame *const *frames, size_t n, FILE *out)
     free(ranks);
     free(c.named);
     free(c.devices);
+    if (rc == TLOG_OK && c.no_memory)
+        rc = TLOG_ENOMEM;
     return rc != TLOG_OK ? rc : ferror(out) ? TLOG_EIO : TLOG_OK;
 }
 
@@ -341,7 +349,7 @@ static void json_node_fields(FILE *out, const tlog_frame *f, const tlog_node *n,
 
 static int json_frame(FILE *out, const tlog_frame *f)
 {
-    uint32_t *index_of = malloc(f->nnodes * sizeof *index_of);
+    uint32_t *index_of = tlog_malloc_(f->nnodes * sizeof *index_of);
     if (!index_of)
         return TLOG_ENOMEM;
     uint32_t k = 0;
@@ -432,25 +440,26 @@ static void csv_field(FILE *out, const char *s)
         fputc('"', out);
 }
 
-/* The row's path: its ancestors' titles and its own, joined by " / ". */
+/* The row's path: its ancestors' titles and its own, joined by " / ";
+ * written piece by piece, so that an export never needs memory. */
 static void csv_path(FILE *out, const tlog_node *n)
 {
     const tlog_node *chain[TLOG_MAX_DEPTH + 2];
     size_t k = 0;
-    for (; n && k < sizeof chain / sizeof chain[0]; n = n->parent)
+    bool quote = false;
+    for (; n && k < sizeof chain / sizeof chain[0]; n = n->parent) {
+        quote |= strpbrk(n->name, ",\"\n\r") != NULL;
         chain[k++] = n;
-    size_t len = 0;
-    for (size_t i = k; i-- > 0;)
-        len += strlen(chain[i]->name) + 3;
-    char *path = malloc(len + 1);
-    if (!path)
-        return;
-    path[0] = '\0';
-    char *w = path;
-    for (size_t i = k; i-- > 0;)
-        w += sprintf(w, "%s%s", i + 1 == k ? "" : " / ", chain[i]->name);
-    csv_field(out, path);
-    free(path);
+    }
+    if (quote)
+        fputc('"', out);
+    for (size_t i = k; i-- > 0;) {
+        if (i + 1 != k)
+            fputs(" / ", out);
+        put_utf8(out, chain[i]->name, quote);
+    }
+    if (quote)
+        fputc('"', out);
 }
 
 int tlog_export_csv(const tlog_frame *const *frames, size_t n, FILE *out)

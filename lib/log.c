@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "alloc.h"
 #include "internal.h"
 #include "forward/forward.h"
 
@@ -129,7 +130,7 @@ static int create_log(const tlog_config *config, tlog_log **out, bool *bad_env)
     if (!out)
         return TLOG_EINVAL;
     *out = NULL;
-    tlog_log *log = calloc(1, sizeof *log);
+    tlog_log *log = tlog_calloc_(1, sizeof *log);
     if (!log)
         return TLOG_ENOMEM;
     int rc = normalize_config(config, &log->cfg);

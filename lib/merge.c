@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "exchange.h"
 #include "internal.h"
 
@@ -183,8 +184,8 @@ static tlog_frame *new_frame(size_t rows, size_t bytes)
     if (!o)
         return NULL;
     atomic_store(&o->resolved, true);
-    o->nodes = calloc(rows, sizeof *o->nodes);
-    o->strings = malloc(bytes + 64);
+    o->nodes = tlog_calloc_(rows, sizeof *o->nodes);
+    o->strings = tlog_malloc_(bytes + 64);
     if (!o->nodes || !o->strings) {
         tlog_frame_release(o);
         return NULL;
@@ -205,14 +206,14 @@ static int merge_frames(const tlog_frame *const *frames, size_t n, bool spread,
     size_t cap = 16;
     while (cap < rows * 2)
         cap <<= 1;
-    merger m = {.out = o, .slots = malloc(cap * sizeof(uint32_t)), .mask = cap - 1,
-                .last_child = malloc(rows * sizeof(uint32_t)),
+    merger m = {.out = o, .slots = tlog_malloc_(cap * sizeof(uint32_t)), .mask = cap - 1,
+                .last_child = tlog_malloc_(rows * sizeof(uint32_t)),
                 .arena = o ? o->strings : NULL};
-    uint32_t *map = malloc(widest * sizeof *map);
+    uint32_t *map = tlog_malloc_(widest * sizeof *map);
     if (spread && o) {
-        o->node_ranks = calloc(rows, sizeof *o->node_ranks);
-        m.input_total = malloc(rows * sizeof *m.input_total);
-        m.input_of = calloc(rows, sizeof *m.input_of);
+        o->node_ranks = tlog_calloc_(rows, sizeof *o->node_ranks);
+        m.input_total = tlog_malloc_(rows * sizeof *m.input_total);
+        m.input_of = tlog_calloc_(rows, sizeof *m.input_of);
     }
     int rc = o && m.slots && m.last_child && map &&
              (!spread || (o->node_ranks && m.input_total && m.input_of)) ? TLOG_OK

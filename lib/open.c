@@ -12,11 +12,12 @@
  */
 #include <stdlib.h>
 
+#include "alloc.h"
 #include "internal.h"
 
 tlog_frame *tlog_frame_alloc_(tlog_log *log)
 {
-    tlog_frame *f = calloc(1, sizeof *f);
+    tlog_frame *f = tlog_calloc_(1, sizeof *f);
     if (!f)
         return NULL;
     f->log = log;
@@ -121,7 +122,7 @@ int tlog_frame_add_row_(tlog_frame *f, const tlog_drow *row)
     pthread_mutex_lock(&f->lock);
     if (f->taking_rows && f->ndrows == f->capdrows) {
         size_t cap = f->capdrows ? f->capdrows * 2 : 16;
-        tlog_drow *grown = realloc(f->drows, cap * sizeof *grown);
+        tlog_drow *grown = tlog_realloc_(f->drows, cap * sizeof *grown);
         if (grown) {
             f->drows = grown;
             f->capdrows = cap;
@@ -145,7 +146,7 @@ uint32_t tlog_frame_add_sync_(tlog_frame *f, const tlog_sync_bind *bind)
     /* Once the root ended, the frame may be read: its syncs are fixed. */
     if (f->taking_work && f->nsyncs == f->capsyncs && f->nsyncs < UINT32_MAX / 2) {
         size_t cap = f->capsyncs ? f->capsyncs * 2 : 4;
-        tlog_sync_bind *grown = realloc(f->syncs, cap * sizeof *grown);
+        tlog_sync_bind *grown = tlog_realloc_(f->syncs, cap * sizeof *grown);
         if (grown) {
             f->syncs = grown;
             f->capsyncs = cap;
@@ -184,6 +185,8 @@ void tlog_frame_mark_end_(tlog_frame *f)
 void tlog_frame_stop_rows_(tlog_frame *f)
 {
     pthread_mutex_lock(&f->lock);
+    if (f->taking_rows)
+        f->dropped += f->rows_lost;   /* device intervals that found no memory */
     f->taking_rows = false;
     pthread_mutex_unlock(&f->lock);
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "decode.h"
 #include "internal.h"
 #include "stream_format.h"
@@ -87,7 +88,7 @@ static char *dup_str(tlog_cursor *c)
 {
     size_t n;
     const char *s = tlog_read_str_(c, &n);
-    char *out = malloc(n + 1);
+    char *out = tlog_malloc_(n + 1);
     if (out) {
         memcpy(out, s, n);
         out[n] = '\0';
@@ -144,7 +145,7 @@ int tlog_reader_open(const char *path, tlog_reader **out)
 {
     if (!path || !out)
         return TLOG_EINVAL;
-    tlog_reader *r = calloc(1, sizeof *r);
+    tlog_reader *r = tlog_calloc_(1, sizeof *r);
     if (!r)
         return TLOG_ENOMEM;
     r->fp = fopen(path, "rb");
@@ -167,7 +168,7 @@ int tlog_reader_open_memory(const void *data, size_t size, tlog_reader **out)
 {
     if ((!data && size) || !out)
         return TLOG_EINVAL;
-    tlog_reader *r = calloc(1, sizeof *r);
+    tlog_reader *r = tlog_calloc_(1, sizeof *r);
     if (!r)
         return TLOG_ENOMEM;
     r->mem = data;
@@ -274,7 +275,7 @@ static int next_block(tlog_reader *r, uint32_t *type, tlog_cursor *payload)
                       len);
     size_t whole = TLOG_BLOCK_HEAD + (size_t)len + TLOG_BLOCK_TAIL;
     if (whole > r->block_cap) {
-        uint8_t *b = realloc(r->block, whole);
+        uint8_t *b = tlog_realloc_(r->block, whole);
         if (!b)
             return damage(r, TLOG_ENOMEM, r->block_at, "no memory for a block of %u bytes",
                           len);
@@ -304,7 +305,7 @@ static bool grow_array(void **arr, size_t *cap, size_t want, size_t elem)
     size_t cap2 = *cap ? *cap * 2 : 16;
     while (cap2 < want)
         cap2 *= 2;
-    void *p = realloc(*arr, cap2 * elem);
+    void *p = tlog_realloc_(*arr, cap2 * elem);
     if (!p)
         return false;
     *arr = p;
@@ -321,7 +322,7 @@ static int read_site(tlog_reader *r, tlog_cursor *c)
     if (index != r->nsites)
         return damage(r, TLOG_EFORMAT, r->block_at, "site %u out of order (expected %zu)",
                       index, r->nsites);
-    tlog_site *s = calloc(1, sizeof *s);
+    tlog_site *s = tlog_calloc_(1, sizeof *s);
     if (!s || !grow_array((void **)&r->sites, &r->capsites, r->nsites + 1, sizeof *r->sites)) {
         free(s);
         return damage(r, TLOG_ENOMEM, r->block_at, "no memory for sites");
@@ -355,7 +356,7 @@ static bool id_add(id_map *m, uint32_t id, size_t pos)
         return false;
     if (m->count * 2 >= m->mask) {
         size_t cap = m->keys ? (m->mask + 1) * 2 : 64;
-        uint32_t *keys = calloc(cap, sizeof *keys), *p = calloc(cap, sizeof *p);
+        uint32_t *keys = tlog_calloc_(cap, sizeof *keys), *p = tlog_calloc_(cap, sizeof *p);
         if (!keys || !p) {
             free(keys);
             free(p);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "internal.h"
 
 /* ------------------------------------------------------------------------ */
@@ -26,7 +27,7 @@ static size_t chunk_bytes(size_t cap)
 static void *record_alloc(tlog_log *log, size_t bytes)
 {
     void *p = log->cfg.record_alloc ? log->cfg.record_alloc(log->cfg.alloc_user, bytes)
-                                    : malloc(bytes);
+                                    : tlog_malloc_(bytes);
     if (p)
         atomic_fetch_add_explicit(&log->chunk_bytes, bytes, memory_order_relaxed);
     return p;
@@ -594,7 +595,7 @@ static void push_overflow(tlog_thread *t, tlog_log *log, const tlog_site *site)
     }
     if (!t->blind && t->nover == t->capover && t->capover < TLOG_MAX_OVER) {
         size_t cap = t->capover ? t->capover * 2 : 16;
-        const tlog_site **grown = realloc(t->over, cap * sizeof *grown);
+        const tlog_site **grown = tlog_realloc_(t->over, cap * sizeof *grown);
         if (grown) {
             t->over = grown;
             t->capover = cap;
@@ -643,7 +644,7 @@ static bool tell_begin(tlog_thread *t, tlog_log *log, const tlog_site *site,
                        tlog_note *note)
 {
     if (!t->notes)
-        t->notes = calloc((size_t)(t->stack_end - t->stack) + 1u, sizeof *t->notes);
+        t->notes = tlog_calloc_((size_t)(t->stack_end - t->stack) + 1u, sizeof *t->notes);
     return t->notes && tlog_notify_begin_(t, log, site, note);
 }
 
@@ -705,17 +706,32 @@ static inline void end_on(tlog_thread *t, const tlog_site *site)
     put_rec(t->wr++, site, o->start, now, depth - 1, 0, 0);
 }
 
-static void __attribute__((noinline)) begin_first(const tlog_site *site)
+/* A begin on a thread whose state in the log could not be made: the scope
+ * and all it will hold are dropped, counted and reported once. */
+static void begin_without_state(tlog_log *log, const tlog_site *site)
 {
-    tlog_thread *t = tlog_thread_default_();
-    if (t)
-        begin_on(t, site);
+    TLOG_COUNT(log, alloc_failures);
+    if (tlog_thread_lose_begin_(log))
+        tlog_report_(log, NULL, TLOG_ENOMEM, site,
+                     "scope \"%s\" dropped with all it holds: no memory for this "
+                     "thread's state", site->name);
 }
 
-/* An end on a thread that never began anything in the log. */
+static void __attribute__((noinline)) begin_first(const tlog_site *site)
+{
+    tlog_log *log = tlog_default();
+    tlog_thread *t = log ? tlog_thread_get_(log) : NULL;
+    if (t)
+        begin_on(t, site);
+    else if (log)
+        begin_without_state(log, site);
+}
+
+/* An end on a thread with no state in the log: it closes a scope lost with
+ * the state, or matches nothing. */
 static void end_without_state(tlog_log *log, const tlog_site *site)
 {
-    if (log && site)
+    if (log && site && !tlog_thread_lose_end_(log))
         report_unmatched(NULL, log, site);
 }
 
@@ -765,6 +781,8 @@ void tlog_log_begin(tlog_log *log, const tlog_site *site)
     tlog_thread *t = tlog_thread_get_(log);
     if (t)
         begin_on(t, site);
+    else
+        begin_without_state(log, site);
 }
 
 void tlog_log_end(tlog_log *log, const tlog_site *site)
@@ -898,8 +916,8 @@ int tlog_insert(tlog_log *log, const tlog_site *site, tlog_kind kind,
     const tlog_open *parent = &t->stack[depth - 1];
     if (parent->site == &tlog_overflow_marker_)
         return drop_insert(t, log, site, TLOG_EDEPTH);
-    if (tlog_open_dropped(parent) || t->room == 0)
-        return drop_insert(t, log, site, TLOG_EFULL);
+    if (tlog_open_dropped(parent) || t->room == 0)   /* out of budget, or of memory */
+        return drop_insert(t, log, site, t->starved ? TLOG_ENOMEM : TLOG_EFULL);
     t->room--;
     unsigned flags = TLOG_REC_INSERT | (kind == TLOG_KIND_EXECUTION ? TLOG_REC_EXEC : 0);
     write_rec(t, log, site, start, end, depth, flags, 0);

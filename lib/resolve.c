@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "internal.h"
 
 #define NONE UINT32_MAX
@@ -512,7 +513,7 @@ static uint32_t past_row(builder *b, const tlog_frame *f, uint32_t root)
 static int attach_device(builder *b, tlog_frame *f, uint32_t root, const uint32_t *seqmap,
                          uint32_t nseq)
 {
-    sync_ref *syncs = f->ndrows ? malloc((b->ninsts + 1) * sizeof *syncs) : NULL;
+    sync_ref *syncs = f->ndrows ? tlog_malloc_((b->ninsts + 1) * sizeof *syncs) : NULL;
     if (f->ndrows && !syncs)
         return TLOG_ENOMEM;
     size_t nsyncs = f->ndrows ? collect_syncs(b, f, syncs) : 0;
@@ -548,8 +549,8 @@ static int merge(tlog_frame *f, builder *b, uint32_t root, bnode *nodes, uint32_
     size_t cap = 16;
     while (cap < (size_t)b->ninsts * 2)
         cap <<= 1;
-    merge_map m = {malloc(cap * sizeof(uint32_t)), cap - 1};
-    f->insts = malloc(b->ninsts * sizeof *f->insts);
+    merge_map m = {tlog_malloc_(cap * sizeof(uint32_t)), cap - 1};
+    f->insts = tlog_malloc_(b->ninsts * sizeof *f->insts);
     if (!m.slots || !f->insts) {
         free(m.slots);
         return TLOG_ENOMEM;
@@ -593,9 +594,9 @@ static int finish_device(tlog_frame *f, const builder *b, const bnode *bn, uint3
     size_t ndev = 0;
     for (size_t j = 0; j < f->nnodes; j++)
         ndev += in[bn[j].inst].drow != NONE;
-    f->node_devs = calloc(ndev, sizeof *f->node_devs);
+    f->node_devs = tlog_calloc_(ndev, sizeof *f->node_devs);
     f->nnode_devs = ndev;
-    f->inst_devs = calloc(f->device_rows, sizeof *f->inst_devs);
+    f->inst_devs = tlog_calloc_(f->device_rows, sizeof *f->inst_devs);
     if (!f->node_devs || !f->inst_devs)
         return TLOG_ENOMEM;
     ndev = 0;
@@ -627,12 +628,12 @@ int tlog_frame_resolve_(tlog_frame *f)
         return TLOG_ENOMEM;
     builder b = {0};
     b.max_depth = max_depth;
-    b.insts = malloc(cap * sizeof *b.insts);
-    b.pending_head = malloc(max_depth * sizeof(uint32_t));
-    b.pending_tail = malloc(max_depth * sizeof(uint32_t));
-    uint32_t *seqmap = malloc(cap * sizeof(uint32_t));
-    bnode *nodes = malloc(cap * sizeof *nodes);
-    char (*names)[TLOG_NAME_MAX] = calloc(rows ? rows : 1, TLOG_NAME_MAX);
+    b.insts = tlog_malloc_(cap * sizeof *b.insts);
+    b.pending_head = tlog_malloc_(max_depth * sizeof(uint32_t));
+    b.pending_tail = tlog_malloc_(max_depth * sizeof(uint32_t));
+    uint32_t *seqmap = tlog_malloc_(cap * sizeof(uint32_t));
+    bnode *nodes = tlog_malloc_(cap * sizeof *nodes);
+    char (*names)[TLOG_NAME_MAX] = tlog_calloc_(rows ? rows : 1, TLOG_NAME_MAX);
     int rc = TLOG_ENOMEM;
     if (!b.insts || !b.pending_head || !b.pending_tail || !seqmap || !nodes || !names)
         goto out;
@@ -652,8 +653,8 @@ int tlog_frame_resolve_(tlog_frame *f)
     rc = merge(f, &b, root, nodes, &nnodes, origin, rate);
     if (rc != TLOG_OK)
         goto out;
-    f->nodes = calloc(nnodes, sizeof *f->nodes);
-    sort_key *keys = malloc(nnodes * sizeof *keys);
+    f->nodes = tlog_calloc_(nnodes, sizeof *f->nodes);
+    sort_key *keys = tlog_malloc_(nnodes * sizeof *keys);
     if (!f->nodes || !keys) {
         free(keys);
         rc = TLOG_ENOMEM;

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "internal.h"
 
 /* FNV-1a: stable across runs and platforms, which an address is not. */
@@ -46,7 +47,7 @@ static size_t entry_slot(tlog_site_entry **table, size_t cap, const tlog_site *s
 static bool entries_grow(void)
 {
     size_t cap = entries_cap ? entries_cap * 2 : 256;
-    tlog_site_entry **table = calloc(cap, sizeof *table);
+    tlog_site_entry **table = tlog_calloc_(cap, sizeof *table);
     if (!table)
         return false;
     for (size_t i = 0; i < entries_cap; i++)
@@ -66,7 +67,7 @@ static tlog_site_entry *entry_locked(const tlog_site *site, bool make)
     if ((entries_len + 1) * 2 > entries_cap && (!make || !entries_grow()))
         return entries_cap ? entries[entry_slot(entries, entries_cap, site)] : NULL;
     size_t i = entry_slot(entries, entries_cap, site);
-    if (!entries[i] && make && (entries[i] = calloc(1, sizeof *entries[i])) != NULL) {
+    if (!entries[i] && make && (entries[i] = tlog_calloc_(1, sizeof *entries[i])) != NULL) {
         entries[i]->site = site;
         entries[i]->id = tlog_site_id(site);
         entries_len++;
@@ -151,7 +152,7 @@ static uint64_t intern_hash(const char *name, const char *file, const char *func
 static bool intern_grow(void)
 {
     size_t cap = intern_cap ? intern_cap * 2 : 64;
-    interned **table = calloc(cap, sizeof *table);
+    interned **table = tlog_calloc_(cap, sizeof *table);
     if (!table)
         return false;
     for (size_t i = 0; i < intern_cap; i++)
@@ -191,7 +192,7 @@ const tlog_site *tlog_site_intern(const char *name, const char *file,
     if (!it && (intern_len < intern_cap || intern_grow())) {
         size_t len = strlen(name) + 1 + (file ? strlen(file) + 1 : 0) +
                      (function ? strlen(function) + 1 : 0);
-        it = calloc(1, sizeof *it + len);
+        it = tlog_calloc_(1, sizeof *it + len);
         if (it) {
             char *cursor = it->strings;
             it->hash = h;
@@ -269,7 +270,7 @@ static named_recent *own_recent(void)
     pthread_once(&recent_key_once, make_recent_key);
     if (!recent_key_made)
         return NULL;
-    named_recent *r = calloc(1, sizeof *r);
+    named_recent *r = tlog_calloc_(1, sizeof *r);
     if (r && pthread_setspecific(recent_key, r) != 0) {
         free(r);
         r = NULL;
@@ -340,7 +341,7 @@ static named *named_add(const tlog_site *at, uint64_t h, const char *name, size_
     if (atomic_load_explicit(&named_count, memory_order_relaxed) >= TLOG_RUNTIME_NAMES_MAX)
         return NULL;
     size_t bytes = sizeof(named) + len + (cut ? 4 : 1);
-    named *e = malloc(bytes);
+    named *e = tlog_malloc_(bytes);
     if (!e) {
         *nomem = true;
         return NULL;

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "encode.h"
 #include "internal.h"
 
@@ -240,24 +241,22 @@ static void write_frame(tlog_stream *s, tlog_frame *f)
     wait_ready(s, f);
     int rc = tlog_frame_resolve_once_(f, true);
     s->scratch.len = 0;
+    s->scratch.failed = false;
     if (rc == TLOG_OK)
         rc = tlog_encode_frame_(&s->seen, f, &s->scratch);
-    if (rc == TLOG_ENOMEM) {
-        /* The tables of what was described may now be wrong: stop, rather
-         * than write frames that name undescribed sites. */
-        s->frames_lost++;
-        s->failed = true;
-        tlog_report_(s->log, NULL, rc, NULL, "out of memory encoding frame %llu: the "
-                     "stream %s stops here", (unsigned long long)f->serial, s->path);
+    if (rc == TLOG_OK) {
+        put(s, s->scratch.data, s->scratch.len, true);
         return;
     }
-    if (rc != TLOG_OK) {
-        s->frames_lost++;
-        tlog_report_(s->log, NULL, rc, NULL, "frame %llu not streamed: %s",
-                     (unsigned long long)f->serial, tlog_strerror(rc));
-        return;
-    }
-    put(s, s->scratch.data, s->scratch.len, true);
+    /* A frame that found no memory is lost, counted and said; the stream
+     * goes on with the next, and the descriptions that were whole are
+     * written, as the encoder now counts them described. */
+    s->frames_lost++;
+    if (s->scratch.len)
+        put(s, s->scratch.data, s->scratch.len, false);
+    tlog_report_(s->log, NULL, rc, NULL, "frame %llu not streamed to %s: %s (the stream "
+                 "goes on; the count of frames not streamed ends the file)",
+                 (unsigned long long)f->serial, s->path, tlog_strerror(rc));
 }
 
 static void finish_file(tlog_stream *s)
@@ -409,7 +408,7 @@ int tlog_stream_open_(tlog_log *log)
     const char *pattern = stream_settings(log, &bytes);
     if (!pattern)
         return TLOG_OK;
-    tlog_stream *s = calloc(1, sizeof *s);
+    tlog_stream *s = tlog_calloc_(1, sizeof *s);
     if (!s) {
         tlog_report_(log, NULL, TLOG_ENOMEM, NULL,
                      "no memory for the stream %.200s; streaming is off", pattern);
@@ -419,8 +418,8 @@ int tlog_stream_open_(tlog_log *log)
     s->fd = -1;
     s->cap = bytes;
     s->ring = 64;
-    s->buf = malloc(bytes);
-    s->pending = malloc(s->ring * sizeof *s->pending);
+    s->buf = tlog_malloc_(bytes);
+    s->pending = tlog_malloc_(s->ring * sizeof *s->pending);
     pthread_mutex_init(&s->lock, NULL);
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);
@@ -462,7 +461,7 @@ int tlog_stream_open_(tlog_log *log)
 static bool grow_ring(tlog_stream *s)
 {
     size_t ring = s->ring * 2;
-    tlog_frame **p = malloc(ring * sizeof *p);
+    tlog_frame **p = tlog_malloc_(ring * sizeof *p);
     if (!p)
         return false;
     for (size_t i = 0; i < s->count; i++)

@@ -14,6 +14,7 @@
 #include <sched.h>
 #include <stdlib.h>
 
+#include "alloc.h"
 #include "internal.h"
 
 struct tlog_subscription {
@@ -86,7 +87,7 @@ static busy_slot *claim_free_slot(void)
             atomic_compare_exchange_strong(&s->owned, &expected, true))
             return s;
     }
-    busy_slot *s = aligned_alloc(64, sizeof *s);
+    busy_slot *s = tlog_aligned_alloc_(64, sizeof *s);
     if (!s)
         return NULL;
     memset(s, 0, sizeof *s);
@@ -344,7 +345,7 @@ static void free_retired(tlog_sublist *retired)
 
 static tlog_sublist *list_new(size_t n)
 {
-    tlog_sublist *list = malloc(sizeof *list + n * sizeof list->subs[0]);
+    tlog_sublist *list = tlog_malloc_(sizeof *list + n * sizeof list->subs[0]);
     if (list) {
         list->retired_next = NULL;
         list->n = n;
@@ -364,7 +365,7 @@ int tlog_subscribe(tlog_log *log, const tlog_subscriber *subscriber,
     log = tlog_resolve_log_(log);
     if (!log)
         return TLOG_ENOMEM;
-    tlog_subscription *sub = calloc(1, sizeof *sub);
+    tlog_subscription *sub = tlog_calloc_(1, sizeof *sub);
     if (!sub)
         return TLOG_ENOMEM;
     size_t given = subscriber->size ? subscriber->size : sizeof *subscriber;

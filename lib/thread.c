@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "internal.h"
 
 TLOG_TLS_DEFAULT_DEFINITION;  /* state in the default log */
@@ -139,11 +140,11 @@ static void set_default_name(tlog_thread *t)
 static tlog_thread *attach(tlog_log *log)
 {
     pthread_once(&exit_key_once, make_exit_key);
-    tlog_thread *t = calloc(1, sizeof *t);
+    tlog_thread *t = tlog_calloc_(1, sizeof *t);
     if (!t)
         return NULL;
     /* One extra slot holds the overflow marker. */
-    t->stack = calloc(log->cfg.max_depth + 1u, sizeof *t->stack);
+    t->stack = tlog_calloc_(log->cfg.max_depth + 1u, sizeof *t->stack);
     if (!t->stack) {
         free(t);
         return NULL;
@@ -215,10 +216,39 @@ tlog_thread *tlog_thread_peek_(tlog_log *log)
     return t;
 }
 
+/*
+ * The scopes this thread began in a log whose state for the thread could
+ * not be made (no memory): dropped with all they hold, their ends closing
+ * nothing. No state is made until they have all ended, so that a child of a
+ * lost frame root never becomes a frame of its own. One log at a time.
+ */
+static _Thread_local struct {
+    tlog_log *log;
+    uint32_t depth;
+} tls_lost;
+
 tlog_thread *tlog_thread_get_(tlog_log *log)
 {
     tlog_thread *t = tlog_thread_peek_(log);
-    return t ? t : attach(log);
+    if (t || (tls_lost.depth && tls_lost.log == log))
+        return t;
+    return attach(log);
+}
+
+bool tlog_thread_lose_begin_(tlog_log *log)
+{
+    if (tls_lost.depth && tls_lost.log != log)
+        return true;   /* another log's are being lost: this one is only said */
+    tls_lost.log = log;
+    return tls_lost.depth++ == 0;
+}
+
+bool tlog_thread_lose_end_(tlog_log *log)
+{
+    if (!tls_lost.depth || tls_lost.log != log)
+        return false;
+    tls_lost.depth--;
+    return true;
 }
 
 /* Caller holds log->lock. */

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "alloc.h"
 #include "device_impl.h"
 
 #define DEFAULT_MAX_SCOPES 2048u
@@ -39,7 +40,7 @@ static tlog_devices *devices_make(tlog_log *log)
         return ds;
     pthread_mutex_lock(&log->lock);
     ds = devices_of(log);
-    if (!ds && (ds = calloc(1, sizeof *ds)) != NULL) {
+    if (!ds && (ds = tlog_calloc_(1, sizeof *ds)) != NULL) {
         pthread_mutex_init(&ds->lock, NULL);
         pthread_mutex_init(&ds->poll_lock, NULL);
         pthread_mutex_init(&ds->force_lock, NULL);
@@ -78,7 +79,7 @@ static bool pool_link(tlog_device *d, tlog_slot *block, uint32_t n)
 {
     if (d->nblocks == d->capblocks) {
         size_t cap = d->capblocks ? d->capblocks * 2 : 8;
-        struct slot_block *grown = realloc(d->blocks, cap * sizeof *grown);
+        struct slot_block *grown = tlog_realloc_(d->blocks, cap * sizeof *grown);
         if (!grown)
             return false;
         d->blocks = grown;
@@ -115,7 +116,7 @@ static void slot_markers_destroy(tlog_device *d, tlog_slot *s)
  */
 static void pool_fill(tlog_device *d, uint32_t n)
 {
-    tlog_slot *block = n ? calloc(n, sizeof *block) : NULL;
+    tlog_slot *block = n ? tlog_calloc_(n, sizeof *block) : NULL;
     uint32_t made = 0;
     while (block && made < n && slot_markers(d, &block[made]) == TLOG_OK)
         made++;
@@ -125,6 +126,8 @@ static void pool_fill(tlog_device *d, uint32_t n)
     uint32_t room = d->max_scopes - d->nslots;   /* the recording path may have grown */
     uint32_t kept = made < room ? made : room;
     bool linked = kept && pool_link(d, block, kept);
+    if (n && (!block || (kept && !linked)))
+        d->fill_failed = true;   /* said when a scope finds no marker for it */
     pthread_mutex_unlock(&d->devs->lock);
     for (uint32_t i = linked ? kept : 0; block && i < made; i++)
         slot_markers_destroy(d, &block[i]);
@@ -344,13 +347,13 @@ static dqueue *queue_for(tlog_device *d, void *key)
             return d->last_queue = d->queues[i];
     if (d->nqueues == d->capqueues) {
         size_t cap = d->capqueues ? d->capqueues * 2 : 8;
-        dqueue **grown = realloc(d->queues, cap * sizeof *grown);
+        dqueue **grown = tlog_realloc_(d->queues, cap * sizeof *grown);
         if (!grown)
             return NULL;
         d->queues = grown;
         d->capqueues = cap;
     }
-    dqueue *q = calloc(1, sizeof *q);
+    dqueue *q = tlog_calloc_(1, sizeof *q);
     if (!q)
         return NULL;
     q->key = key;
@@ -413,7 +416,7 @@ static const tlog_site *launch_site_for(tlog_device *d, const tlog_site *site)
 {
     if (d->nlaunch * 2 >= d->launch_mask) {
         size_t cap = d->launch_mask ? (d->launch_mask + 1) * 2 : 64;
-        const tlog_site **keys = calloc(cap, sizeof *keys), **vals = calloc(cap, sizeof *vals);
+        const tlog_site **keys = tlog_calloc_(cap, sizeof *keys), **vals = tlog_calloc_(cap, sizeof *vals);
         if (!keys || !vals) {
             free(keys);
             free(vals);
@@ -473,8 +476,13 @@ static tlog_slot *slot_for_scope(tlog_device *d, tlog_thread *t, const tlog_toke
     pthread_mutex_lock(&ds->lock);
     tlog_slot *s = f ? pool_take(d) : NULL;
     bool warn = false, all_in_flight = d->nslots == d->max_scopes;
+    bool no_memory = d->fill_failed && !all_in_flight;
     if (s) {
         s->frame = f;
+    } else if (f && no_memory) {
+        warn = !d->warned_no_memory;
+        d->warned_no_memory = true;
+        d->fill_failed = false;
     } else if (f) {
         warn = !d->warned_full;
         d->warned_full = true;
@@ -486,7 +494,11 @@ static tlog_slot *slot_for_scope(tlog_device *d, tlog_thread *t, const tlog_toke
         atomic_fetch_sub_explicit(&f->outstanding, 1, memory_order_release);
         tlog_frame_release(f);
         DCOUNT(d, dropped, 1);
-        if (warn && all_in_flight)
+        if (warn && no_memory)
+            report_once(d, TLOG_ENOMEM,
+                        "no marker ready, as no memory could be had for more: dropped "
+                        "and counted (the pool grows again when memory allows)");
+        else if (warn && all_in_flight)
             report_once(d, TLOG_EFULL,
                         "all device scopes in flight (max_scopes): new device scopes "
                         "are dropped and counted until some resolve");
@@ -766,7 +778,7 @@ int tlog_device_register_(tlog_log *log, const tlog_device_ops *ops, void *impl,
     tlog_devices *ds = log ? devices_make(log) : NULL;
     const tlog_site *interned =
         tlog_site_intern(name ? name : ops->backend, "", "", 0, TLOG_LEVEL_COARSE);
-    tlog_device *d = calloc(1, sizeof *d);
+    tlog_device *d = tlog_calloc_(1, sizeof *d);
     if (!ds || !interned || !d) {
         free(d);
         return TLOG_ENOMEM;

@@ -79,7 +79,9 @@ struct tlog_device {
     dqueue *last_queue;
     const tlog_site **launch_keys, **launch_vals;
     size_t launch_mask, nlaunch;
-    bool warned_full;
+    bool warned_full, warned_no_memory;
+    bool fill_failed;               /* the pool could not grow for lack of
+                                     * memory since the last drop reported it */
 
     /* Guarded by the poll lock. */
     anchor cur, fresh;          /* fresh: recorded, not yet reached */

@@ -10,6 +10,7 @@
 #include <sched.h>
 #include <time.h>
 
+#include "alloc.h"
 #include "device_impl.h"
 
 #define ANCHOR_TIMEOUT_NS 100000000ull
@@ -180,6 +181,7 @@ typedef struct poll_ctx {
     int mode;
     uint64_t epoch;             /* POLL_FORCED: the slots it waited for */
     size_t unresolved;
+    size_t lost;                /* intervals their frame found no memory for */
     /* Errors seen, reported once the poll lock is released (the error
      * callback may call the library). */
     struct {
@@ -235,7 +237,7 @@ static void keep_event(poll_ctx *c, const tlog_drow *row)
 {
     if (c->nevents == c->capevents) {
         size_t cap = c->capevents ? c->capevents * 2 : 16;
-        tlog_device_event *grown = realloc(c->events, cap * sizeof *grown);
+        tlog_device_event *grown = tlog_realloc_(c->events, cap * sizeof *grown);
         if (!grown)
             return;
         c->events = grown;
@@ -257,6 +259,10 @@ static void poll_finish(tlog_log *log, poll_ctx *c)
                      "unresolved",
                      c->err.device, c->err.what, c->err.site, tlog_strerror(c->err.code),
                      c->err.count);
+    if (c->lost)
+        tlog_report_(log, NULL, TLOG_ENOMEM, NULL,
+                     "%zu device interval(s) lost: no memory to add them to their frame "
+                     "(counted in its scopes_dropped)", c->lost);
     tlog_notify_devices_(log, c->events, c->nevents);
     free(c->events);
     c->events = NULL;
@@ -329,8 +335,11 @@ static void deliver(tlog_device *d, const outcome *o, poll_ctx *c)
     }
     if (c->want_events)
         keep_event(c, &row);
-    if (tlog_slot_deliver_(s, &row) != TLOG_OK)
-        DCOUNT(d, late, 1);   /* its frame was read or dropped, or no memory */
+    int rc = tlog_slot_deliver_(s, &row);
+    if (rc == TLOG_ENOMEM)
+        c->lost++;
+    else if (rc != TLOG_OK)
+        DCOUNT(d, late, 1);   /* its frame was read or dropped */
     atomic_fetch_sub_explicit(&d->stats.pending, 1, memory_order_relaxed);
     if (o->unresolved) {
         DCOUNT(d, unresolved, 1);
@@ -444,7 +453,7 @@ void tlog_devices_poll_(tlog_log *log)
 void *tlog_devices_poll_deferred_(tlog_log *log)
 {
     tlog_devices *ds = devices_of(log);
-    poll_ctx *c = ds ? malloc(sizeof *c) : NULL;
+    poll_ctx *c = ds ? tlog_malloc_(sizeof *c) : NULL;
     if (!c)
         return NULL;   /* unread rows are then placed by their times alone */
     *c = poll_start(log, POLL_IDLE);

@@ -1,0 +1,335 @@
+/* The allocation-failure sweep: a representative run (frames with nesting,
+ * device scopes on the simulated device, a stream, the dump, the exports,
+ * reading the stream back and merging) is repeated with its 1st, 2nd, ...
+ * allocation failing, until a run has no allocation left to fail. In each:
+ * no crash, no hang, the failure reported (a call answers TLOG_ENOMEM or the
+ * error callback receives it), and the frame recorded after the failure is
+ * exactly what a run without a failure records, live and read back.
+ *
+ * Needs a library built with -Dalloc_fail=true. TIMERLOG_ALLOC_SWEEP_STEP=K
+ * fails only every K-th allocation (1, every one, is the default). */
+#include <stdbool.h>
+#include <unistd.h>
+
+#include "device_fixture.h"
+
+void tlog_test_fail_alloc(uint64_t n);
+uint64_t tlog_test_alloc_count(void);
+bool tlog_test_alloc_failed(void);
+
+typedef struct run {
+    sim_fixture fx;
+    int enomem_returns;
+    bool fired_before_after_frame;
+    char *before[3];   /* the dumps of the frames before it (NULL: none) */
+    char *outputs[3];  /* their dump with options and exports, when all were OK */
+    char *live;     /* the dump of the frame recorded after the failure */
+    char *read;     /* the same frame read back from the stream */
+    char *merged;   /* the dump of every frame read back, merged */
+} run;
+
+static const char *names[] = {"Frame", "Simulation", "Filter: GPU", "GPU Sync", "Draw",
+                              "Inserted", "Upload", "Tiny", "Long"};
+static char stream_file[256];
+static uint64_t failing;   /* the allocation made to fail */
+
+static void note_at(run *r, int rc, const char *call)
+{
+    if (rc == TLOG_ENOMEM)
+        r->enomem_returns++;
+    else if (rc != TLOG_OK)
+        fail_msg("%s answered %s (allocation %llu failed)", call, tlog_strerror(rc),
+                 (unsigned long long)failing);
+}
+
+#define note(r, call) note_at(r, call, #call)
+
+static void a_kernel(run *r, tlog_sim_queue *q, const char *name, double ms)
+{
+    tlog_device_scope s = tlog_device_begin(r->fx.dev, q, site_named(name));
+    assert_int_equal(tlog_sim_launch(r->fx.sim, q, (uint64_t)(ms * 1e6 + 0.5)), TLOG_OK);
+    int rc = tlog_device_end(&s);
+    if (rc != TLOG_ENOTOPEN)   /* a scope dropped at its begin is reported there */
+        note(r, rc);
+}
+
+static void a_frame(run *r, int k)
+{
+    sim_fixture *fx = &r->fx;
+    host_begin(fx, "Frame");
+    host_begin(fx, "Simulation");
+    if (fx->dev)
+        a_kernel(r, fx->q1, "Filter: GPU", 1.0 + k);
+    sim_at(fx, sim_ms(fx) + 0.5);
+    host_end(fx, "Simulation");
+    host_begin(fx, "GPU Sync");
+    sim_at(fx, sim_ms(fx) + 2.0 + k);
+    if (fx->dev)
+        tlog_sync_end(fx->dev, site_named("GPU Sync"));
+    else
+        host_end(fx, "GPU Sync");
+    note(r, tlog_insert(fx->log, site_named("Inserted"), TLOG_KIND_EXECUTION,
+                        tlog_now(fx->log) - 1000, tlog_now(fx->log)));
+    host_begin(fx, "Tiny");   /* hidden by the dump's options, but kept: it holds a
+                               * long execution */
+    note(r, tlog_insert(fx->log, site_named("Long"), TLOG_KIND_EXECUTION,
+                        tlog_now(fx->log) - 2000000, tlog_now(fx->log)));
+    host_end(fx, "Tiny");
+    if (fx->dev)
+        a_kernel(r, fx->q2, k % 2 ? "Draw" : "Upload", 3.0);
+    sim_at(fx, sim_ms(fx) + 0.25);
+    host_end(fx, "Frame");
+}
+
+/* Everything a user does with a finished frame; each call may answer
+ * TLOG_ENOMEM, nothing else, and what one that answers TLOG_OK writes is
+ * whole: the outputs, in `out`, are compared with a run without failure. */
+static void use_frame(run *r, const tlog_frame *f, char **out)
+{
+    FILE *fp = tmpfile();
+    assert_non_null(fp);
+    tlog_dump_options hide = {.size = sizeof hide, .min_percent = 10};
+    int rcs[] = {tlog_dump_frame(f, fp, &hide), (fputs("\n", fp), tlog_export_chrome(&f, 1, fp)),
+                 (fputs("\n", fp), tlog_export_json(&f, 1, fp)),
+                 (fputs("\n", fp), tlog_export_csv(&f, 1, fp))};
+    bool whole = true;
+    for (size_t i = 0; i < sizeof rcs / sizeof rcs[0]; i++) {
+        note(r, rcs[i]);
+        whole = whole && rcs[i] == TLOG_OK;
+    }
+    char *text = read_back(fp);
+    if (whole) {
+        *out = text;
+    } else {
+        free(text);
+        *out = NULL;
+    }
+}
+
+static char *dump_or_null(run *r, const tlog_frame *f)
+{
+    FILE *fp = tmpfile();
+    assert_non_null(fp);
+    int rc = tlog_dump_frame(f, fp, NULL);
+    char *s = read_back(fp);
+    if (rc == TLOG_OK)
+        return s;
+    note(r, rc);
+    free(s);
+    return NULL;
+}
+
+static void record(run *r)
+{
+    sim_fixture *fx = &r->fx;
+    tlog_sim_config sc = {.size = sizeof sc};
+    assert_int_equal(tlog_sim_create(&sc, &fx->sim), TLOG_OK);
+    tlog_config c = test_config(&fx->errors);
+    c.clock = tlog_sim_clock;
+    c.clock_user = fx->sim;
+    c.stream_path = stream_file;
+    c.max_frames = 64;
+    c.sync_timeout_ns = 2000000000ull;
+    /* A creation that answers TLOG_ENOMEM is tried again, as an
+     * application would: the failure is reported, and then gone. */
+    int rc;
+    while ((rc = tlog_create(&c, &fx->log)) != TLOG_OK)
+        note(r, rc);
+    while ((rc = tlog_sim_device_create(fx->sim, fx->log, NULL, &fx->dev)) != TLOG_OK)
+        note(r, rc);
+    fx->q1 = tlog_sim_queue_create(fx->sim);
+    fx->q2 = tlog_sim_queue_create(fx->sim);
+    for (int k = 0; k < 3; k++) {
+        a_frame(r, k);
+        tlog_frame *f = tlog_frame_latest(fx->log);
+        if (f) {
+            r->before[k] = dump_or_null(r, f);
+            use_frame(r, f, &r->outputs[k]);
+        }
+        tlog_frame_release(f);
+    }
+    int flushed = tlog_stream_flush(fx->log);
+    assert_true(flushed == TLOG_OK || flushed == TLOG_EIO || flushed == TLOG_EINVAL);
+
+    /* The frame after the failure. */
+    r->fired_before_after_frame = tlog_test_alloc_failed();
+    a_frame(r, 3);
+    tlog_frame *f = tlog_frame_latest(fx->log);
+    if (f)
+        r->live = dump_or_null(r, f);
+    tlog_frame_release(f);
+    tlog_destroy(fx->log);   /* ends the file */
+}
+
+/* Reads the stream back: the last frame's dump and all frames merged.
+ * Answers TLOG_ENOMEM when an allocation failed on the way. */
+static int read_stream(run *r)
+{
+    tlog_reader *rd;
+    int rc = tlog_reader_open(stream_file, &rd);
+    if (rc != TLOG_OK)
+        return rc;
+    tlog_frame *frames[8] = {0};
+    size_t n = 0;
+    tlog_frame *f;
+    while (n < 8 && (rc = tlog_reader_next(rd, &f)) == TLOG_OK)
+        frames[n++] = f;
+    if (rc == TLOG_ENOFRAME && n > 0) {
+        char *last = dump_or_null(r, frames[n - 1]);
+        tlog_frame *merged = NULL;
+        int mrc = tlog_frame_merge((const tlog_frame *const *)frames, n, &merged);
+        char *all = mrc == TLOG_OK ? dump_or_null(r, merged) : NULL;
+        tlog_frame_release(merged);
+        if (last && all) {
+            free(r->read);
+            free(r->merged);
+            r->read = last;
+            r->merged = all;
+        } else {
+            free(last);
+            free(all);
+            rc = TLOG_ENOMEM;
+        }
+        if (mrc != TLOG_OK)
+            rc = mrc;
+    }
+    for (size_t i = 0; i < n; i++)
+        tlog_frame_release(frames[i]);
+    tlog_reader_close(rd);
+    return rc;
+}
+
+static void run_free(run *r)
+{
+    tlog_sim_destroy(r->fx.sim);
+    for (int k = 0; k < 3; k++) {
+        free(r->before[k]);
+        free(r->outputs[k]);
+    }
+    free(r->live);
+    free(r->read);
+    free(r->merged);
+}
+
+static run reference;
+
+static bool same_text(const char *a, const char *b)
+{
+    return a && b && strcmp(a, b) == 0;
+}
+
+static int sweep_setup(void **state)
+{
+    (void)state;
+    snprintf(stream_file, sizeof stream_file, "%s/timerlog-alloc-fail-%d.tlog",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        assert_non_null(site_named(names[i]));   /* interned before any failure */
+    tlog_test_fail_alloc(0);
+    record(&reference);
+    assert_int_equal(read_stream(&reference), TLOG_ENOFRAME);
+    assert_int_equal(reference.fx.errors.count, 0);
+    assert_int_equal(reference.enomem_returns, 0);
+    assert_non_null(reference.live);
+    assert_string_equal(reference.read, reference.live);
+    assert_non_null(strstr(reference.live, "(E) Draw"));
+    for (int k = 0; k < 3; k++) {
+        assert_non_null(reference.outputs[k]);
+        assert_non_null(strstr(reference.outputs[k], "(C) Tiny\n"));
+    }
+    return 0;
+}
+
+static int sweep_teardown(void **state)
+{
+    (void)state;
+    run_free(&reference);
+    unlink(stream_file);
+    return 0;
+}
+
+/* Fails the test, showing both texts in full (cmocka cuts its messages). */
+static void differs(uint64_t n, const char *what, const char *got, const char *expected)
+{
+    fprintf(stderr, "%s:\n", what);
+    fputs(got ? got : "(none)", stderr);
+    fputs("\nexpected:\n", stderr);
+    fputs(expected, stderr);
+    fail_msg("allocation %llu: %s", (unsigned long long)n, what);
+}
+
+/* Fails allocation n of a run; false when the run had fewer. */
+static bool run_failing(uint64_t n)
+{
+    run r = {0};
+    failing = n;
+    tlog_test_fail_alloc(n);
+    record(&r);
+    bool fired_in_recording = tlog_test_alloc_failed();
+    int rc = read_stream(&r);
+    if (!tlog_test_alloc_failed()) {
+        tlog_test_fail_alloc(0);
+        run_free(&r);
+        return false;
+    }
+    /* A failure the library recovers from loses nothing and needs no
+     * report; one that changes what the user sees must be reported. */
+    int reported = r.enomem_returns + count_code(&r.fx.errors, TLOG_ENOMEM) +
+                   (rc == TLOG_ENOMEM);
+    bool same = same_text(r.live, reference.live) && same_text(r.read, reference.read) &&
+                same_text(r.merged, reference.merged);
+    for (int k = 0; k < 3; k++)
+        same = same && same_text(r.before[k], reference.before[k]) &&
+               same_text(r.outputs[k], reference.outputs[k]);
+    for (int k = 0; k < 3; k++)
+        if (reported == 0 && r.outputs[k] && !same_text(r.outputs[k], reference.outputs[k]))
+            differs(n, "a dump or an export answered TLOG_OK but differs", r.outputs[k],
+                    reference.outputs[k]);
+    if (!same && reported == 0) {
+        for (int k = 0; k < 3; k++)
+            if (!same_text(r.before[k], reference.before[k]))
+                print_message("frame %d:\n%s\nexpected:\n%s\n", k + 1,
+                              r.before[k] ? r.before[k] : "(none)", reference.before[k]);
+        fail_msg("allocation %llu failed, changed the frames and was not reported",
+                 (unsigned long long)n);
+    }
+    if (r.fired_before_after_frame) {
+        if (!same_text(r.live, reference.live))
+            differs(n, "the frame after the failure differs", r.live, reference.live);
+    }
+    if (!fired_in_recording) {
+        /* Failed while reading: the file is whole, and a second reading
+         * gives it all. */
+        if (rc == TLOG_ENOMEM)
+            assert_int_equal(read_stream(&r), TLOG_ENOFRAME);
+        assert_string_equal(r.read, reference.read);
+        assert_string_equal(r.merged, reference.merged);
+    } else if (r.fired_before_after_frame) {
+        /* The stream went on after the failure: the last frame is there. */
+        if (!same_text(r.read, reference.read))
+            differs(n, "the stream's last frame differs", r.read, reference.read);
+    }
+    tlog_test_fail_alloc(0);
+    run_free(&r);
+    return true;
+}
+
+static void every_allocation_may_fail(void **state)
+{
+    (void)state;
+    const char *s = getenv("TIMERLOG_ALLOC_SWEEP_STEP");
+    uint64_t step = s && atoi(s) > 0 ? (uint64_t)atoi(s) : 1;
+    uint64_t n = 1;
+    while (run_failing(n))
+        n += step;
+    print_message("swept %llu allocations\n", (unsigned long long)n - 1);
+    assert_true(n > 50);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(every_allocation_may_fail, sweep_setup, sweep_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
