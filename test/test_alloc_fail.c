@@ -8,6 +8,7 @@
  *
  * Needs a library built with -Dalloc_fail=true. TIMERLOG_ALLOC_SWEEP_STEP=K
  * fails only every K-th allocation (1, every one, is the default). */
+#include <pthread.h>
 #include <stdbool.h>
 #include <unistd.h>
 
@@ -326,9 +327,51 @@ static void every_allocation_may_fail(void **state)
     assert_true(n > 50);
 }
 
+static void *frames_on_a_new_thread(void *arg)
+{
+    tlog_log *log = arg;
+    tlog_test_fail_alloc(1);   /* this thread's state in the log */
+    for (int k = 0; k < 2; k++) {   /* the first is lost, the second whole */
+        begin_at(log, "Frame", 10.0 * k);
+        begin_at(log, "Child", 10.0 * k + 1);
+        end_at(log, "Child", 10.0 * k + 2);
+        end_at(log, "Frame", 10.0 * k + 3);
+    }
+    tlog_test_fail_alloc(0);
+    return NULL;
+}
+
+/* A thread whose state cannot be made loses its frame whole: one report,
+ * and no child of the frame becomes a frame of its own. */
+static void lost_thread_state_drops_the_frame_with_its_children(void **state)
+{
+    (void)state;
+    collected_errors errors = {0};
+    tlog_config c = test_config(&errors);
+    tlog_log *log = make_log(&c);
+    assert_non_null(site_named("Frame"));   /* interned before any failure */
+    assert_non_null(site_named("Child"));
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, frames_on_a_new_thread, log), 0);
+    pthread_join(th, NULL);
+    assert_int_equal(errors.count, 1);
+    assert_int_equal(count_code(&errors, TLOG_ENOMEM), 1);
+    assert_non_null(strstr(errors.last, "\"Frame\" dropped with all it holds"));
+    assert_int_equal(tlog_frame_count(log), 1);
+    tlog_frame *f = tlog_frame_pop(log);
+    assert_string_equal(info_of(tlog_frame_root(f)).name, "Frame");
+    assert_non_null(child_named(tlog_frame_root(f), "Child"));
+    tlog_frame_release(f);
+    tlog_stats st = stats_of(log);
+    assert_int_equal(st.unmatched_ends, 0);
+    assert_int_equal(st.alloc_failures, 2);   /* the frame and its child */
+    tlog_destroy(log);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(lost_thread_state_drops_the_frame_with_its_children),
         cmocka_unit_test_setup_teardown(every_allocation_may_fail, sweep_setup, sweep_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
