@@ -168,9 +168,10 @@ int tlog_dump_frame(const tlog_frame *frame, FILE *out, const tlog_dump_options 
 
 int tlog_dump(tlog_log *log, FILE *out)
 {
-    tlog_frame *f = tlog_frame_for_dump_(log);
+    int why;
+    tlog_frame *f = tlog_frame_for_dump_(log, &why);
     if (!f)
-        return TLOG_ENOFRAME;
+        return why;
     int rc = tlog_dump_frame(f, out, NULL);
     tlog_frame_release(f);
     return rc;

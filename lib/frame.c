@@ -153,11 +153,12 @@ int tlog_frame_resolve_once_(tlog_frame *f, bool wait)
     return rc;
 }
 
-static tlog_frame *resolved_or_null(tlog_frame *f, bool taken, bool wait)
+static tlog_frame *resolved_or_null(tlog_frame *f, bool taken, bool wait, int *why)
 {
     if (!f)
         return NULL;
     int rc = tlog_frame_resolve_once_(f, wait);
+    *why = rc;
     if (rc == TLOG_OK)
         return f;
     if (taken)
@@ -189,11 +190,15 @@ enum take { TAKE_NEWEST, TAKE_OLDEST, TAKE_READY };
 
 /* The newest frame with a new reference, or the oldest taken out of the
  * queue with the queue's reference (only if ready, for TAKE_READY). */
-static tlog_frame *take_from_queue(tlog_log *log, uint32_t thread, enum take how)
+/* The frame, or NULL with the reason in *why: TLOG_ENOFRAME when there is
+ * none, TLOG_ENOMEM when it (or the default log) could not be had. */
+static tlog_frame *take_from_queue(tlog_log *log, uint32_t thread, enum take how, int *why)
 {
     log = tlog_resolve_log_(log);
+    *why = TLOG_ENOMEM;
     if (!log)
         return NULL;
+    *why = TLOG_ENOFRAME;
     bool any;
     thread = thread_selected(log, thread, &any);
     if (how == TAKE_READY)
@@ -216,42 +221,45 @@ static tlog_frame *take_from_queue(tlog_log *log, uint32_t thread, enum take how
             queue_unlink(log, f);
     }
     pthread_mutex_unlock(&log->lock);
-    return resolved_or_null(f, how != TAKE_NEWEST, how != TAKE_READY);
+    return resolved_or_null(f, how != TAKE_NEWEST, how != TAKE_READY, why);
 }
 
 tlog_frame *tlog_frame_latest_of(tlog_log *log, uint32_t thread)
 {
-    return take_from_queue(log, thread, TAKE_NEWEST);
+    int why;
+    return take_from_queue(log, thread, TAKE_NEWEST, &why);
 }
 
 tlog_frame *tlog_frame_pop_of(tlog_log *log, uint32_t thread)
 {
-    return take_from_queue(log, thread, TAKE_OLDEST);
+    int why;
+    return take_from_queue(log, thread, TAKE_OLDEST, &why);
 }
 
 tlog_frame *tlog_frame_pop_ready_of(tlog_log *log, uint32_t thread)
 {
-    return take_from_queue(log, thread, TAKE_READY);
+    int why;
+    return take_from_queue(log, thread, TAKE_READY, &why);
 }
 
 tlog_frame *tlog_frame_latest(tlog_log *log)
 {
-    return take_from_queue(log, TLOG_THREAD_ANY, TAKE_NEWEST);
+    return tlog_frame_latest_of(log, TLOG_THREAD_ANY);
 }
 
 tlog_frame *tlog_frame_pop(tlog_log *log)
 {
-    return take_from_queue(log, TLOG_THREAD_ANY, TAKE_OLDEST);
+    return tlog_frame_pop_of(log, TLOG_THREAD_ANY);
 }
 
 tlog_frame *tlog_frame_pop_ready(tlog_log *log)
 {
-    return take_from_queue(log, TLOG_THREAD_ANY, TAKE_READY);
+    return tlog_frame_pop_ready_of(log, TLOG_THREAD_ANY);
 }
 
-tlog_frame *tlog_frame_for_dump_(tlog_log *log)
+tlog_frame *tlog_frame_for_dump_(tlog_log *log, int *why)
 {
-    return take_from_queue(log, TLOG_THREAD_SELF, TAKE_NEWEST);
+    return take_from_queue(log, TLOG_THREAD_SELF, TAKE_NEWEST, why);
 }
 
 int tlog_frame_ready_of(tlog_log *log, uint32_t thread)

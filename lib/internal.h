@@ -454,8 +454,9 @@ TLOG_INTERNAL bool tlog_frame_ready_(const tlog_frame *f);
  * caller to release after unlocking. */
 TLOG_INTERNAL tlog_frame *tlog_queue_push_locked_(tlog_log *log, tlog_frame *frame);
 TLOG_INTERNAL void tlog_frames_clear_(tlog_log *log);
-/* The calling thread's newest frame for tlog_dump, resolved. */
-TLOG_INTERNAL tlog_frame *tlog_frame_for_dump_(tlog_log *log);
+/* The calling thread's newest frame for tlog_dump, resolved; NULL with
+ * TLOG_ENOFRAME (none) or TLOG_ENOMEM (not resolved) in *why. */
+TLOG_INTERNAL tlog_frame *tlog_frame_for_dump_(tlog_log *log, int *why);
 /* Resolves the frame if no one has yet, first waiting for its device work
  * if `wait` (the forced sync); keeps the caller's reference either way. */
 TLOG_INTERNAL int tlog_frame_resolve_once_(tlog_frame *f, bool wait);

@@ -29,7 +29,7 @@ const char *tlog_strerror(int code)
     case TLOG_EINVAL: return "invalid argument";
     case TLOG_ENOMEM: return "out of memory";
     case TLOG_ENOFRAME: return "no completed frame";
-    case TLOG_ENOTOPEN: return "no scope is open on this thread";
+    case TLOG_ENOTOPEN: return "no open scope matches";
     case TLOG_EMISMATCH: return "end does not match the innermost open scope";
     case TLOG_EBUSY: return "busy: already in use";
     case TLOG_EIO: return "output error";
@@ -191,8 +191,27 @@ static bool defer_report(tlog_log *log, int code, const char *msg)
     return kept;
 }
 
+/* A switch or choice in the environment that is set to none of its values
+ * is ignored, and said. */
+static void report_bad_choice(tlog_log *log, const char *name, const char *const *values,
+                              const char *expected)
+{
+    const char *s = getenv(name);
+    if (!s || !*s || (log->cfg.flags & TLOG_CONFIG_IGNORE_ENV))
+        return;
+    for (; *values; values++)
+        if (strcmp(s, *values) == 0)
+            return;
+    tlog_report_(log, NULL, TLOG_EINVAL, NULL, "%s=%.64s is not %s; ignored", name, s,
+                 expected);
+}
+
 static void report_bad_env(tlog_log *log, bool bad_level)
 {
+    static const char *const switches[] = {"0", "1", NULL}, *const clocks[] = {"monotonic", NULL};
+    report_bad_choice(log, "TIMERLOG_NVTX", switches, "1 or 0");
+    report_bad_choice(log, "TIMERLOG_ROCTX", switches, "1 or 0");
+    report_bad_choice(log, "TIMERLOG_CLOCK", clocks, "\"monotonic\" (unset: the CPU's counter)");
     if (bad_level)
         tlog_report_(log, NULL, TLOG_EINVAL, NULL,
                      "TIMERLOG_LEVEL=%s is not 0, 1 or 2; ignored", getenv("TIMERLOG_LEVEL"));

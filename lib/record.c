@@ -586,6 +586,58 @@ void tlog_thread_close_all_(tlog_thread *t, int code)
 /* Sites past max_depth: up to this many are kept for checking ends. */
 #define TLOG_MAX_OVER ((size_t)1 << 16)
 
+/* The title open most often on the stack if it is most of it (a majority
+ * vote): the mark of a begin whose end never comes, as in a loop. */
+static const tlog_site *repeated_title(const tlog_thread *t, size_t *times)
+{
+    const tlog_site *cand = NULL;
+    size_t votes = 0, n = 0, depth = tlog_thread_depth_(t);
+    for (size_t i = 0; i < depth; i++) {
+        const tlog_site *s = tlog_open_site(&t->stack[i]);
+        if (!votes)
+            cand = s;
+        votes += cand && s && tlog_same_title_(cand, s) ? 1 : (size_t)-1;
+    }
+    for (size_t i = 0; cand && i < depth; i++) {
+        const tlog_site *s = tlog_open_site(&t->stack[i]);
+        n += s && tlog_same_title_(cand, s);
+    }
+    *times = n;
+    return n * 2 > depth ? cand : NULL;
+}
+
+static void report_overflow(tlog_thread *t, tlog_log *log, const tlog_site *site)
+{
+    size_t times;
+    const tlog_site *rep = repeated_title(t, &times);
+    if (rep)
+        tlog_report_(log, t, TLOG_EDEPTH, rep,
+                     "\"%s\" (%s:%d) is open %zu times, nested in itself: is its end "
+                     "missing? Scopes deeper than max_depth (%u) are dropped in this frame",
+                     rep->name, rep->file ? rep->file : "?", rep->line, times,
+                     log->cfg.max_depth);
+    else
+        tlog_report_(log, t, TLOG_EDEPTH, site,
+                     "\"%s\" nests deeper than max_depth (%u): dropping scopes "
+                     "below that depth in this frame",
+                     site->name, log->cfg.max_depth);
+}
+
+/* Past max_depth the titles of TLOG_MAX_OVER scopes are kept; deeper, ends
+ * are matched by count alone. Said once per frame. */
+static void report_blind(tlog_thread *t, tlog_log *log, const tlog_site *site)
+{
+    if (t->nover < TLOG_MAX_OVER)
+        tlog_report_(log, t, TLOG_ENOMEM, site,
+                     "no memory for the titles of scopes past max_depth: from \"%s\" "
+                     "down, ends are matched by count, not by title", site->name);
+    else
+        tlog_report_(log, t, TLOG_EDEPTH, site,
+                     "\"%s\" is %zu levels past max_depth (%u): from there down, ends "
+                     "are matched by count, not by title", site->name, t->nover + 1,
+                     log->cfg.max_depth);
+}
+
 static void push_overflow(tlog_thread *t, tlog_log *log, const tlog_site *site)
 {
     if (t->top == t->stack_end) {
@@ -603,14 +655,11 @@ static void push_overflow(tlog_thread *t, tlog_log *log, const tlog_site *site)
     }
     if (!t->blind && t->nover < t->capover)
         t->over[t->nover++] = site;
-    else
-        t->blind++;
+    else if (t->blind++ == 0)
+        report_blind(t, log, site);
     TLOG_COUNT(log, depth_overflows);
     if (t->frame_dropped++ == 0)
-        tlog_report_(log, t, TLOG_EDEPTH, site,
-                     "\"%s\" nests deeper than max_depth (%u): dropping scopes "
-                     "below that depth in this frame",
-                     site->name, log->cfg.max_depth);
+        report_overflow(t, log, site);
 }
 
 static void push_dropped(tlog_thread *t, tlog_log *log, const tlog_site *site)

@@ -368,10 +368,35 @@ static void lost_thread_state_drops_the_frame_with_its_children(void **state)
     tlog_destroy(log);
 }
 
+/* A frame that cannot be resolved for lack of memory is not "no frame":
+ * tlog_dump says TLOG_ENOMEM, and the frame is there for the next call. */
+static void dump_without_memory_says_so_and_keeps_the_frame(void **state)
+{
+    (void)state;
+    collected_errors errors = {0};
+    tlog_config c = test_config(&errors);
+    tlog_log *log = make_log(&c);
+    begin_at(log, "Frame", 0);
+    begin_at(log, "Child", 1);
+    end_at(log, "Child", 2);
+    end_at(log, "Frame", 3);
+    FILE *sink = fopen("/dev/null", "w");
+    tlog_test_fail_alloc(1);   /* the first allocation of the resolver */
+    assert_int_equal(tlog_dump(log, sink), TLOG_ENOMEM);
+    assert_true(tlog_test_alloc_failed());
+    assert_int_equal(count_code(&errors, TLOG_ENOMEM), 1);
+    assert_non_null(strstr(errors.last, "a later read will try again"));
+    assert_int_equal(tlog_dump(log, sink), TLOG_OK);
+    tlog_test_fail_alloc(0);
+    fclose(sink);
+    tlog_destroy(log);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(lost_thread_state_drops_the_frame_with_its_children),
+        cmocka_unit_test(dump_without_memory_says_so_and_keeps_the_frame),
         cmocka_unit_test_setup_teardown(every_allocation_may_fail, sweep_setup, sweep_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -219,6 +219,52 @@ static void ends_past_max_depth_are_matched_by_title(void **state)
     free_fixture(fx);
 }
 
+/* A begin whose end never comes (a loop's) fills the stack with one title:
+ * the report at max_depth names it and where it began. */
+static void forgotten_end_is_named_at_max_depth(void **state)
+{
+    (void)state;
+    fixture *fx = make_fixture(1024, 8);
+    begin_at(fx->log, "Frame", 0);
+    for (int k = 0; k < 10; k++)
+        begin_at(fx->log, "Update", 1 + k);   /* its end is missing */
+    assert_int_equal(fx->errors.count, 1);
+    assert_int_equal(fx->errors.codes[0], TLOG_EDEPTH);
+    assert_non_null(strstr(fx->errors.last, "\"Update\" (test.c:1) is open 7 times"));
+    assert_non_null(strstr(fx->errors.last, "is its end missing?"));
+    free_fixture(fx);
+}
+
+/* Deeper than max_depth + 65536, the titles are no longer kept: said once,
+ * and ends still balance by count, so the frame completes. */
+static void nesting_past_the_kept_titles_is_said_and_balances(void **state)
+{
+    (void)state;
+    fixture *fx = make_fixture(1024, 2);
+    enum { DEEP = 65536 + 10 };
+    begin_at(fx->log, "R", 0);
+    begin_at(fx->log, "A", 1);
+    for (int d = 0; d < DEEP; d++)
+        begin_at(fx->log, "f", 2);
+    assert_int_equal(fx->errors.count, 2);
+    assert_int_equal(count_code(&fx->errors, TLOG_EDEPTH), 2);
+    assert_non_null(strstr(fx->errors.last, "65537 levels past max_depth (2)"));
+    assert_non_null(strstr(fx->errors.last, "matched by count, not by title"));
+    for (int d = 0; d < DEEP; d++)
+        end_at(fx->log, "f", 3);
+    end_at(fx->log, "A", 4);
+    end_at(fx->log, "R", 5);
+    assert_int_equal(fx->errors.count, 2);
+    tlog_stats s = stats_of(fx->log);
+    assert_int_equal(s.depth_overflows, DEEP);
+    assert_int_equal(s.mismatched_ends + s.unmatched_ends, 0);
+    tlog_frame *f = tlog_frame_latest(fx->log);
+    assert_non_null(f);
+    assert_int_equal(info_of(child_named(tlog_frame_root(f), "A")).total_ns, 3 * NS_PER_MS);
+    tlog_frame_release(f);
+    free_fixture(fx);
+}
+
 /* An arena that hands out `budget` large blocks (chunks, reserves), then
  * refuses them; small blocks (hand-off work) it always has. */
 typedef struct stingy {
@@ -390,6 +436,8 @@ int main(void)
         cmocka_unit_test(insert_needs_an_open_scope),
         cmocka_unit_test(handed_off_work_is_bounded_by_the_owner_budget),
         cmocka_unit_test(ends_past_max_depth_are_matched_by_title),
+        cmocka_unit_test(forgotten_end_is_named_at_max_depth),
+        cmocka_unit_test(nesting_past_the_kept_titles_is_said_and_balances),
         cmocka_unit_test(out_of_record_memory_keeps_open_scopes_and_hand_offs_in_place),
         cmocka_unit_test(out_of_record_memory_inside_adopted_work),
         cmocka_unit_test(adopting_with_memory_gone_drops_and_counts_everything),

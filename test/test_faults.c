@@ -80,6 +80,32 @@ static void bad_buffer_sizes_are_reported_and_the_default_used(void **state)
     }
 }
 
+/* A clock or a forwarding switch set to none of its values is said and
+ * ignored: the log is made as if it were unset. */
+static void bad_choices_in_the_environment_are_reported(void **state)
+{
+    (void)state;
+    const char *vars[][3] = {{"TIMERLOG_CLOCK", "bogus", "is not \"monotonic\""},
+                             {"TIMERLOG_NVTX", "yes", "is not 1 or 0; ignored"},
+                             {"TIMERLOG_ROCTX", "2", "is not 1 or 0; ignored"}};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        collected_errors errors = {0};
+        tlog_config c = {.size = sizeof c, .on_error = collect_error, .error_user = &errors};
+        setenv(vars[i][0], vars[i][1], 1);
+        tlog_log *log = make_log(&c);
+        unsetenv(vars[i][0]);
+        assert_int_equal(errors.count, 1);
+        assert_int_equal(errors.codes[0], TLOG_EINVAL);
+        char said[64];
+        snprintf(said, sizeof said, "%s=%s %s", vars[i][0], vars[i][1], vars[i][2]);
+        assert_non_null(strstr(errors.last, said));
+        tlog_log *unset = make_log(&c);   /* as if the variable were not there */
+        assert_string_equal(tlog_clock_name(log), tlog_clock_name(unset));
+        tlog_destroy(unset);
+        tlog_destroy(log);
+    }
+}
+
 /* A buffer the process cannot have: said (TLOG_ENOMEM), the stream's
  * frames counted as not streamed, tlog_stream_flush answers TLOG_EIO. */
 static void stream_without_memory_is_reported(void **state)
@@ -119,6 +145,7 @@ int main(void)
         cmocka_unit_test(callback_of_the_default_log_may_call_the_library),
         cmocka_unit_test(bad_buffer_sizes_are_reported_and_the_default_used),
         cmocka_unit_test(stream_without_memory_is_reported),
+        cmocka_unit_test(bad_choices_in_the_environment_are_reported),
         cmocka_unit_test(fifo_with_no_reader_is_reported_not_waited_for),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

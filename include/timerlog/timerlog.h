@@ -57,7 +57,7 @@ enum tlog_status {
     TLOG_EINVAL = -1,     /* an argument is invalid */
     TLOG_ENOMEM = -2,     /* an allocation failed */
     TLOG_ENOFRAME = -3,   /* no completed frame is available */
-    TLOG_ENOTOPEN = -4,   /* no scope is open on this thread */
+    TLOG_ENOTOPEN = -4,   /* no open scope on this thread matches (or none is open) */
     TLOG_EMISMATCH = -5,  /* an end does not match the innermost open scope */
     TLOG_EBUSY = -6,      /* the thread is already working for a hand-off */
     TLOG_EIO = -7,        /* writing the output failed */
@@ -189,11 +189,17 @@ typedef struct tlog_error {
     int code;                 /* a TLOG_E* code */
     const char *message;      /* one line, no trailing newline */
     const tlog_site *site;    /* the site concerned, or NULL */
-    uint32_t thread;          /* id of the thread concerned (1-based) */
+    uint32_t thread;          /* id of the thread concerned (1-based); 0 when
+                               * no recording thread is: the stream writer,
+                               * a device read, a thread with no state yet */
 } tlog_error;
 
-/* Receives each recording error once. Called on the thread that hit it,
- * with no lock of the library held: it may call the library. */
+/* Receives the log's errors. Scopes dropped past the thread budget or
+ * max_depth are reported at the first drop of each frame and counted at
+ * every one (tlog_get_stats); other faults are reported each time. Called
+ * on the thread that met the fault (the stream writer's, for a write), with
+ * no lock of the library held: it may call the library. Without a
+ * callback, stderr shows each kind of fault twice, then counts it. */
 typedef void (*tlog_error_fn)(void *user, const tlog_error *error);
 
 /* Flags for tlog_config.flags. */
@@ -921,7 +927,8 @@ typedef struct tlog_dump_options {
  *
  * Returns TLOG_ENOFRAME when the calling thread has no completed frame (see
  * tlog_frame_latest_of and tlog_dump_frame for other threads' frames),
- * TLOG_EIO on a write error.
+ * TLOG_ENOMEM when the frame could not be resolved for lack of memory (it
+ * stays, and a later call tries again), TLOG_EIO on a write error.
  */
 TLOG_API int tlog_dump(tlog_log *log, FILE *out) TLOG_NOEXCEPT;
 

@@ -5,7 +5,9 @@
  * names another library to load instead.
  */
 #include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "forward.h"
 
@@ -15,19 +17,40 @@ typedef struct roctx_api {
 } roctx_api;
 
 static roctx_api api;
-static const char *load_error;
+static char load_error[400];
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+
+/* The library TIMERLOG_ROCTX_LIBRARY names, and no other: a path that
+ * cannot be loaded is said with the loader's reason. */
+static void *load_named(const char *path)
+{
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        const char *why = dlerror();
+        if (why && strstr(why, path))   /* the loader's words name the path */
+            snprintf(load_error, sizeof load_error, "TIMERLOG_ROCTX_LIBRARY: %.300s", why);
+        else
+            snprintf(load_error, sizeof load_error, "TIMERLOG_ROCTX_LIBRARY: %.150s: %.200s",
+                     path, why ? why : "could not be loaded");
+    }
+    return lib;
+}
 
 static void load(void)
 {
-    const char *names[] = {getenv("TIMERLOG_ROCTX_LIBRARY"), "libroctx64.so.4",
-                           "libroctx64.so"};
+    const char *named = getenv("TIMERLOG_ROCTX_LIBRARY");
     void *lib = NULL;
-    for (size_t i = 0; i < sizeof names / sizeof names[0] && !lib; i++)
-        if (names[i] && names[i][0])
-            lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (named && *named) {
+        if (!(lib = load_named(named)))
+            return;
+    } else {
+        lib = dlopen("libroctx64.so.4", RTLD_NOW | RTLD_LOCAL);
+        if (!lib)
+            lib = dlopen("libroctx64.so", RTLD_NOW | RTLD_LOCAL);
+    }
     if (!lib) {
-        load_error = "libroctx64 was not found (ROCm's roctracer)";
+        snprintf(load_error, sizeof load_error,
+                 "libroctx64 was not found (ROCm's roctracer)");
         return;
     }
     /* POSIX's way to turn a symbol into a function pointer. */
@@ -35,7 +58,8 @@ static void load(void)
     *(void **)&api.pop = dlsym(lib, "roctxRangePop");
     if (!api.push || !api.pop) {
         api.push = NULL;
-        load_error = "libroctx64 lacks roctxRangePushA or roctxRangePop";
+        snprintf(load_error, sizeof load_error, "%s lacks roctxRangePushA or roctxRangePop",
+                 named && *named ? named : "libroctx64");
     }
 }
 
