@@ -1,7 +1,8 @@
 /* fork() while other threads are inside the library (recording, resolving,
- * interning run-time names, converting ticks): the child finds none of the
- * process-wide locks held, records into a log of its own, resolves and
- * dumps it, and exits; no child hangs. */
+ * streaming, interning run-time names, converting ticks): the child finds
+ * none of the process-wide locks held, records into a log of its own,
+ * resolves, dumps and streams it, reads the stream back, and exits; no child
+ * hangs. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -45,10 +46,28 @@ static void *busy(void *arg)
     return NULL;
 }
 
-/* In the child: a log of its own, a frame, its dump. */
+static char parent_stream[256], child_stream[300];
+
+/* The child's stream holds its one frame. */
+static int child_stream_read_back(void)
+{
+    tlog_reader *r;
+    tlog_frame *f = NULL;
+    int rc = tlog_reader_open(child_stream, &r) == TLOG_OK &&
+             tlog_reader_next(r, &f) == TLOG_OK ? 0 : 4;
+    tlog_frame_release(f);
+    tlog_reader_close(r);
+    unlink(child_stream);
+    return rc;
+}
+
+/* In the child: a log of its own that streams, a frame, its dump, the
+ * stream read back. */
 static int child_main(void)
 {
-    tlog_config c = {.size = sizeof c, .flags = TLOG_CONFIG_IGNORE_ENV};
+    snprintf(child_stream, sizeof child_stream, "%s.%d", parent_stream, (int)getpid());
+    tlog_config c = {.size = sizeof c, .flags = TLOG_CONFIG_IGNORE_ENV,
+                     .stream_path = child_stream};
     tlog_log *log;
     if (tlog_create(&c, &log) != TLOG_OK)
         return 2;
@@ -63,8 +82,10 @@ static int child_main(void)
     if (out)
         fclose(out);
     tlog_frame_release(f);
+    if (rc == 0 && tlog_stream_flush(log) != TLOG_OK)
+        rc = 5;
     tlog_destroy(log);
-    return rc;
+    return rc ? rc : child_stream_read_back();
 }
 
 /* The child's status, or -1 if it did not end within 10 s (then killed). */
@@ -102,6 +123,7 @@ static void children_forked_mid_recording_finish(void **state)
     atomic_store(&stop, true);
     for (int i = 0; i < 2; i++)
         pthread_join(th[i], NULL);
+    unlink(parent_stream);
     print_message("%d children: %d hung, %d failed\n", FORKS, hung, failed);
     assert_int_equal(hung, 0);
     assert_int_equal(failed, 0);
@@ -114,7 +136,11 @@ int main(void)
          "allocating");
     return 77;
 #endif
-    tlog_config c = {.size = sizeof c, .flags = TLOG_CONFIG_IGNORE_ENV};
+    /* The parent's default log streams too: its writer is busy at fork(). */
+    snprintf(parent_stream, sizeof parent_stream, "%s/timerlog-fork-%d.tlog",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
+    tlog_config c = {.size = sizeof c, .flags = TLOG_CONFIG_IGNORE_ENV,
+                     .stream_path = parent_stream};
     if (tlog_default_config(&c) != TLOG_OK)
         return 1;
     const struct CMUnitTest tests[] = {
