@@ -1,5 +1,5 @@
 /* Every allocation the library makes goes through these. In a build with
- * -Dalloc_fail=true, a test can make the N-th allocation fail and sweep N
+ * -Dtest_hooks=true, a test can make the N-th allocation fail and sweep N
  * over a whole run (test/test_alloc_fail.c); otherwise they are the C
  * library's own, with nothing added. */
 #ifndef TIMERLOG_ALLOC_H
@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#ifdef TIMERLOG_ALLOC_FAIL
+#ifdef TIMERLOG_TEST_HOOKS
 bool tlog_alloc_fails_(void);
 #else
 static inline bool tlog_alloc_fails_(void) { return false; }

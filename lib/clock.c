@@ -90,7 +90,7 @@ static double hw_measure(void)
     pthread_once(&hw_once, hw_start);
     if (!TLOG_CLOCK_NEEDS_CALIBRATION)
         return 1.0;
-    pthread_mutex_lock(&hw.lock);
+    tlog_lock_(&hw.lock);
     int64_t mono = 0;
     uint64_t tick = 0;
     read_pair(&mono, &tick);
@@ -100,7 +100,7 @@ static double hw_measure(void)
     atomic_store_explicit(&hw.rate_bits, rate_to_bits(rate), memory_order_relaxed);
     if (mono - hw.mono0 >= TLOG_MIN_BASELINE_NS)
         atomic_store_explicit(&hw.rate_settled, true, memory_order_relaxed);
-    pthread_mutex_unlock(&hw.lock);
+    tlog_unlock_(&hw.lock);
     return rate;
 }
 

@@ -17,9 +17,9 @@ static const atfork_fn modules[] = {
 void tlog_fork_lock_(pthread_mutex_t *lock, int phase)
 {
     if (phase == TLOG_FORK_PREPARE)
-        pthread_mutex_lock(lock);
+        tlog_lock_(lock);
     else
-        pthread_mutex_unlock(lock);
+        tlog_unlock_(lock);
 }
 
 static void prepare(void)

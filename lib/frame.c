@@ -119,11 +119,11 @@ void tlog_frame_release(tlog_frame *frame)
 
 void tlog_frames_clear_(tlog_log *log)
 {
-    pthread_mutex_lock(&log->lock);
+    tlog_lock_(&log->lock);
     tlog_frame *f = log->oldest;
     log->oldest = log->newest = NULL;
     log->queue_len = 0;
-    pthread_mutex_unlock(&log->lock);
+    tlog_unlock_(&log->lock);
     while (f) {
         tlog_frame *next = f->newer;
         f->older = f->newer = NULL;
@@ -142,13 +142,13 @@ int tlog_frame_resolve_once_(tlog_frame *f, bool wait)
     if (!atomic_load_explicit(&f->resolved, memory_order_acquire)) {
         if (wait && !tlog_frame_ready_(f))
             tlog_device_settle_(f);
-        pthread_mutex_lock(&f->resolve_lock);
+        tlog_lock_(&f->resolve_lock);
         if (!atomic_load_explicit(&f->resolved, memory_order_relaxed)) {
             rc = tlog_frame_resolve_(f);
             if (rc == TLOG_OK)
                 atomic_store_explicit(&f->resolved, true, memory_order_release);
         }
-        pthread_mutex_unlock(&f->resolve_lock);
+        tlog_unlock_(&f->resolve_lock);
     }
     return rc;
 }
@@ -204,7 +204,7 @@ static tlog_frame *take_from_queue(tlog_log *log, uint32_t thread, enum take how
     if (how == TAKE_READY)
         tlog_devices_poll_(log);
     tlog_frame *f = NULL;
-    pthread_mutex_lock(&log->lock);
+    tlog_lock_(&log->lock);
     if (how == TAKE_NEWEST) {
         for (f = log->newest; f && !frame_of(f, thread, any); f = f->older)
             ;
@@ -220,7 +220,7 @@ static tlog_frame *take_from_queue(tlog_log *log, uint32_t thread, enum take how
         if (f)
             queue_unlink(log, f);
     }
-    pthread_mutex_unlock(&log->lock);
+    tlog_unlock_(&log->lock);
     return resolved_or_null(f, how != TAKE_NEWEST, how != TAKE_READY, why);
 }
 
@@ -270,12 +270,12 @@ int tlog_frame_ready_of(tlog_log *log, uint32_t thread)
     bool any;
     thread = thread_selected(log, thread, &any);
     tlog_devices_poll_(log);
-    pthread_mutex_lock(&log->lock);
+    tlog_lock_(&log->lock);
     tlog_frame *f = log->oldest;
     while (f && !frame_of(f, thread, any))
         f = f->newer;
     int rc = f ? tlog_frame_ready_(f) : TLOG_ENOFRAME;
-    pthread_mutex_unlock(&log->lock);
+    tlog_unlock_(&log->lock);
     return rc;
 }
 
@@ -291,13 +291,13 @@ size_t tlog_frame_count_of(tlog_log *log, uint32_t thread)
         return 0;
     bool any;
     thread = thread_selected(log, thread, &any);
-    pthread_mutex_lock(&log->lock);
+    tlog_lock_(&log->lock);
     size_t n = 0;
     if (any)
         n = log->queue_len;
     else
         oldest_of(log, thread, &n);
-    pthread_mutex_unlock(&log->lock);
+    tlog_unlock_(&log->lock);
     return n;
 }
 

@@ -11,6 +11,7 @@
 
 #include "timerlog/timerlog.h"
 #include "clock_now.h"
+#include "lock.h"
 
 #define TLOG_LIKELY(x) __builtin_expect(!!(x), 1)
 #define TLOG_UNLIKELY(x) __builtin_expect(!!(x), 0)

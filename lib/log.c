@@ -166,11 +166,11 @@ static int create_log(const tlog_config *config, tlog_log **out, bool *bad_env)
  * the error callback may call the library. */
 static void tell_deferred(tlog_log *log)
 {
-    pthread_mutex_lock(&log->error_lock);
+    tlog_lock_(&log->error_lock);
     atomic_store(&log->creating, false);
     unsigned n = log->ndeferred;
     log->ndeferred = 0;
-    pthread_mutex_unlock(&log->error_lock);
+    tlog_unlock_(&log->error_lock);
     for (unsigned i = 0; i < n; i++)
         tlog_report_(log, NULL, log->deferred[i].code, NULL, "%s", log->deferred[i].msg);
 }
@@ -180,14 +180,14 @@ static bool defer_report(tlog_log *log, int code, const char *msg)
 {
     if (!atomic_load(&log->creating))
         return false;
-    pthread_mutex_lock(&log->error_lock);
+    tlog_lock_(&log->error_lock);
     bool kept = atomic_load(&log->creating);
     if (kept && log->ndeferred < sizeof log->deferred / sizeof log->deferred[0]) {
         log->deferred[log->ndeferred].code = code;
         snprintf(log->deferred[log->ndeferred].msg, sizeof log->deferred[0].msg, "%s", msg);
         log->ndeferred++;
     }
-    pthread_mutex_unlock(&log->error_lock);
+    tlog_unlock_(&log->error_lock);
     return kept;
 }
 
@@ -267,10 +267,10 @@ void tlog_destroy(tlog_log *log)
     tlog_subs_destroy_(log);
     tlog_frames_clear_(log);
     tlog_devices_destroy_(log);
-    pthread_mutex_lock(&log->pool_lock);
+    tlog_lock_(&log->pool_lock);
     tlog_chunk *c = log->pool;
     log->pool = NULL;
-    pthread_mutex_unlock(&log->pool_lock);
+    tlog_unlock_(&log->pool_lock);
     while (c) {
         tlog_chunk *next = c->next;
         tlog_chunk_free_(log, c);
@@ -288,7 +288,7 @@ int tlog_default_config(const tlog_config *config)
     int rc = normalize_config(config, &check);
     if (rc != TLOG_OK)
         return rc;
-    pthread_mutex_lock(&default_lock);
+    tlog_lock_(&default_lock);
     if (atomic_load(&default_log)) {
         rc = TLOG_EBUSY;
     } else {
@@ -301,7 +301,7 @@ int tlog_default_config(const tlog_config *config)
         bool bad;
         __atomic_store_n(&tlog_active_level_, starting_level(&check, &bad), __ATOMIC_RELAXED);
     }
-    pthread_mutex_unlock(&default_lock);
+    tlog_unlock_(&default_lock);
     return rc;
 }
 
@@ -318,7 +318,7 @@ tlog_log *tlog_default(void)
     if (TLOG_LIKELY(log))
         return log;
     bool bad_env = false, created = false;
-    pthread_mutex_lock(&default_lock);
+    tlog_lock_(&default_lock);
     log = atomic_load_explicit(&default_log, memory_order_relaxed);
     if (!log && create_log(default_cfg_set ? &default_cfg : NULL, &log, &bad_env) == TLOG_OK) {
         log->is_default = true;
@@ -327,7 +327,7 @@ tlog_log *tlog_default(void)
                          __ATOMIC_RELAXED);
         atomic_store_explicit(&default_log, log, memory_order_release);
     }
-    pthread_mutex_unlock(&default_lock);
+    tlog_unlock_(&default_lock);
     if (created) {
         after_create(log, bad_env);
         if (atomic_load(&log->stream))
@@ -393,7 +393,7 @@ int tlog_get_stats(tlog_log *log, tlog_stats *out)
 static uint64_t times_reported(tlog_log *log, int code, const tlog_site *site)
 {
     uint64_t times = 3;
-    pthread_mutex_lock(&log->error_lock);
+    tlog_lock_(&log->error_lock);
     unsigned i = 0;
     while (i < log->nreported && (log->reported[i].code != code || log->reported[i].site != site))
         i++;
@@ -405,7 +405,7 @@ static uint64_t times_reported(tlog_log *log, int code, const tlog_site *site)
     }
     if (i < log->nreported)
         times = ++log->reported[i].times;
-    pthread_mutex_unlock(&log->error_lock);
+    tlog_unlock_(&log->error_lock);
     return times;
 }
 
@@ -419,6 +419,7 @@ void tlog_report_(tlog_log *log, const tlog_thread *t, int code,
     va_end(ap);
     if (defer_report(log, code, msg))
         return;
+    tlog_check_no_lock_(msg);
     tlog_error err = {code, msg, site, t ? t->id : 0};
     if (log->cfg.on_error) {
         log->cfg.on_error(log->cfg.error_user, &err);

@@ -48,9 +48,9 @@ static tlog_frame *frame_for_thread(tlog_log *log, const tlog_thread *t)
 void tlog_frame_open_(tlog_log *log, tlog_thread *t)
 {
     tlog_frame *f = frame_for_thread(log, t);
-    pthread_mutex_lock(&log->lock);
+    tlog_lock_(&log->lock);
     t->frame = f;
-    pthread_mutex_unlock(&log->lock);
+    tlog_unlock_(&log->lock);
     if (!f) {
         TLOG_COUNT(log, alloc_failures);
         tlog_report_(log, t, TLOG_ENOMEM, NULL,
@@ -61,17 +61,17 @@ void tlog_frame_open_(tlog_log *log, tlog_thread *t)
 
 tlog_frame *tlog_frame_end_(tlog_log *log, tlog_thread *t)
 {
-    pthread_mutex_lock(&log->lock);
+    tlog_lock_(&log->lock);
     tlog_frame *f = t->frame;
     t->frame = NULL;
-    pthread_mutex_unlock(&log->lock);
+    tlog_unlock_(&log->lock);
     if (!f)
         f = frame_for_thread(log, t);   /* a second try, for the records */
     if (!f)
         return NULL;
-    pthread_mutex_lock(&f->lock);
+    tlog_lock_(&f->lock);
     f->taking_work = false;
-    pthread_mutex_unlock(&f->lock);
+    tlog_unlock_(&f->lock);
     atomic_store_explicit(&f->completed, true, memory_order_release);
     return f;
 }
@@ -86,13 +86,13 @@ tlog_frame *tlog_frame_find_(tlog_log *log, tlog_thread *t, const tlog_token *to
             atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed);
         return f;
     }
-    pthread_mutex_lock(&log->lock);
+    tlog_lock_(&log->lock);
     tlog_thread *owner = tlog_thread_find_(log, tok->thread);
     if (owner && owner->frame && owner->frame->frame_id == tok->frame) {
         f = owner->frame;
         atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed);
     }
-    pthread_mutex_unlock(&log->lock);
+    tlog_unlock_(&log->lock);
     return f;
 }
 
@@ -101,7 +101,7 @@ int tlog_frame_attach_(tlog_frame *f, tlog_attachment *a, size_t need, uint64_t 
 {
     int rc = TLOG_ELATE;
     *first_drop = false;
-    pthread_mutex_lock(&f->lock);
+    tlog_lock_(&f->lock);
     if (f->taking_work && f->attached_recs + need <= f->log->budget_recs) {
         a->next = f->attachments;
         f->attachments = a;
@@ -112,14 +112,14 @@ int tlog_frame_attach_(tlog_frame *f, tlog_attachment *a, size_t need, uint64_t 
         f->attached_dropped += scopes + a->dropped;
         rc = TLOG_EFULL;
     }
-    pthread_mutex_unlock(&f->lock);
+    tlog_unlock_(&f->lock);
     return rc;
 }
 
 int tlog_frame_add_row_(tlog_frame *f, const tlog_drow *row)
 {
     int rc = TLOG_ELATE;
-    pthread_mutex_lock(&f->lock);
+    tlog_lock_(&f->lock);
     if (f->taking_rows && f->ndrows == f->capdrows) {
         size_t cap = f->capdrows ? f->capdrows * 2 : 16;
         tlog_drow *grown = tlog_realloc_(f->drows, cap * sizeof *grown);
@@ -135,14 +135,14 @@ int tlog_frame_add_row_(tlog_frame *f, const tlog_drow *row)
         f->rows_lost++;
         rc = TLOG_ENOMEM;
     }
-    pthread_mutex_unlock(&f->lock);
+    tlog_unlock_(&f->lock);
     return rc;
 }
 
 uint32_t tlog_frame_add_sync_(tlog_frame *f, const tlog_sync_bind *bind)
 {
     uint32_t tag = 0;
-    pthread_mutex_lock(&f->lock);
+    tlog_lock_(&f->lock);
     /* Once the root ended, the frame may be read: its syncs are fixed. */
     if (f->taking_work && f->nsyncs == f->capsyncs && f->nsyncs < UINT32_MAX / 2) {
         size_t cap = f->capsyncs ? f->capsyncs * 2 : 4;
@@ -157,7 +157,7 @@ uint32_t tlog_frame_add_sync_(tlog_frame *f, const tlog_sync_bind *bind)
         f->syncs[f->nsyncs].rows_seen = f->ndrows;
         tag = (uint32_t)++f->nsyncs;
     }
-    pthread_mutex_unlock(&f->lock);
+    tlog_unlock_(&f->lock);
     return tag;
 }
 
@@ -167,28 +167,28 @@ bool tlog_frame_reserve_(tlog_frame *f, bool own)
         atomic_fetch_add_explicit(&f->outstanding, 1, memory_order_relaxed);
         return true;
     }
-    pthread_mutex_lock(&f->lock);
+    tlog_lock_(&f->lock);
     bool taken = f->taking_work;
     if (taken)
         atomic_fetch_add_explicit(&f->outstanding, 1, memory_order_relaxed);
-    pthread_mutex_unlock(&f->lock);
+    tlog_unlock_(&f->lock);
     return taken;
 }
 
 void tlog_frame_mark_end_(tlog_frame *f)
 {
-    pthread_mutex_lock(&f->lock);
+    tlog_lock_(&f->lock);
     f->rows_at_end = f->ndrows;
-    pthread_mutex_unlock(&f->lock);
+    tlog_unlock_(&f->lock);
 }
 
 void tlog_frame_stop_rows_(tlog_frame *f)
 {
-    pthread_mutex_lock(&f->lock);
+    tlog_lock_(&f->lock);
     if (f->taking_rows)
         f->dropped += f->rows_lost;   /* device intervals that found no memory */
     f->taking_rows = false;
-    pthread_mutex_unlock(&f->lock);
+    tlog_unlock_(&f->lock);
 }
 
 bool tlog_frame_ready_(const tlog_frame *f)

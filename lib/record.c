@@ -58,11 +58,11 @@ void tlog_chunk_free_(tlog_log *log, tlog_chunk *c)
 
 tlog_chunk *tlog_chunk_get_(tlog_log *log)
 {
-    pthread_mutex_lock(&log->pool_lock);
+    tlog_lock_(&log->pool_lock);
     tlog_chunk *c = log->pool;
     if (c)
         log->pool = c->next;
-    pthread_mutex_unlock(&log->pool_lock);
+    tlog_unlock_(&log->pool_lock);
     if (!c)
         c = chunk_new(log, log->chunk_recs);
     if (c) {
@@ -90,10 +90,10 @@ void tlog_chunks_put_(tlog_log *log, tlog_chunk *first)
     }
     if (!keep)
         return;
-    pthread_mutex_lock(&log->pool_lock);
+    tlog_lock_(&log->pool_lock);
     last->next = log->pool;
     log->pool = keep;
-    pthread_mutex_unlock(&log->pool_lock);
+    tlog_unlock_(&log->pool_lock);
 }
 
 static tlog_log *log_of(const tlog_thread *t)
@@ -242,7 +242,7 @@ static size_t raw_bytes(const tlog_chunk *chunks, const tlog_attachment *attache
  * was collected in it all along. */
 static void fill_frame(tlog_frame *f, tlog_thread *t, tlog_chunk *chunks, bool streamed)
 {
-    pthread_mutex_lock(&f->lock);
+    tlog_lock_(&f->lock);
     f->attachments = reversed(f->attachments);
     uint64_t dropped = t->frame_dropped + f->attached_dropped, repaired = t->frame_repaired;
     for (const tlog_attachment *a = f->attachments; a; a = a->next) {
@@ -250,7 +250,7 @@ static void fill_frame(tlog_frame *f, tlog_thread *t, tlog_chunk *chunks, bool s
         repaired += a->repaired;
     }
     f->stream_bytes = streamed ? raw_bytes(chunks, f->attachments) : 0;
-    pthread_mutex_unlock(&f->lock);
+    tlog_unlock_(&f->lock);
     memcpy(f->thread_name, t->name, sizeof f->thread_name);
     f->dropped = dropped;
     f->repaired = repaired;
@@ -285,10 +285,10 @@ static uint64_t complete_frame(tlog_thread *t, tlog_log *log)
     tlog_frame_mark_end_(f);
     if (streamed)
         atomic_fetch_add(&f->refs, 1);   /* the writer's reference */
-    pthread_mutex_lock(&log->lock);
+    tlog_lock_(&log->lock);
     tlog_frame *evicted = tlog_queue_push_locked_(log, f);
     uint64_t serial = f->serial;
-    pthread_mutex_unlock(&log->lock);
+    tlog_unlock_(&log->lock);
     while (evicted) {
         tlog_frame *next = evicted->older;
         evicted->older = NULL;

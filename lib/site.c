@@ -77,30 +77,30 @@ static tlog_site_entry *entry_locked(const tlog_site *site, bool make)
 
 tlog_site_entry *tlog_site_entry_(const tlog_site *site)
 {
-    pthread_mutex_lock(&entries_lock);
+    tlog_lock_(&entries_lock);
     tlog_site_entry *e = entry_locked(site, true);
-    pthread_mutex_unlock(&entries_lock);
+    tlog_unlock_(&entries_lock);
     return e;
 }
 
 void tlog_site_count_(const tlog_site *const *sites, const uint64_t *counts, size_t n)
 {
-    pthread_mutex_lock(&entries_lock);
+    tlog_lock_(&entries_lock);
     for (size_t k = 0; k < n; k++) {
         tlog_site_entry *e = sites[k] ? entry_locked(sites[k], true) : NULL;
         if (e)
             atomic_fetch_add_explicit(&e->resolved, counts[k], memory_order_relaxed);
     }
-    pthread_mutex_unlock(&entries_lock);
+    tlog_unlock_(&entries_lock);
 }
 
 uint64_t tlog_site_instances(const tlog_site *site)
 {
     if (!site)
         return 0;
-    pthread_mutex_lock(&entries_lock);
+    tlog_lock_(&entries_lock);
     tlog_site_entry *e = entry_locked(site, false);
-    pthread_mutex_unlock(&entries_lock);
+    tlog_unlock_(&entries_lock);
     return e ? atomic_load_explicit(&e->resolved, memory_order_relaxed) : 0;
 }
 
@@ -187,7 +187,7 @@ const tlog_site *tlog_site_intern(const char *name, const char *file,
     if (!name)
         return NULL;
     uint64_t h = intern_hash(name, file, function, line, level);
-    pthread_mutex_lock(&intern_lock);
+    tlog_lock_(&intern_lock);
     interned *it = intern_find(h, name, file, function, line, level);
     if (!it && (intern_len < intern_cap || intern_grow())) {
         size_t len = strlen(name) + 1 + (file ? strlen(file) + 1 : 0) +
@@ -206,7 +206,7 @@ const tlog_site *tlog_site_intern(const char *name, const char *file,
             intern_len++;
         }
     }
-    pthread_mutex_unlock(&intern_lock);
+    tlog_unlock_(&intern_lock);
     return it ? &it->site : NULL;
 }
 
@@ -405,11 +405,11 @@ const tlog_site *tlog_site_named(const tlog_site *at, const char *name)
     if (!e) {
         if (atomic_load_explicit(&named_count, memory_order_relaxed) >= TLOG_RUNTIME_NAMES_MAX)
             return named_refuse(at, name, false);
-        pthread_mutex_lock(&named_lock);
+        tlog_lock_(&named_lock);
         e = named_find(at, h, name, len, cut);
         if (!e)
             e = named_add(at, h, name, len, cut, &nomem);
-        pthread_mutex_unlock(&named_lock);
+        tlog_unlock_(&named_lock);
         if (!e)
             return named_refuse(at, name, nomem);
     }

@@ -77,21 +77,21 @@ void tlog_stream_atfork_(int phase)
 
 static void registry_add(tlog_stream *s)
 {
-    pthread_mutex_lock(&registry_lock);
+    tlog_lock_(&registry_lock);
     s->next_open = registry;
     registry = s;
-    pthread_mutex_unlock(&registry_lock);
+    tlog_unlock_(&registry_lock);
 }
 
 static void registry_remove(tlog_stream *s)
 {
-    pthread_mutex_lock(&registry_lock);
+    tlog_lock_(&registry_lock);
     for (tlog_stream **p = &registry; *p; p = &(*p)->next_open)
         if (*p == s) {
             *p = s->next_open;
             break;
         }
-    pthread_mutex_unlock(&registry_lock);
+    tlog_unlock_(&registry_lock);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -290,7 +290,7 @@ static void nap(tlog_stream *s)
 static void *writer_main(void *arg)
 {
     tlog_stream *s = arg;
-    pthread_mutex_lock(&s->lock);
+    tlog_lock_(&s->lock);
     for (;;) {
         while (!s->count && !s->stopping)
             nap(s);
@@ -298,9 +298,9 @@ static void *writer_main(void *arg)
             break;
         tlog_frame *f = s->pending[s->head];
         s->busy = true;
-        pthread_mutex_unlock(&s->lock);
+        tlog_unlock_(&s->lock);
         write_frame(s, f);
-        pthread_mutex_lock(&s->lock);
+        tlog_lock_(&s->lock);
         s->head = (s->head + 1) % s->ring;
         s->count--;
         s->done++;
@@ -309,18 +309,18 @@ static void *writer_main(void *arg)
         if (!s->count || (s->flush_wanted > s->flushed && s->done >= s->flush_wanted)) {
             /* Idle, or someone waits: put what there is on disk. */
             uint64_t done = s->done;
-            pthread_mutex_unlock(&s->lock);
+            tlog_unlock_(&s->lock);
             flush(s);
-            pthread_mutex_lock(&s->lock);
+            tlog_lock_(&s->lock);
             s->flushed = done;
             pthread_cond_broadcast(&s->idle);
         }
         s->busy = false;
-        pthread_mutex_unlock(&s->lock);
+        tlog_unlock_(&s->lock);
         tlog_frame_release(f);
-        pthread_mutex_lock(&s->lock);
+        tlog_lock_(&s->lock);
     }
-    pthread_mutex_unlock(&s->lock);
+    tlog_unlock_(&s->lock);
     finish_file(s);
     return NULL;
 }
@@ -490,7 +490,7 @@ bool tlog_stream_take_(tlog_log *log, tlog_frame *f)
         atomic_fetch_add(&s->frames_lost, 1);   /* nothing can be written */
         return false;
     }
-    pthread_mutex_lock(&s->lock);
+    tlog_lock_(&s->lock);
     /* Bounded: beyond the buffer's size in waiting frames, wait for the
      * writer rather than drop anything. */
     while (s->pending_bytes && s->pending_bytes + f->stream_bytes > s->cap && !s->stopping)
@@ -506,7 +506,7 @@ bool tlog_stream_take_(tlog_log *log, tlog_frame *f)
     } else {
         s->frames_lost++;
     }
-    pthread_mutex_unlock(&s->lock);
+    tlog_unlock_(&s->lock);
     return taken;
 }
 
@@ -515,12 +515,12 @@ void tlog_stream_close_(tlog_log *log, bool release)
     tlog_stream *s = atomic_load_explicit(&log->stream, memory_order_acquire);
     if (!s || atomic_load(&s->forked))
         return;   /* a child's copy: the writer is the parent's */
-    pthread_mutex_lock(&s->lock);
+    tlog_lock_(&s->lock);
     s->stopping = true;
     pthread_cond_broadcast(&s->work);
     pthread_cond_broadcast(&s->room);
     pthread_cond_broadcast(&s->idle);
-    pthread_mutex_unlock(&s->lock);
+    tlog_unlock_(&s->lock);
     if (s->has_writer)
         pthread_join(s->writer, NULL);
     s->has_writer = false;
@@ -541,7 +541,7 @@ int tlog_stream_flush(tlog_log *log)
         return TLOG_EINVAL;
     if (!s->has_writer || atomic_load(&s->forked))
         return TLOG_EIO;
-    pthread_mutex_lock(&s->lock);
+    tlog_lock_(&s->lock);
     /* The frames handed over so far, not the ones that keep coming. */
     uint64_t target = s->taken;
     if (target > s->flush_wanted)
@@ -550,7 +550,7 @@ int tlog_stream_flush(tlog_log *log)
     while (s->flushed < target && !s->stopping && !s->failed)
         pthread_cond_wait(&s->idle, &s->lock);
     bool failed = s->failed;
-    pthread_mutex_unlock(&s->lock);
+    tlog_unlock_(&s->lock);
     return failed ? TLOG_EIO : TLOG_OK;
 }
 

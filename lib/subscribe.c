@@ -373,12 +373,12 @@ int tlog_subscribe(tlog_log *log, const tlog_subscriber *subscriber,
     sub->log = log;
     atomic_init(&sub->gone, false);
 
-    pthread_mutex_lock(&log->sub_lock);
+    tlog_lock_(&log->sub_lock);
     tlog_sublist *old = atomic_load_explicit(&log->subs, memory_order_relaxed);
     size_t n = old ? old->n : 0;
     tlog_sublist *list = list_new(n + 1);
     if (!list) {
-        pthread_mutex_unlock(&log->sub_lock);
+        tlog_unlock_(&log->sub_lock);
         free(sub);
         return TLOG_ENOMEM;
     }
@@ -388,7 +388,7 @@ int tlog_subscribe(tlog_log *log, const tlog_subscriber *subscriber,
     list->subs[n] = sub;
     publish(log, list);
     tlog_sublist *retired = take_retired(log);
-    pthread_mutex_unlock(&log->sub_lock);
+    tlog_unlock_(&log->sub_lock);
     free_retired(retired);
     *out = sub;
     return TLOG_OK;
@@ -399,7 +399,7 @@ int tlog_subscribe(tlog_log *log, const tlog_subscriber *subscriber,
  * the lists retired so far (take_retired). */
 static bool unlist(tlog_log *log, tlog_subscription *sub, tlog_sublist **retired)
 {
-    pthread_mutex_lock(&log->sub_lock);
+    tlog_lock_(&log->sub_lock);
     tlog_sublist *old = atomic_load_explicit(&log->subs, memory_order_relaxed);
     size_t n = old ? old->n : 0, at = n;
     for (size_t i = 0; i < n; i++)
@@ -414,16 +414,16 @@ static bool unlist(tlog_log *log, tlog_subscription *sub, tlog_sublist **retired
         publish(log, list);
     }
     *retired = take_retired(log);
-    pthread_mutex_unlock(&log->sub_lock);
+    tlog_unlock_(&log->sub_lock);
     return ok;
 }
 
 static void keep_until_destroy(tlog_log *log, tlog_subscription *sub)
 {
-    pthread_mutex_lock(&log->sub_lock);
+    tlog_lock_(&log->sub_lock);
     sub->next_kept = log->subs_kept;
     log->subs_kept = sub;
-    pthread_mutex_unlock(&log->sub_lock);
+    tlog_unlock_(&log->sub_lock);
 }
 
 void tlog_unsubscribe(tlog_subscription *sub)
@@ -449,11 +449,11 @@ void tlog_unsubscribe(tlog_subscription *sub)
 
 void tlog_subs_destroy_(tlog_log *log)
 {
-    pthread_mutex_lock(&log->sub_lock);
+    tlog_lock_(&log->sub_lock);
     tlog_sublist *list = atomic_load_explicit(&log->subs, memory_order_relaxed);
     if (list)
         publish(log, NULL);   /* retires it */
-    pthread_mutex_unlock(&log->sub_lock);
+    tlog_unlock_(&log->sub_lock);
     /* Threads still in a callback (devices resolved on other threads)
      * finish with what they read. */
     wait_for_readers();

@@ -90,27 +90,27 @@ static void on_thread_exit(void *unused)
     tls_default = NULL;
     while (t) {
         tlog_thread *next = t->next_in_thread;
-        pthread_mutex_lock(&states_lock);
+        tlog_lock_(&states_lock);
         tlog_log *log = atomic_load(&t->log);
         if (log)
             log->exiting++;
-        pthread_mutex_unlock(&states_lock);
+        tlog_unlock_(&states_lock);
         if (log) {
             tlog_thread_close_all_(t, TLOG_ETHREADEXIT);
             held h = {0};
-            pthread_mutex_lock(&log->lock);
+            tlog_lock_(&log->lock);
             for (tlog_thread **p = &log->threads; *p; p = &(*p)->next_in_log)
                 if (*p == t) {
                     *p = t->next_in_log;
                     break;
                 }
             take_held(t, &h);
-            pthread_mutex_unlock(&log->lock);
+            tlog_unlock_(&log->lock);
             give_back(log, &h);
-            pthread_mutex_lock(&states_lock);
+            tlog_lock_(&states_lock);
             log->exiting--;
             pthread_cond_broadcast(&states_cond);
-            pthread_mutex_unlock(&states_lock);
+            tlog_unlock_(&states_lock);
         }
         free_state(t);
         t = next;
@@ -155,11 +155,11 @@ static tlog_thread *attach(tlog_log *log)
     t->clock_user = log->cfg.clock_user;
     atomic_init(&t->log, log);
 
-    pthread_mutex_lock(&log->lock);
+    tlog_lock_(&log->lock);
     t->id = ++log->next_thread_id;
     t->next_in_log = log->threads;
     log->threads = t;
-    pthread_mutex_unlock(&log->lock);
+    tlog_unlock_(&log->lock);
     TLOG_COUNT(log, threads);
     set_default_name(t);
 
@@ -176,7 +176,7 @@ static tlog_thread *attach(tlog_log *log)
  * tlog_destroy has finished with them. */
 static void prune_dead_states(void)
 {
-    pthread_mutex_lock(&states_lock);
+    tlog_lock_(&states_lock);
     for (tlog_thread **p = &tls_states; *p;) {
         tlog_thread *s = *p;
         if (atomic_load(&s->log)) {
@@ -186,7 +186,7 @@ static void prune_dead_states(void)
         *p = s->next_in_thread;
         free_state(s);
     }
-    pthread_mutex_unlock(&states_lock);
+    tlog_unlock_(&states_lock);
 }
 
 /* Called at the start of each frame: cheap unless a log was destroyed. */
@@ -266,17 +266,17 @@ tlog_thread *tlog_thread_find_(tlog_log *log, uint32_t id)
 void tlog_threads_orphan_(tlog_log *log)
 {
     held h = {0};
-    pthread_mutex_lock(&states_lock);
+    tlog_lock_(&states_lock);
     while (log->exiting)
         pthread_cond_wait(&states_cond, &states_lock);
-    pthread_mutex_lock(&log->lock);
+    tlog_lock_(&log->lock);
     for (tlog_thread *t = log->threads; t; t = t->next_in_log) {
         take_held(t, &h);
         atomic_store(&t->log, NULL);
     }
     log->threads = NULL;
-    pthread_mutex_unlock(&log->lock);
-    pthread_mutex_unlock(&states_lock);
+    tlog_unlock_(&log->lock);
+    tlog_unlock_(&states_lock);
     atomic_fetch_add(&dead_epoch, 1);
     give_back(log, &h);
     prune_dead_states();

@@ -6,7 +6,7 @@
  * error callback receives it), and the frame recorded after the failure is
  * exactly what a run without a failure records, live and read back.
  *
- * Needs a library built with -Dalloc_fail=true. TIMERLOG_ALLOC_SWEEP_STEP=K
+ * Needs a library built with -Dtest_hooks=true. TIMERLOG_ALLOC_SWEEP_STEP=K
  * fails only every K-th allocation (1, every one, is the default). */
 #include <pthread.h>
 #include <stdbool.h>

@@ -38,7 +38,7 @@ static tlog_devices *devices_make(tlog_log *log)
     tlog_devices *ds = devices_of(log);
     if (ds)
         return ds;
-    pthread_mutex_lock(&log->lock);
+    tlog_lock_(&log->lock);
     ds = devices_of(log);
     if (!ds && (ds = tlog_calloc_(1, sizeof *ds)) != NULL) {
         pthread_mutex_init(&ds->lock, NULL);
@@ -47,7 +47,7 @@ static tlog_devices *devices_make(tlog_log *log)
         pthread_cond_init(&ds->maker_wake, NULL);
         atomic_store_explicit(&log->devices, ds, memory_order_release);
     }
-    pthread_mutex_unlock(&log->lock);
+    tlog_unlock_(&log->lock);
     return ds;
 }
 
@@ -122,13 +122,13 @@ static void pool_fill(tlog_device *d, uint32_t n)
         made++;
     if (block && made < n)
         slot_markers_destroy(d, &block[made]);   /* half made */
-    pthread_mutex_lock(&d->devs->lock);
+    tlog_lock_(&d->devs->lock);
     uint32_t room = d->max_scopes - d->nslots;   /* the recording path may have grown */
     uint32_t kept = made < room ? made : room;
     bool linked = kept && pool_link(d, block, kept);
     if (n && (!block || (kept && !linked)))
         d->fill_failed = true;   /* said when a scope finds no marker for it */
-    pthread_mutex_unlock(&d->devs->lock);
+    tlog_unlock_(&d->devs->lock);
     for (uint32_t i = linked ? kept : 0; block && i < made; i++)
         slot_markers_destroy(d, &block[i]);
     if (!linked)
@@ -139,17 +139,17 @@ static void pool_fill(tlog_device *d, uint32_t n)
  * the backend refuses stay bare. Caller holds the poll lock. */
 static void pool_remake_bare(tlog_device *d)
 {
-    pthread_mutex_lock(&d->devs->lock);
+    tlog_lock_(&d->devs->lock);
     tlog_slot *bare = d->bare;
     d->bare = NULL;
-    pthread_mutex_unlock(&d->devs->lock);
+    tlog_unlock_(&d->devs->lock);
     while (bare) {
         tlog_slot *s = bare;
         bare = s->next;
         bool made = slot_markers(d, s) == TLOG_OK;
         if (!made)
             slot_markers_destroy(d, s);
-        pthread_mutex_lock(&d->devs->lock);
+        tlog_lock_(&d->devs->lock);
         if (made) {
             s->next = d->free;
             d->free = s;
@@ -158,7 +158,7 @@ static void pool_remake_bare(tlog_device *d)
             s->next = d->bare;
             d->bare = s;
         }
-        pthread_mutex_unlock(&d->devs->lock);
+        tlog_unlock_(&d->devs->lock);
     }
 }
 
@@ -167,9 +167,9 @@ static void pool_remake_bare(tlog_device *d)
 static void pool_fill_to(tlog_device *d, uint32_t want)
 {
     for (;;) {
-        pthread_mutex_lock(&d->devs->lock);
+        tlog_lock_(&d->devs->lock);
         uint32_t n = d->nfree < want ? pool_room(d) : 0;
-        pthread_mutex_unlock(&d->devs->lock);
+        tlog_unlock_(&d->devs->lock);
         if (!n)
             return;
         uint32_t before = d->nslots;
@@ -182,9 +182,9 @@ static void pool_fill_to(tlog_device *d, uint32_t want)
 void tlog_pool_refill_(tlog_device *d)
 {
     pool_remake_bare(d);
-    pthread_mutex_lock(&d->devs->lock);
+    tlog_lock_(&d->devs->lock);
     bool low = d->nfree <= d->batch / 2;
-    pthread_mutex_unlock(&d->devs->lock);
+    tlog_unlock_(&d->devs->lock);
     if (low)
         pool_fill_to(d, d->batch);
 }
@@ -193,15 +193,15 @@ int tlog_device_reserve(tlog_device *d, uint32_t scopes)
 {
     if (!d)
         return TLOG_EINVAL;
-    pthread_mutex_lock(&d->devs->poll_lock);
+    tlog_lock_(&d->devs->poll_lock);
     pool_remake_bare(d);
     /* Past the refill mark too, so that those scopes wake no maker. */
     uint32_t want = scopes > UINT32_MAX - d->batch ? UINT32_MAX : scopes + d->batch / 2 + 1;
     pool_fill_to(d, want);
-    pthread_mutex_lock(&d->devs->lock);
+    tlog_lock_(&d->devs->lock);
     bool enough = d->nfree >= scopes || d->nslots == d->max_scopes;
-    pthread_mutex_unlock(&d->devs->lock);
-    pthread_mutex_unlock(&d->devs->poll_lock);
+    tlog_unlock_(&d->devs->lock);
+    tlog_unlock_(&d->devs->poll_lock);
     return enough ? TLOG_OK : TLOG_ENOMEM;
 }
 
@@ -209,22 +209,22 @@ int tlog_device_reserve(tlog_device *d, uint32_t scopes)
 static void *maker_main(void *arg)
 {
     tlog_devices *ds = arg;
-    pthread_mutex_lock(&ds->lock);
+    tlog_lock_(&ds->lock);
     for (;;) {
         while (!ds->maker_wanted && !ds->maker_stop)
             pthread_cond_wait(&ds->maker_wake, &ds->lock);
         if (ds->maker_stop)
             break;
         ds->maker_wanted = false;
-        pthread_mutex_unlock(&ds->lock);
-        pthread_mutex_lock(&ds->poll_lock);   /* devices stay listed meanwhile */
+        tlog_unlock_(&ds->lock);
+        tlog_lock_(&ds->poll_lock);   /* devices stay listed meanwhile */
         for (tlog_device *d = ds->list; d; d = d->next_device)
             if (!(d->flags & TLOG_DEVICE_NO_MARKER_THREAD))
                 tlog_pool_refill_(d);
-        pthread_mutex_unlock(&ds->poll_lock);
-        pthread_mutex_lock(&ds->lock);
+        tlog_unlock_(&ds->poll_lock);
+        tlog_lock_(&ds->lock);
     }
-    pthread_mutex_unlock(&ds->lock);
+    tlog_unlock_(&ds->lock);
     return NULL;
 }
 
@@ -232,9 +232,9 @@ static void *maker_main(void *arg)
  * the device alone. Caller holds the poll lock. */
 static void maker_start(tlog_devices *ds)
 {
-    pthread_mutex_lock(&ds->lock);
+    tlog_lock_(&ds->lock);
     bool start = !ds->maker_running;
-    pthread_mutex_unlock(&ds->lock);
+    tlog_unlock_(&ds->lock);
     if (!start)
         return;
     pthread_t th;
@@ -243,19 +243,19 @@ static void maker_start(tlog_devices *ds)
     pthread_sigmask(SIG_SETMASK, &all, &old);   /* the application's signals */
     bool started = pthread_create(&th, NULL, maker_main, ds) == 0;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    pthread_mutex_lock(&ds->lock);
+    tlog_lock_(&ds->lock);
     ds->maker = th;
     ds->maker_running = started;
-    pthread_mutex_unlock(&ds->lock);
+    tlog_unlock_(&ds->lock);
 }
 
 static void maker_stop(tlog_devices *ds)
 {
-    pthread_mutex_lock(&ds->lock);
+    tlog_lock_(&ds->lock);
     bool running = ds->maker_running;
     ds->maker_stop = true;
     pthread_cond_signal(&ds->maker_wake);
-    pthread_mutex_unlock(&ds->lock);
+    tlog_unlock_(&ds->lock);
     if (running)
         pthread_join(ds->maker, NULL);
 }
@@ -473,7 +473,7 @@ static tlog_slot *slot_for_scope(tlog_device *d, tlog_thread *t, const tlog_toke
         tlog_frame_release(f);
         f = NULL;
     }
-    pthread_mutex_lock(&ds->lock);
+    tlog_lock_(&ds->lock);
     tlog_slot *s = f ? pool_take(d) : NULL;
     bool warn = false, all_in_flight = d->nslots == d->max_scopes;
     bool no_memory = d->fill_failed && !all_in_flight;
@@ -487,7 +487,7 @@ static tlog_slot *slot_for_scope(tlog_device *d, tlog_thread *t, const tlog_toke
         warn = !d->warned_full;
         d->warned_full = true;
     }
-    pthread_mutex_unlock(&ds->lock);
+    tlog_unlock_(&ds->lock);
     if (s)
         return s;
     if (f) {
@@ -518,9 +518,9 @@ static tlog_slot *slot_for_scope(tlog_device *d, tlog_thread *t, const tlog_toke
 static void slot_cancel(tlog_device *d, tlog_slot *s)
 {
     tlog_frame *f = s->frame;
-    pthread_mutex_lock(&d->devs->lock);
+    tlog_lock_(&d->devs->lock);
     tlog_pool_put_(d, s, false);
-    pthread_mutex_unlock(&d->devs->lock);
+    tlog_unlock_(&d->devs->lock);
     atomic_fetch_sub_explicit(&f->outstanding, 1, memory_order_release);
     tlog_frame_release(f);
 }
@@ -545,9 +545,9 @@ static void refused(tlog_device *d, int rc, const tlog_site *site)
 static void add_launch_row(tlog_device *d, const tlog_site *site, const tlog_token *launcher,
                            tlog_ticks begin)
 {
-    pthread_mutex_lock(&d->devs->lock);
+    tlog_lock_(&d->devs->lock);
     const tlog_site *row = launch_site_for(d, site);
-    pthread_mutex_unlock(&d->devs->lock);
+    tlog_unlock_(&d->devs->lock);
     tlog_ticks end = tlog_now(d->log);
     if (row)
         tlog_insert_to(launcher, row, TLOG_KIND_CONTROL, begin, end > begin ? end : begin);
@@ -610,7 +610,7 @@ int tlog_device_end(tlog_device_scope *scope)
     if (d->flags & TLOG_DEVICE_LAUNCH_ROWS)
         add_launch_row(d, site, &launcher, launch);
     DCOUNT(d, pending, 1);
-    pthread_mutex_lock(&d->devs->lock);
+    tlog_lock_(&d->devs->lock);
     dqueue *q = queue_for(d, key);
     if (q) {
         s->queue = q;
@@ -618,16 +618,16 @@ int tlog_device_end(tlog_device_scope *scope)
         slot_set(s, rc == TLOG_OK ? SLOT_PENDING : SLOT_FAILED);
         queue_append(q, s);
     }
-    pthread_mutex_unlock(&d->devs->lock);
+    tlog_unlock_(&d->devs->lock);
     if (!q) {
         /* No memory for the queue's list: nothing can ever read this slot
          * again, so its markers are retired rather than reused. */
         tlog_drow lost = tlog_slot_row_(d, s);
         lost.queue_key = key;
         tlog_slot_deliver_(s, &lost);
-        pthread_mutex_lock(&d->devs->lock);
+        tlog_lock_(&d->devs->lock);
         tlog_pool_put_(d, s, true);
-        pthread_mutex_unlock(&d->devs->lock);
+        tlog_unlock_(&d->devs->lock);
         atomic_fetch_sub_explicit(&d->stats.pending, 1, memory_order_relaxed);
         DCOUNT(d, unresolved, 1);
         rc = TLOG_ENOMEM;
@@ -806,14 +806,14 @@ int tlog_device_register_(tlog_log *log, const tlog_device_ops *ops, void *impl,
         free(d);
         return rc;
     }
-    pthread_mutex_lock(&ds->poll_lock);
-    pthread_mutex_lock(&ds->lock);
+    tlog_lock_(&ds->poll_lock);
+    tlog_lock_(&ds->lock);
     d->next_device = ds->list;
     ds->list = d;
-    pthread_mutex_unlock(&ds->lock);
+    tlog_unlock_(&ds->lock);
     if (!(d->flags & TLOG_DEVICE_NO_MARKER_THREAD))
         maker_start(ds);
-    pthread_mutex_unlock(&ds->poll_lock);
+    tlog_unlock_(&ds->poll_lock);
     *out = d;
     return TLOG_OK;
 }
@@ -876,10 +876,10 @@ int tlog_device_get_info(const tlog_device *dev, tlog_device_info *out)
     info.waits = DREAD(waits);
     info.late = DREAD(late);
 #undef DREAD
-    pthread_mutex_lock(&d->devs->lock);
+    tlog_lock_(&d->devs->lock);
     info.pool_scopes = d->nslots;
     info.pool_free = d->nfree;
-    pthread_mutex_unlock(&d->devs->lock);
+    tlog_unlock_(&d->devs->lock);
     return tlog_copy_sized_(out, &info, sizeof info);
 }
 
@@ -906,7 +906,7 @@ int tlog_default_configure_(tlog_default_devices *t, const tlog_device_config *c
     if (tlog_device_config_copy_(&copy, config) != TLOG_OK)
         return TLOG_EINVAL;
     int rc = TLOG_OK;
-    pthread_mutex_lock(&t->lock);
+    tlog_lock_(&t->lock);
     for (int i = 0; i < TLOG_DEFAULT_DEVICES_MAX; i++)
         if (t->tried[i])
             rc = TLOG_EBUSY;
@@ -914,7 +914,7 @@ int tlog_default_configure_(tlog_default_devices *t, const tlog_device_config *c
         t->configured = config != NULL;
         t->config = copy;
     }
-    pthread_mutex_unlock(&t->lock);
+    tlog_unlock_(&t->lock);
     return rc;
 }
 
@@ -930,16 +930,16 @@ tlog_device *tlog_default_device_(tlog_default_devices *t, int ordinal,
     tlog_device *dev = atomic_load_explicit(&t->devices[ordinal], memory_order_acquire);
     if (dev || creating_default)
         return dev;
-    pthread_mutex_lock(&t->lock);
+    tlog_lock_(&t->lock);
     if (!t->tried[ordinal]) {
         t->tried[ordinal] = t->creating[ordinal] = true;
         tlog_device_config config = t->config;
         bool configured = t->configured;
-        pthread_mutex_unlock(&t->lock);
+        tlog_unlock_(&t->lock);
         creating_default = true;
         int rc = create(ordinal, configured ? &config : NULL, &dev);
         creating_default = false;
-        pthread_mutex_lock(&t->lock);
+        tlog_lock_(&t->lock);
         if (rc == TLOG_ENODEVICE)
             atomic_store(&t->absent, true);
         atomic_store_explicit(&t->devices[ordinal], dev, memory_order_release);
@@ -949,6 +949,6 @@ tlog_device *tlog_default_device_(tlog_default_devices *t, int ordinal,
     while (t->creating[ordinal])
         pthread_cond_wait(&t->created, &t->lock);
     dev = atomic_load(&t->devices[ordinal]);
-    pthread_mutex_unlock(&t->lock);
+    tlog_unlock_(&t->lock);
     return dev;
 }

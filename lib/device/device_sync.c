@@ -374,12 +374,12 @@ static void poll_queue(tlog_device *d, dqueue *q, poll_ctx *c)
     outcome out[POLL_BATCH];
     for (bool more = true; more;) {
         size_t n = 0;
-        pthread_mutex_lock(&d->devs->lock);
+        tlog_lock_(&d->devs->lock);
         tlog_slot *s = from ? from : q->head;
         for (; s && n < POLL_BATCH; s = s->next)
             batch[n++] = s;
         from = s;
-        pthread_mutex_unlock(&d->devs->lock);
+        tlog_unlock_(&d->devs->lock);
         more = from != NULL;
         for (size_t i = 0; i < n; i++) {
             examine(d, batch[i], c, &out[i]);
@@ -388,10 +388,10 @@ static void poll_queue(tlog_device *d, dqueue *q, poll_ctx *c)
                 more = false;
             }
         }
-        pthread_mutex_lock(&d->devs->lock);
+        tlog_lock_(&d->devs->lock);
         for (size_t i = 0; i < n; i++)
             apply(d, &out[i], c);
-        pthread_mutex_unlock(&d->devs->lock);
+        tlog_unlock_(&d->devs->lock);
     }
 }
 
@@ -399,9 +399,9 @@ static void poll_queue(tlog_device *d, dqueue *q, poll_ctx *c)
  * others add them (the array may move as it grows; a queue never does). */
 static dqueue *queue_at(tlog_device *d, size_t i)
 {
-    pthread_mutex_lock(&d->devs->lock);
+    tlog_lock_(&d->devs->lock);
     dqueue *q = i < d->nqueues ? d->queues[i] : NULL;
-    pthread_mutex_unlock(&d->devs->lock);
+    tlog_unlock_(&d->devs->lock);
     return q;
 }
 
@@ -411,18 +411,18 @@ static void poll_device(tlog_device *d, poll_ctx *c)
     dqueue *q;
     for (size_t i = 0; (q = queue_at(d, i)) != NULL; i++)
         poll_queue(d, q, c);
-    pthread_mutex_lock(&d->devs->lock);
+    tlog_lock_(&d->devs->lock);
     tlog_dqueues_prune_(d);
-    pthread_mutex_unlock(&d->devs->lock);
+    tlog_unlock_(&d->devs->lock);
 }
 
 /* The next device of the log after `d` (NULL: the first). Devices are added
  * under both locks, so this is safe without the poll lock. */
 static tlog_device *next_device(tlog_devices *ds, tlog_device *d)
 {
-    pthread_mutex_lock(&ds->lock);
+    tlog_lock_(&ds->lock);
     d = d ? d->next_device : ds->list;
-    pthread_mutex_unlock(&ds->lock);
+    tlog_unlock_(&ds->lock);
     return d;
 }
 
@@ -430,14 +430,14 @@ static tlog_device *next_device(tlog_devices *ds, tlog_device *d)
  * runs low unless the read is on a recording path. */
 static void poll_all(tlog_devices *ds, poll_ctx *c, bool refill)
 {
-    pthread_mutex_lock(&ds->poll_lock);
+    tlog_lock_(&ds->poll_lock);
     for (tlog_device *d = ds->list; d; d = d->next_device) {
         anchor_refresh(d);
         poll_device(d, c);
         if (refill)
             tlog_pool_refill_(d);
     }
-    pthread_mutex_unlock(&ds->poll_lock);
+    tlog_unlock_(&ds->poll_lock);
 }
 
 void tlog_devices_poll_(tlog_log *log)
@@ -531,7 +531,7 @@ void tlog_sync_end_queue(tlog_device *dev, void *queue, const tlog_site *site)
  * recycles their markers. */
 static uint64_t pin_pending(tlog_devices *ds, const tlog_frame *only)
 {
-    pthread_mutex_lock(&ds->lock);
+    tlog_lock_(&ds->lock);
     uint64_t epoch = ++ds->epoch;
     for (tlog_device *d = ds->list; d; d = d->next_device)
         for (size_t i = 0; i < d->nqueues; i++)
@@ -543,15 +543,15 @@ static uint64_t pin_pending(tlog_devices *ds, const tlog_frame *only)
                     s->sync_epoch = epoch;
             }
     atomic_store_explicit(&ds->wait_epoch, epoch, memory_order_release);
-    pthread_mutex_unlock(&ds->lock);
+    tlog_unlock_(&ds->lock);
     return epoch;
 }
 
 static void unpin(tlog_devices *ds)
 {
-    pthread_mutex_lock(&ds->lock);
+    tlog_lock_(&ds->lock);
     atomic_store_explicit(&ds->wait_epoch, 0, memory_order_release);
-    pthread_mutex_unlock(&ds->lock);
+    tlog_unlock_(&ds->lock);
 }
 
 /* The next pinned slot after `s` (NULL: from the head) still pending, with
@@ -559,7 +559,7 @@ static void unpin(tlog_devices *ds)
 static tlog_slot *next_to_wait(tlog_device *d, dqueue *q, tlog_slot *s, uint64_t epoch,
                                tlog_marker *m)
 {
-    pthread_mutex_lock(&d->devs->lock);
+    tlog_lock_(&d->devs->lock);
     s = s ? s->next : q->head;
     for (; s; s = s->next) {
         int st = slot_state(s);
@@ -568,7 +568,7 @@ static tlog_slot *next_to_wait(tlog_device *d, dqueue *q, tlog_slot *s, uint64_t
             break;
         }
     }
-    pthread_mutex_unlock(&d->devs->lock);
+    tlog_unlock_(&d->devs->lock);
     return s;
 }
 
@@ -614,14 +614,14 @@ static int forced_sync(tlog_log *log, const tlog_frame *only)
     if (!ds)
         return TLOG_OK;
     uint64_t timeout = log->cfg.sync_timeout_ns;
-    pthread_mutex_lock(&ds->force_lock);
+    tlog_lock_(&ds->force_lock);
     uint64_t epoch = pin_pending(ds, only);
     int64_t deadline = deadline_after(timeout);
     bool in_time = true;
     for (tlog_device *d = next_device(ds, NULL); d && in_time; d = next_device(ds, d))
         in_time = wait_device(d, epoch, deadline);
 
-    pthread_mutex_lock(&ds->poll_lock);
+    tlog_lock_(&ds->poll_lock);
     unpin(ds);
     poll_ctx c = poll_start(log, POLL_FORCED);
     c.epoch = epoch;
@@ -631,8 +631,8 @@ static int forced_sync(tlog_log *log, const tlog_frame *only)
         d->forced_waited = false;
         poll_device(d, &c);
     }
-    pthread_mutex_unlock(&ds->poll_lock);
-    pthread_mutex_unlock(&ds->force_lock);
+    tlog_unlock_(&ds->poll_lock);
+    tlog_unlock_(&ds->force_lock);
     poll_finish(log, &c);
     if (!in_time)
         tlog_report_(log, NULL, TLOG_ETIMEDOUT, NULL,
@@ -673,12 +673,12 @@ void tlog_device_retire_(tlog_device *d)
 {
     tlog_devices *ds = d->devs;
     poll_ctx c = poll_start(d->log, POLL_FINAL);
-    pthread_mutex_lock(&ds->poll_lock);
+    tlog_lock_(&ds->poll_lock);
     poll_device(d, &c);
-    pthread_mutex_lock(&ds->lock);
+    tlog_lock_(&ds->lock);
     unlink_device(ds, d);
     tlog_pool_abandon_open_(d);
-    pthread_mutex_unlock(&ds->lock);
-    pthread_mutex_unlock(&ds->poll_lock);
+    tlog_unlock_(&ds->lock);
+    tlog_unlock_(&ds->poll_lock);
     poll_finish(d->log, &c);
 }

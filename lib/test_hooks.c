@@ -1,7 +1,12 @@
-/* The allocation-failure hook of a -Dalloc_fail=true build: the N-th
- * allocation after tlog_test_fail_alloc(N) fails, once. Exported for the
- * test suite only; a normal build has neither the hook nor its cost.
- * TIMERLOG_ALLOC_FAIL_TRACE=1 in the environment prints where each fails. */
+/* The hooks of a -Dtest_hooks=true build, for the test suite only; a normal
+ * build has neither them nor their cost.
+ *
+ * Allocation failure: the N-th allocation after tlog_test_fail_alloc(N)
+ * fails, once. TIMERLOG_ALLOC_FAIL_TRACE=1 in the environment prints where.
+ *
+ * Reports under a lock: the locks each thread holds are counted, and a
+ * report made while one is held is printed; the process then ends with
+ * status 1 at exit, failing the test that made it. */
 #include <execinfo.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -9,6 +14,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "internal.h"
 #include "timerlog/timerlog.h"
 
 TLOG_API void tlog_test_fail_alloc(uint64_t n);
@@ -49,4 +55,30 @@ uint64_t tlog_test_alloc_count(void)
 bool tlog_test_alloc_failed(void)
 {
     return atomic_load(&failed);
+}
+
+static _Thread_local int locks_held;
+static atomic_uint reports_under_lock;
+
+void tlog_locks_held_(int change)
+{
+    locks_held += change;
+}
+
+void tlog_check_no_lock_(const char *report)
+{
+    if (locks_held == 0)
+        return;
+    atomic_fetch_add(&reports_under_lock, 1);
+    fprintf(stderr, "timerlog: a report was made with %d library lock(s) held: %s\n",
+            locks_held, report);
+}
+
+__attribute__((destructor)) static void fail_if_reported_under_lock(void)
+{
+    unsigned n = atomic_load(&reports_under_lock);
+    if (n) {
+        fprintf(stderr, "timerlog: %u report(s) made with a library lock held\n", n);
+        _exit(1);
+    }
 }
