@@ -15,13 +15,15 @@
 
 #define FORKS 200
 
-/* AddressSanitizer's allocator (GCC 12's, LLVM's before 17) is not locked
- * around fork(): a child can find it held by a thread that allocated at that
- * moment, and hang in malloc whatever the library does. */
-#if defined(__SANITIZE_ADDRESS__)
+/* The sanitizers' allocator (AddressSanitizer's in GCC 12 and LLVM before
+ * 17, ThreadSanitizer's) is not locked around fork(): a child can find it
+ * held by a thread that allocated at that moment, and hang in malloc
+ * whatever the library does. ThreadSanitizer also refuses to start a thread
+ * (the child's stream writer) after such a fork. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define ALLOCATOR_FORK_UNSAFE 1
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
 #define ALLOCATOR_FORK_UNSAFE 1
 #endif
 #endif
@@ -132,7 +134,7 @@ static void children_forked_mid_recording_finish(void **state)
 int main(void)
 {
 #ifdef ALLOCATOR_FORK_UNSAFE
-    puts("skipped: AddressSanitizer's allocator is not fork-safe with other threads "
+    puts("skipped: the sanitizer's allocator is not fork-safe with other threads "
          "allocating");
     return 77;
 #endif
