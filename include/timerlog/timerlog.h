@@ -962,17 +962,19 @@ TLOG_API int tlog_frame_reduce(const tlog_frame *const *frames, size_t n,
  * thread's inserted timings and forced syncs get a track beside it),
  * complete ("X") events in microseconds, thread and queue names as "M"
  * events, and an arrow from each launching scope to its device interval.
- * Frames read from several streams may be mixed. out NULL = stdout.
+ * Frames read from several streams may be mixed. out NULL = stdout. n = 0
+ * writes an empty trace; a NULL frame, or a NULL array with n > 0, gives
+ * TLOG_EINVAL before anything is written.
  */
 TLOG_API int tlog_export_chrome(const tlog_frame *const *frames, size_t n, FILE *out) TLOG_NOEXCEPT;
 
 /* {"frames":[...]}: each frame's tree, every field of tlog_node_info on
- * every row, children nested. */
+ * every row, children nested. Refuses what tlog_export_chrome refuses. */
 TLOG_API int tlog_export_json(const tlog_frame *const *frames, size_t n, FILE *out) TLOG_NOEXCEPT;
 
 /* CSV with a header line, one line per row: rank, frame, path (titles from
  * the root, joined by " / "), kind, thread, count, total, min, max (ns),
- * percent of parent. */
+ * percent of parent. Refuses what tlog_export_chrome refuses. */
 TLOG_API int tlog_export_csv(const tlog_frame *const *frames, size_t n, FILE *out) TLOG_NOEXCEPT;
 
 /* Reads a stream file (doc/stream.md) frame by frame. */
