@@ -176,5 +176,5 @@ uint64_t tlog_ticks_to_ns(tlog_log *log, tlog_ticks ticks)
     log = tlog_resolve_log_(log);
     if (!log)
         return 0;
-    return (uint64_t)((double)ticks * tlog_ns_per_tick_(log) + 0.5);
+    return tlog_scale_ns_(ticks, tlog_ns_per_tick_(log));
 }

@@ -127,10 +127,13 @@ int tlog_dump_frame(const tlog_frame *frame, FILE *out, const tlog_dump_options 
 {
     if (!frame || !frame->nnodes)
         return TLOG_EINVAL;
-    /* Older callers pass a shorter struct: missing fields stay zero. */
+    /* Older callers pass a shorter struct: missing fields stay zero. A size
+     * of 0 is read as the current size, as for the other settings. */
     tlog_dump_options opts = {0};
-    if (options)
-        memcpy(&opts, options, options->size < sizeof opts ? options->size : sizeof opts);
+    if (options) {
+        size_t n = options->size ? options->size : sizeof opts;
+        memcpy(&opts, options, n < sizeof opts ? n : sizeof opts);
+    }
     if (!out)
         out = stdout;
     size_t hidden = 0;

@@ -240,6 +240,20 @@ static int chrome_frame(chrome *c, const tlog_frame *f)
     return TLOG_OK;
 }
 
+/* The frames given to an export: n of them, none NULL. Checked before
+ * anything is written, so that a refused export writes nothing. */
+static bool frames_valid(const tlog_frame *const *frames, size_t n)
+{
+    if (!n)
+        return true;
+    if (!frames || n > SIZE_MAX / sizeof *frames)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!frames[i])
+            return false;
+    return true;
+}
+
 static bool has_rank(const uint32_t *ranks, size_t n, uint32_t rank)
 {
     for (size_t i = 0; i < n; i++)
@@ -250,7 +264,7 @@ static bool has_rank(const uint32_t *ranks, size_t n, uint32_t rank)
 
 int tlog_export_chrome(const tlog_frame *const *frames, size_t n, FILE *out)
 {
-    if (!frames && n)
+    if (!frames_valid(frames, n))
         return TLOG_EINVAL;
     if (!out)
         out = stdout;
@@ -261,11 +275,11 @@ int tlog_export_chrome(const tlog_frame *const *frames, size_t n, FILE *out)
     size_t nranks = 0;
     c.wall_origin = UINT64_MAX;
     for (size_t i = 0; i < n; i++)
-        if (frames[i] && frames[i]->wall0_ns < c.wall_origin)
+        if (frames[i]->wall0_ns < c.wall_origin)
             c.wall_origin = frames[i]->wall0_ns;
     fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", out);
     for (size_t i = 0; i < n; i++) {
-        if (!frames[i] || has_rank(ranks, nranks, frames[i]->rank))
+        if (has_rank(ranks, nranks, frames[i]->rank))
             continue;
         ranks[nranks++] = frames[i]->rank;
         event_sep(&c);
@@ -274,8 +288,7 @@ int tlog_export_chrome(const tlog_frame *const *frames, size_t n, FILE *out)
     }
     int rc = TLOG_OK;
     for (size_t i = 0; i < n && rc == TLOG_OK; i++)
-        if (frames[i])
-            rc = chrome_frame(&c, frames[i]);
+        rc = chrome_frame(&c, frames[i]);
     fputs("\n]}\n", out);
     free(ranks);
     free(c.named);
@@ -392,7 +405,7 @@ static int json_frame(FILE *out, const tlog_frame *f)
 
 int tlog_export_json(const tlog_frame *const *frames, size_t n, FILE *out)
 {
-    if (!frames && n)
+    if (!frames_valid(frames, n))
         return TLOG_EINVAL;
     if (!out)
         out = stdout;
@@ -402,7 +415,7 @@ int tlog_export_json(const tlog_frame *const *frames, size_t n, FILE *out)
         if (i)
             fputc(',', out);
         fputc('\n', out);
-        rc = frames[i] ? json_frame(out, frames[i]) : TLOG_EINVAL;
+        rc = json_frame(out, frames[i]);
     }
     fputs("\n]}\n", out);
     return rc != TLOG_OK ? rc : ferror(out) ? TLOG_EIO : TLOG_OK;
@@ -464,15 +477,13 @@ static void csv_path(FILE *out, const tlog_node *n)
 
 int tlog_export_csv(const tlog_frame *const *frames, size_t n, FILE *out)
 {
-    if (!frames && n)
+    if (!frames_valid(frames, n))
         return TLOG_EINVAL;
     if (!out)
         out = stdout;
     fputs("rank,frame,path,kind,thread,count,total_ns,min_ns,max_ns,percent_of_parent\n", out);
     for (size_t i = 0; i < n; i++) {
         const tlog_frame *f = frames[i];
-        if (!f)
-            return TLOG_EINVAL;
         for (const tlog_node *node = tlog_frame_root(f); node; node = tlog_node_next_(node, true)) {
             fprintf(out, "%u,%" PRIu64 ",", f->rank, f->serial);
             csv_path(out, node);

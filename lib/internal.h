@@ -367,6 +367,9 @@ TLOG_INTERNAL tlog_log *tlog_resolve_log_(tlog_log *log);
 TLOG_INTERNAL void tlog_report_(tlog_log *log, const tlog_thread *t, int code,
                                 const tlog_site *site, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+/* A scope call given a NULL site (`call` says which, as written): reported
+ * as TLOG_EINVAL on `log` (NULL: the default log); nothing is recorded. */
+TLOG_INTERNAL void tlog_report_null_site_(tlog_log *log, const char *call);
 #define TLOG_COUNT(log, field) \
     atomic_fetch_add_explicit(&(log)->stats.field, 1, memory_order_relaxed)
 
@@ -582,6 +585,20 @@ static inline int tlog_copy_sized_(void *out, const void *full, size_t full_size
     memcpy((char *)out + sizeof want, (const char *)full + sizeof want,
            (want < full_size ? want : full_size) - sizeof want);
     return TLOG_OK;
+}
+
+/* Whether a site of `site_level` records at `log_level`: only the levels
+ * TLOG_LEVEL_COARSE and TLOG_LEVEL_FINE ever do. One compare. */
+static inline bool tlog_level_on_(int site_level, int log_level)
+{
+    return (unsigned)site_level - 1u < (unsigned)log_level;
+}
+
+/* ticks * rate, rounded, in nanoseconds; saturates rather than overflow. */
+static inline uint64_t tlog_scale_ns_(uint64_t ticks, double rate)
+{
+    double ns = (double)ticks * rate + 0.5;
+    return ns < 18446744073709551616.0 ? (uint64_t)ns : UINT64_MAX;
 }
 
 static inline tlog_ticks tlog_read_clock_(const tlog_thread *t)

@@ -88,6 +88,9 @@ static int normalize_config(const tlog_config *in, tlog_config *out)
         memcpy(out, in, n < sizeof *out ? n : sizeof *out);
     }
     out->size = sizeof *out;
+    if (out->flags & ~(unsigned)(TLOG_CONFIG_START_OFF | TLOG_CONFIG_IGNORE_ENV |
+                                 TLOG_CONFIG_NVTX | TLOG_CONFIG_ROCTX))
+        return TLOG_EINVAL;
     if (out->level == 0)
         out->level = TLOG_LEVEL_FINE;
     if (out->level < TLOG_LEVEL_COARSE || out->level > TLOG_LEVEL_FINE)

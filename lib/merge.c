@@ -196,9 +196,10 @@ static tlog_frame *new_frame(size_t rows, size_t bytes)
 static int merge_frames(const tlog_frame *const *frames, size_t n, bool spread,
                         tlog_frame **out)
 {
+    if (out)
+        *out = NULL;
     if (!out || !frames || !n || n > UINT32_MAX - 1)
         return TLOG_EINVAL;
-    *out = NULL;
     size_t rows, bytes, widest;
     if (sizes(frames, n, &rows, &bytes, &widest))
         return TLOG_EINVAL;

@@ -143,6 +143,8 @@ static int open_common(tlog_reader *r, tlog_reader **out)
 
 int tlog_reader_open(const char *path, tlog_reader **out)
 {
+    if (out)
+        *out = NULL;
     if (!path || !out)
         return TLOG_EINVAL;
     tlog_reader *r = tlog_calloc_(1, sizeof *r);
@@ -166,6 +168,8 @@ int tlog_reader_open(const char *path, tlog_reader **out)
 
 int tlog_reader_open_memory(const void *data, size_t size, tlog_reader **out)
 {
+    if (out)
+        *out = NULL;
     if ((!data && size) || !out)
         return TLOG_EINVAL;
     tlog_reader *r = tlog_calloc_(1, sizeof *r);

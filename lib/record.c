@@ -468,7 +468,7 @@ static void close_top(tlog_thread *t, tlog_log *log, tlog_ticks now, unsigned fl
 static void report_unmatched(tlog_thread *t, tlog_log *log, const tlog_site *site)
 {
     /* A guard whose begin was skipped by the level check ends here too. */
-    if (site->level > atomic_load_explicit(&log->level, memory_order_relaxed))
+    if (!tlog_level_on_(site->level, atomic_load_explicit(&log->level, memory_order_relaxed)))
         return;
     TLOG_COUNT(log, unmatched_ends);
     tlog_report_(log, t, TLOG_ENOTOPEN, site,
@@ -785,19 +785,18 @@ static void end_without_state(tlog_log *log, const tlog_site *site)
 }
 
 /* A NULL site opens or closes nothing; the error handler is told. */
-static void __attribute__((noinline)) null_site(const char *call)
+void __attribute__((noinline)) tlog_report_null_site_(tlog_log *log, const char *call)
 {
-    tlog_log *log = tlog_default();
-    if (!log)
-        return;
-    tlog_report_(log, NULL, TLOG_EINVAL, NULL, "%s(NULL): a scope needs a site; ignored", call);
+    log = tlog_resolve_log_(log);
+    if (log)
+        tlog_report_(log, NULL, TLOG_EINVAL, NULL, "%s: a scope needs a site; ignored", call);
 }
 
 void tlog_begin(const tlog_site *site)
 {
     tlog_thread *t = tlog_tls_default_;
     if (TLOG_UNLIKELY(!site)) {
-        null_site("tlog_begin");
+        tlog_report_null_site_(NULL, "tlog_begin(NULL)");
         return;
     }
     if (TLOG_UNLIKELY(!t)) {
@@ -811,7 +810,7 @@ void tlog_end(const tlog_site *site)
 {
     tlog_thread *t = tlog_tls_default_;
     if (TLOG_UNLIKELY(!site)) {
-        null_site("tlog_end");
+        tlog_report_null_site_(NULL, "tlog_end(NULL)");
         return;
     }
     if (TLOG_UNLIKELY(!t)) {
@@ -823,9 +822,13 @@ void tlog_end(const tlog_site *site)
 
 void tlog_log_begin(tlog_log *log, const tlog_site *site)
 {
+    if (TLOG_UNLIKELY(!site)) {
+        tlog_report_null_site_(log, "tlog_log_begin(log, NULL)");
+        return;
+    }
     log = tlog_resolve_log_(log);
-    if (!log || !site ||
-        site->level > atomic_load_explicit(&log->level, memory_order_relaxed))
+    if (!log || !tlog_level_on_(site->level, atomic_load_explicit(&log->level,
+                                                                  memory_order_relaxed)))
         return;
     tlog_thread *t = tlog_thread_get_(log);
     if (t)
@@ -836,8 +839,12 @@ void tlog_log_begin(tlog_log *log, const tlog_site *site)
 
 void tlog_log_end(tlog_log *log, const tlog_site *site)
 {
+    if (TLOG_UNLIKELY(!site)) {
+        tlog_report_null_site_(log, "tlog_log_end(log, NULL)");
+        return;
+    }
     log = tlog_resolve_log_(log);
-    tlog_thread *t = log && site ? tlog_thread_peek_(log) : NULL;
+    tlog_thread *t = log ? tlog_thread_peek_(log) : NULL;
     if (t)
         end_on(t, site);
     else
@@ -950,10 +957,15 @@ static int drop_insert(tlog_thread *t, tlog_log *log, const tlog_site *site, int
     return code;
 }
 
+static bool kind_valid(tlog_kind kind)
+{
+    return kind == TLOG_KIND_CONTROL || kind == TLOG_KIND_EXECUTION;
+}
+
 int tlog_insert(tlog_log *log, const tlog_site *site, tlog_kind kind,
                 tlog_ticks start, tlog_ticks end)
 {
-    if (!site || end < start)
+    if (!site || !kind_valid(kind) || end < start)
         return TLOG_EINVAL;
     log = tlog_resolve_log_(log);
     tlog_thread *t = log ? tlog_thread_get_(log) : NULL;
@@ -976,7 +988,7 @@ int tlog_insert(tlog_log *log, const tlog_site *site, tlog_kind kind,
 int tlog_insert_to(const tlog_token *token, const tlog_site *site, tlog_kind kind,
                    tlog_ticks start, tlog_ticks end)
 {
-    if (!token || !token->thread || !site || end < start)
+    if (!token || !token->thread || !site || !kind_valid(kind) || end < start)
         return TLOG_EINVAL;
     tlog_log *log = tlog_resolve_log_(token->log);
     tlog_thread *t = log ? tlog_thread_get_(log) : NULL;

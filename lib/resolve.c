@@ -246,13 +246,17 @@ static void link_children(tlog_node *out, const bnode *nodes, uint32_t n, sort_k
 
 static uint64_t to_ns(tlog_ticks t, double rate)
 {
-    return (uint64_t)((double)t * rate + 0.5);
+    return tlog_scale_ns_(t, rate);
 }
 
+/* Saturates, as to_ns does: a timing inserted by hand may lie anywhere. */
 static int64_t offset_ns(tlog_ticks t, tlog_ticks origin, double rate)
 {
     double d = (double)(int64_t)(t - origin) * rate;
-    return (int64_t)(d < 0 ? d - 0.5 : d + 0.5);
+    d = d < 0 ? d - 0.5 : d + 0.5;
+    if (d >= 9223372036854775808.0)
+        return INT64_MAX;
+    return d <= -9223372036854775808.0 ? INT64_MIN : (int64_t)d;
 }
 
 static void finish_nodes(tlog_frame *f, const bnode *bn, const inst *in, uint32_t n,

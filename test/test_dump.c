@@ -89,7 +89,7 @@ static void rows_shorter_than_a_time_are_hidden_and_counted(void **state)
     assert_non_null(strstr(dump, "(C) L4\n"));
     assert_non_null(strstr(dump, "# 2 rows hidden"));
     free(dump);
-    /* A zero-sized options struct hides nothing. */
+    /* Options all zero (a size of 0 is the current size) hide nothing. */
     tlog_dump_options none = {0};
     dump = dump_string(f, &none);
     assert_null(strstr(dump, "hidden"));

@@ -7,6 +7,7 @@
  * GPU would have done by then however late the worker thread is scheduled.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -76,6 +77,8 @@ struct tlog_sim {
 
 uint64_t tlog_sim_now(tlog_sim *sim)
 {
+    if (!sim)
+        return 0;
     return sim->clock ? sim->clock(sim->clock_user)
                       : atomic_load_explicit(&sim->manual, memory_order_acquire);
 }
@@ -92,6 +95,13 @@ tlog_ticks tlog_sim_clock(void *sim)
 static uint64_t start_of(const tlog_sim_queue *q, const item *it)
 {
     return it->submit > q->free_at ? it->submit : q->free_at;
+}
+
+/* When a kernel that starts at `start` ends: a duration past the end of
+ * the clock keeps its queue busy for good rather than wrap around. */
+static uint64_t end_of(uint64_t start, uint64_t duration)
+{
+    return duration > UINT64_MAX - start ? UINT64_MAX : start + duration;
 }
 
 static void gate_put(tlog_sim_gate *g)
@@ -111,12 +121,12 @@ static uint64_t next_event(const tlog_sim_queue *q)
     if (it->gate)
         return !it->gate->open ? UINT64_MAX
                : it->gate->opened_at > start ? it->gate->opened_at : start;
-    return it->is_marker ? start : start + it->duration;
+    return it->is_marker ? start : end_of(start, it->duration);
 }
 
 static void reach(tlog_sim *sim, tlog_sim_queue *q, item *it, uint64_t start)
 {
-    q->free_at = start + sim->marker_ns;
+    q->free_at = end_of(start, sim->marker_ns);
     if (!it->marker)
         return;
     if (it->hang) {
@@ -144,7 +154,7 @@ static void run_queue(tlog_sim *sim, tlog_sim_queue *q, uint64_t now)
         } else if (it->is_marker) {
             reach(sim, q, it, start);
         } else {
-            q->free_at = start + it->duration;
+            q->free_at = end_of(start, it->duration);
         }
         q->head = it->next;
         if (!q->head)
@@ -255,6 +265,8 @@ int tlog_sim_create(const tlog_sim_config *config, tlog_sim **out)
     tlog_sim_config cfg = {0};
     if (config) {
         size_t n = config->size ? config->size : sizeof cfg;
+        if (n < sizeof(size_t))
+            return TLOG_EINVAL;
         memcpy(&cfg, config, n < sizeof cfg ? n : sizeof cfg);
     }
     tlog_sim *sim = calloc(1, sizeof *sim);
@@ -334,6 +346,8 @@ int tlog_sim_launch(tlog_sim *sim, tlog_sim_queue *queue, uint64_t duration_ns)
 
 int tlog_sim_gate_create(tlog_sim *sim, tlog_sim_gate **out)
 {
+    if (out)
+        *out = NULL;
     if (!sim || !out)
         return TLOG_EINVAL;
     *out = calloc(1, sizeof **out);
@@ -414,14 +428,19 @@ void tlog_sim_advance(tlog_sim *sim, uint64_t ns)
     pthread_mutex_lock(&sim->lock);
     /* What is due now happens now, before time moves: a marker on an idle
      * queue is reached when recorded, however late the worker runs. */
-    run_all(sim, atomic_load_explicit(&sim->manual, memory_order_acquire));
-    atomic_fetch_add_explicit(&sim->manual, ns, memory_order_acq_rel);
+    uint64_t now = atomic_load_explicit(&sim->manual, memory_order_acquire);
+    run_all(sim, now);
+    /* The clock stops at its end rather than wrap back to the start. */
+    atomic_store_explicit(&sim->manual, ns > UINT64_MAX - now ? UINT64_MAX : now + ns,
+                          memory_order_release);
     changed(sim);
     pthread_mutex_unlock(&sim->lock);
 }
 
 void tlog_sim_settle(tlog_sim *sim)
 {
+    if (!sim)
+        return;
     pthread_mutex_lock(&sim->lock);
     changed(sim);
     uint64_t want = sim->gen;
@@ -487,7 +506,8 @@ int tlog_sim_inject(tlog_sim *sim, int fault, unsigned count)
     if (!sim || fault < TLOG_SIM_FAULT_HANG || fault > TLOG_SIM_FAULT_STALL)
         return TLOG_EINVAL;
     pthread_mutex_lock(&sim->lock);
-    sim->faults[fault] += count;
+    unsigned *armed = &sim->faults[fault];
+    *armed = count > UINT_MAX - *armed ? UINT_MAX : *armed + count;
     pthread_mutex_unlock(&sim->lock);
     return TLOG_OK;
 }
@@ -685,8 +705,11 @@ static const tlog_device_ops sim_ops = {
 int tlog_sim_device_create(tlog_sim *sim, tlog_log *log, const tlog_device_config *config,
                            tlog_device **out)
 {
-    if (!sim)
+    if (!sim) {
+        if (out)
+            *out = NULL;
         return TLOG_EINVAL;
+    }
     return tlog_device_register_(log, &sim_ops, sim, "sim", config, out);
 }
 
@@ -696,6 +719,8 @@ int tlog_sim_device_create(tlog_sim *sim, tlog_log *log, const tlog_device_confi
 
 int tlog_sim_marker_create(tlog_sim *sim, tlog_sim_marker **out)
 {
+    if (out)
+        *out = NULL;
     if (!sim || !out)
         return TLOG_EINVAL;
     tlog_marker m = 0;

@@ -14,9 +14,11 @@
  *    (created on first use).
  *  - Structs that the library fills (`*_info`, tlog_stats) start with a `size`
  *    member: set it to sizeof the struct you pass; the library fills only that
- *    many bytes, so code built against an older header keeps working.
- *  - Times in results are nanoseconds. Raw clock readings are tlog_ticks, only
- *    meaningful through tlog_ticks_to_ns().
+ *    many bytes, so code built against an older header keeps working. A NULL
+ *    struct, or a size too small to hold `size` itself, gives TLOG_EINVAL.
+ *  - Times in results are nanoseconds, saturated at the bounds of their types.
+ *    Raw clock readings are tlog_ticks, only meaningful through
+ *    tlog_ticks_to_ns().
  */
 #ifndef TIMERLOG_TIMERLOG_H
 #define TIMERLOG_TIMERLOG_H
@@ -73,7 +75,8 @@ enum tlog_status {
     TLOG_EVERSION = -17   /* a stream from a newer, incompatible version */
 };
 
-/* A static, human-readable message for a tlog_status code. Never NULL. */
+/* A static, human-readable message for a tlog_status code. Never NULL:
+ * "unknown error" for a code not listed. */
 TLOG_API const char *tlog_strerror(int code) TLOG_NOEXCEPT;
 
 /* ------------------------------------------------------------------------ */
@@ -98,21 +101,22 @@ typedef struct tlog_site {
     const char *file;     /* source file, as given by __FILE__ */
     const char *function; /* enclosing function, as given by __func__ */
     int line;             /* source line */
-    int level;            /* TLOG_LEVEL_COARSE or TLOG_LEVEL_FINE */
+    int level;            /* TLOG_LEVEL_COARSE or TLOG_LEVEL_FINE; a site of
+                           * any other level never passes a level check */
 } tlog_site;
 
 /*
  * The 64-bit id of a site, a hash of its file, function and line: the same
  * for the same site in every run of the same build, never 0. Computed on
  * each call (a few ns per byte of the path): cache it if you need it often.
- * Thread-safe.
+ * 0 for a NULL site. Thread-safe.
  */
 TLOG_API uint64_t tlog_site_id(const tlog_site *site) TLOG_NOEXCEPT;
 
 /*
  * How many scopes of this site have been resolved into frames so far (frames
  * are resolved when first read; frames dropped unread are not counted).
- * Thread-safe.
+ * 0 for a NULL site. Thread-safe.
  */
 TLOG_API uint64_t tlog_site_instances(const tlog_site *site) TLOG_NOEXCEPT;
 
@@ -226,7 +230,7 @@ typedef struct tlog_config {
      * TLOG_LEVEL_FINE. To start switched off use TLOG_CONFIG_START_OFF.
      * TIMERLOG_LEVEL=0|1|2 in the environment overrides both. */
     int level;
-    unsigned flags;           /* tlog_config_flags */
+    unsigned flags;           /* tlog_config_flags; other bits: TLOG_EINVAL */
     /* Completed frames kept for reading, per thread: when a thread has this
      * many waiting, its oldest is dropped and counted, so that a busy side
      * thread never pushes another thread's frames out. Frames of threads
@@ -275,7 +279,8 @@ typedef struct tlog_config {
 
 /*
  * Creates a log. `config` may be NULL for defaults. Returns TLOG_OK and sets
- * *out, or a negative code (TLOG_EINVAL for a bad config).
+ * *out, or a negative code (TLOG_EINVAL for a bad config or a NULL out) and
+ * sets *out to NULL.
  */
 TLOG_API int tlog_create(const tlog_config *config, tlog_log **out) TLOG_NOEXCEPT;
 
@@ -290,6 +295,7 @@ TLOG_API void tlog_destroy(tlog_log *log) TLOG_NOEXCEPT;
 /*
  * Sets the configuration of the default log. Must come before anything
  * creates it; returns TLOG_EBUSY if the default log already exists.
+ * TLOG_EINVAL for a bad config, as tlog_create; the last one set stays.
  */
 TLOG_API int tlog_default_config(const tlog_config *config) TLOG_NOEXCEPT;
 
@@ -300,6 +306,7 @@ TLOG_API tlog_log *tlog_default(void) TLOG_NOEXCEPT;
  * Changes the active level (TLOG_LEVEL_OFF, _COARSE or _FINE). Scopes already
  * open end normally. Change it between frames: an explicit TIMERLOG_BEGIN /
  * TIMERLOG_END pair that straddles a change is repaired like any mismatch.
+ * TLOG_EINVAL for any other level, which leaves the level as it was.
  */
 TLOG_API int tlog_set_level(tlog_log *log, int level) TLOG_NOEXCEPT;
 TLOG_API int tlog_get_level(tlog_log *log) TLOG_NOEXCEPT;
@@ -315,9 +322,9 @@ TLOG_API tlog_ticks tlog_now(tlog_log *log) TLOG_NOEXCEPT;
  */
 TLOG_API const char *tlog_clock_name(tlog_log *log) TLOG_NOEXCEPT;
 
-/* Converts a difference of two tlog_now() readings to nanoseconds. Never
- * waits, except in the process's first millisecond (for the rest of it),
- * while the counter's rate has too short a baseline. */
+/* Converts a difference of two tlog_now() readings to nanoseconds, at most
+ * UINT64_MAX. Never waits, except in the process's first millisecond (for
+ * the rest of it), while the counter's rate has too short a baseline. */
 TLOG_API uint64_t tlog_ticks_to_ns(tlog_log *log, tlog_ticks ticks) TLOG_NOEXCEPT;
 
 /* Counters of what happened; all only grow. */
@@ -361,6 +368,7 @@ TLOG_API int tlog_stream_flush(tlog_log *log) TLOG_NOEXCEPT;
  * Names the calling thread ("Worker Thread 1"); the name titles the `==>`
  * rows of work it does for other threads' scopes. Up to 63 bytes are kept.
  * Unnamed threads are called "Thread N" (N = the thread's id in the log).
+ * TLOG_EINVAL for a NULL name, which keeps the name the thread had.
  */
 TLOG_API int tlog_thread_name(const char *name) TLOG_NOEXCEPT;
 
@@ -391,8 +399,9 @@ TLOG_API void tlog_begin(const tlog_site *site) TLOG_NOEXCEPT;
  */
 TLOG_API void tlog_end(const tlog_site *site) TLOG_NOEXCEPT;
 
-/* tlog_begin / tlog_end on an explicit log (NULL = default log); a NULL
- * site is ignored. */
+/* tlog_begin / tlog_end on an explicit log (NULL = default log), which
+ * check the site's level; a NULL site opens or closes nothing and is
+ * reported (TLOG_EINVAL) on that log. */
 TLOG_API void tlog_log_begin(tlog_log *log, const tlog_site *site) TLOG_NOEXCEPT;
 TLOG_API void tlog_log_end(tlog_log *log, const tlog_site *site) TLOG_NOEXCEPT;
 
@@ -425,6 +434,7 @@ TLOG_API tlog_token tlog_handoff(tlog_log *log) TLOG_NOEXCEPT;
  * tlog_adopt_end(), its time shows as one `==>` row, titled with the
  * thread's name, under that scope, with the scopes it records nested
  * beneath. One adoption at a time per thread (TLOG_EBUSY otherwise).
+ * TLOG_EINVAL for a NULL or empty token.
  */
 TLOG_API int tlog_adopt_begin(const tlog_token *token) TLOG_NOEXCEPT;
 
@@ -435,6 +445,7 @@ TLOG_API int tlog_adopt_begin(const tlog_token *token) TLOG_NOEXCEPT;
  * late (TLOG_ELATE): join your workers before the frame ends. What all
  * threads hand to one frame is bounded by the log's thread_budget; beyond
  * it, work is dropped and counted (TLOG_EFULL). Takes one short lock.
+ * TLOG_EINVAL for a NULL token or one the thread is not adopting.
  */
 TLOG_API int tlog_adopt_end(const tlog_token *token) TLOG_NOEXCEPT;
 
@@ -445,13 +456,16 @@ typedef enum tlog_kind {
 
 /*
  * Inserts a finished timing [start, end) (tlog_now() readings) as a child of
- * the calling thread's innermost open scope. TLOG_ENOTOPEN when none is open.
+ * the calling thread's innermost open scope. TLOG_ENOTOPEN when none is open;
+ * TLOG_EINVAL, and nothing inserted, for a NULL site, a kind other than
+ * TLOG_KIND_CONTROL or TLOG_KIND_EXECUTION, or end before start.
  */
 TLOG_API int tlog_insert(tlog_log *log, const tlog_site *site, tlog_kind kind,
                          tlog_ticks start, tlog_ticks end) TLOG_NOEXCEPT;
 
 /* Same as tlog_insert, under the scope named by a token, from any thread.
- * TLOG_ELATE or TLOG_EFULL as for tlog_adopt_end. */
+ * TLOG_ELATE or TLOG_EFULL as for tlog_adopt_end; TLOG_EINVAL also for a
+ * NULL or empty token. */
 TLOG_API int tlog_insert_to(const tlog_token *token, const tlog_site *site,
                             tlog_kind kind, tlog_ticks start, tlog_ticks end) TLOG_NOEXCEPT;
 
@@ -518,7 +532,8 @@ TLOG_API size_t tlog_frame_count_of(tlog_log *log, uint32_t thread) TLOG_NOEXCEP
 /* tlog_frame_count_of(log, TLOG_THREAD_ANY). */
 TLOG_API size_t tlog_frame_count(tlog_log *log) TLOG_NOEXCEPT;
 
-/* Gives back a reference from tlog_frame_latest or tlog_frame_pop. */
+/* Gives back a reference from tlog_frame_latest or tlog_frame_pop. NULL
+ * does nothing. */
 TLOG_API void tlog_frame_release(tlog_frame *frame) TLOG_NOEXCEPT;
 
 typedef struct tlog_frame_info {
@@ -541,12 +556,15 @@ typedef struct tlog_frame_info {
     size_t partial_rows;     /* of its rows, those some input lacks */
 } tlog_frame_info;
 
+/* TLOG_EINVAL for a NULL frame. */
 TLOG_API int tlog_frame_get_info(const tlog_frame *frame, tlog_frame_info *out) TLOG_NOEXCEPT;
 
-/* The root node, never NULL for a frame returned by this API. */
+/* The root node, never NULL for a frame returned by this API; NULL for a
+ * NULL frame. */
 TLOG_API const tlog_node *tlog_frame_root(const tlog_frame *frame) TLOG_NOEXCEPT;
 
-/* Navigation; NULL where there is no such node. Children are in order of
+/* Navigation; NULL where there is no such node, and for a NULL node.
+ * Children are in order of
  * first start, except worker threads' rows, which follow their siblings in
  * order of thread id. */
 TLOG_API const tlog_node *tlog_node_parent(const tlog_node *node) TLOG_NOEXCEPT;
@@ -604,6 +622,7 @@ typedef struct tlog_node_info {
     double imbalance;         /* rank_max_ns / rank_mean_ns: 1 is balanced */
 } tlog_node_info;
 
+/* TLOG_EINVAL for a NULL node. */
 TLOG_API int tlog_node_get_info(const tlog_node *node, tlog_node_info *out) TLOG_NOEXCEPT;
 
 /* What `visit` returns to go on past the node without visiting its
@@ -613,7 +632,8 @@ TLOG_API int tlog_node_get_info(const tlog_node *node, tlog_node_info *out) TLOG
 /*
  * Calls `visit` for every node in depth-first order, parents first. A return
  * of TLOG_WALK_SKIP_CHILDREN skips the node's subtree; any other non-zero
- * return stops the walk and is returned.
+ * return stops the walk and is returned. TLOG_EINVAL for a NULL frame or
+ * visit.
  */
 typedef int (*tlog_visit_fn)(void *user, const tlog_node *node,
                              const tlog_node_info *info);
@@ -631,6 +651,8 @@ typedef struct tlog_instance {
                                 * row in this frame, or NULL */
 } tlog_instance;
 
+/* The instance at `index`; TLOG_EINVAL for a NULL frame or an index from
+ * tlog_frame_info.instances on (merged frames have no instances). */
 TLOG_API int tlog_frame_get_instance(const tlog_frame *frame, size_t index,
                                      tlog_instance *out) TLOG_NOEXCEPT;
 
@@ -684,10 +706,10 @@ enum tlog_device_flags {
 /* Settings for a device; zero-initialised means defaults. */
 typedef struct tlog_device_config {
     size_t size;
-    unsigned flags;          /* tlog_device_flags */
+    unsigned flags;          /* tlog_device_flags; other bits: TLOG_EINVAL */
     /* Device scopes that may be in flight at once (each holds two markers
      * until resolved). Beyond it new device scopes are dropped and counted.
-     * 0 selects 2048. */
+     * 0 selects 2048; at most 1048576 (2^20), TLOG_EINVAL beyond. */
     uint32_t max_scopes;
     /* Scopes whose markers are made at a time, never by a device scope's
      * begin: when the device is made, then whenever the pool of ready
@@ -696,7 +718,7 @@ typedef struct tlog_device_config {
      * finds no marker ready is dropped and counted (scopes_dropped): a
      * frame that begins more device scopes than this before its first read
      * may outrun the thread; tlog_device_reserve makes room beforehand.
-     * 0 selects 64. */
+     * 0 selects 64; more than max_scopes is read as max_scopes. */
     uint32_t pool_batch;
 } tlog_device_config;
 
@@ -724,6 +746,7 @@ typedef struct tlog_device_info {
                                * them: not shown anywhere */
 } tlog_device_info;
 
+/* TLOG_EINVAL for a NULL device. */
 TLOG_API int tlog_device_get_info(const tlog_device *dev, tlog_device_info *out) TLOG_NOEXCEPT;
 
 /*
@@ -758,14 +781,17 @@ typedef struct tlog_device_scope {
  * level. Returns an empty scope (and counts why) when the site is switched
  * off, no scope is open on the thread, the pool is full, the queue is being
  * captured, or the device refuses the marker; ending an empty scope does
- * nothing.
+ * nothing. A NULL dev (a device that could not be made) gives an empty scope
+ * without a report; a NULL site gives one and is reported (TLOG_EINVAL) on
+ * the device's log, as tlog_begin(NULL) is.
  */
 TLOG_API tlog_device_scope tlog_device_begin(tlog_device *dev, void *queue,
                                              const tlog_site *site) TLOG_NOEXCEPT;
 
 /*
  * Closes a device scope (from any thread) and empties *scope. Returns
- * TLOG_ENOTOPEN for an empty scope or one already ended; TLOG_EDEVICE if the
+ * TLOG_ENOTOPEN for an empty scope, a NULL one or one already ended;
+ * TLOG_EDEVICE if the
  * device refused the end marker, TLOG_ECAPTURE if the queue began to be
  * captured meanwhile, or TLOG_ENOMEM: the interval then shows unresolved.
  */
@@ -776,7 +802,8 @@ TLOG_API int tlog_device_end(tlog_device_scope *scope) TLOG_NOEXCEPT;
  * application's own wait on `dev` (NULL: every device of the default log).
  * Intervals of its frame on that device that were launched before it ended
  * and complete by then show under it as `==>` rows, unless an earlier sync
- * scope of the frame took them. Reads what is done without blocking.
+ * scope of the frame took them. Reads what is done without blocking. A NULL
+ * site closes nothing and is reported (TLOG_EINVAL), as by tlog_end.
  */
 TLOG_API void tlog_sync_end(tlog_device *dev, const tlog_site *site) TLOG_NOEXCEPT;
 
@@ -883,8 +910,10 @@ typedef struct tlog_subscription tlog_subscription;
 
 /*
  * Registers a subscriber on a log (the struct is copied). Scopes already
- * open are not reported to it. Returns TLOG_OK and sets *out, TLOG_EINVAL,
- * or TLOG_ENOMEM. Thread-safe, also while other threads record.
+ * open are not reported to it. Returns TLOG_OK and sets *out, TLOG_ENOMEM,
+ * or TLOG_EINVAL for a NULL subscriber or out, or a size (other than 0) that
+ * ends before the callbacks; *out is NULL on failure. Thread-safe, also
+ * while other threads record.
  */
 TLOG_API int tlog_subscribe(tlog_log *log, const tlog_subscriber *subscriber,
                             tlog_subscription **out) TLOG_NOEXCEPT;
@@ -910,7 +939,7 @@ TLOG_API void tlog_unsubscribe(tlog_subscription *subscription) TLOG_NOEXCEPT;
  * min_ns, and min_percent of the root): a long kernel launched from a short
  * scope stays visible, with the rows that lead to it. */
 typedef struct tlog_dump_options {
-    size_t size;
+    size_t size;              /* sizeof(tlog_dump_options); 0 = current */
     /* Rows shorter than this are hidden. */
     uint64_t min_ns;
     /* Rows below this percent of their parent are hidden. */
@@ -932,7 +961,8 @@ typedef struct tlog_dump_options {
  */
 TLOG_API int tlog_dump(tlog_log *log, FILE *out) TLOG_NOEXCEPT;
 
-/* Prints one frame with options (NULL = show every row). */
+/* Prints one frame with options (NULL = show every row). TLOG_EINVAL for a
+ * NULL frame. */
 TLOG_API int tlog_dump_frame(const tlog_frame *frame, FILE *out,
                              const tlog_dump_options *options) TLOG_NOEXCEPT;
 
@@ -946,7 +976,8 @@ TLOG_API int tlog_dump_frame(const tlog_frame *frame, FILE *out,
  * under the first frame's title. The result has rows only (no instances) and
  * is released with tlog_frame_release. The inputs may be released first; the
  * rows keep the inputs' call sites (for frames from a reader: until it is
- * closed).
+ * closed). TLOG_EINVAL, with *out NULL, when frames or out is NULL, n is 0
+ * or one of the frames is NULL.
  */
 TLOG_API int tlog_frame_merge(const tlog_frame *const *frames, size_t n,
                               tlog_frame **out) TLOG_NOEXCEPT;
@@ -958,7 +989,8 @@ TLOG_API int tlog_frame_merge(const tlog_frame *const *frames, size_t n,
  * rank_max_ns, imbalance). Rows only some inputs have are kept, and counted
  * in tlog_frame_info.partial_rows. tlog_dump_frame prints such a frame with
  * the per-rank mean as its time and min, max and imbalance columns. See
- * timerlog/mpi.h to reduce across the ranks of an MPI job.
+ * timerlog/mpi.h to reduce across the ranks of an MPI job. Fails as
+ * tlog_frame_merge does.
  */
 TLOG_API int tlog_frame_reduce(const tlog_frame *const *frames, size_t n,
                                tlog_frame **out) TLOG_NOEXCEPT;
@@ -969,17 +1001,19 @@ TLOG_API int tlog_frame_reduce(const tlog_frame *const *frames, size_t n,
  * thread's inserted timings and forced syncs get a track beside it),
  * complete ("X") events in microseconds, thread and queue names as "M"
  * events, and an arrow from each launching scope to its device interval.
- * Frames read from several streams may be mixed. out NULL = stdout.
+ * Frames read from several streams may be mixed. out NULL = stdout. n = 0
+ * writes an empty trace; a NULL frame, or a NULL array with n > 0, gives
+ * TLOG_EINVAL before anything is written.
  */
 TLOG_API int tlog_export_chrome(const tlog_frame *const *frames, size_t n, FILE *out) TLOG_NOEXCEPT;
 
 /* {"frames":[...]}: each frame's tree, every field of tlog_node_info on
- * every row, children nested. */
+ * every row, children nested. Refuses what tlog_export_chrome refuses. */
 TLOG_API int tlog_export_json(const tlog_frame *const *frames, size_t n, FILE *out) TLOG_NOEXCEPT;
 
 /* CSV with a header line, one line per row: rank, frame, path (titles from
  * the root, joined by " / "), kind, thread, count, total, min, max (ns),
- * percent of parent. */
+ * percent of parent. Refuses what tlog_export_chrome refuses. */
 TLOG_API int tlog_export_csv(const tlog_frame *const *frames, size_t n, FILE *out) TLOG_NOEXCEPT;
 
 /* Reads a stream file (doc/stream.md) frame by frame. */
@@ -987,10 +1021,11 @@ typedef struct tlog_reader tlog_reader;
 
 /*
  * Opens a stream file, or a stream in memory (not copied: keep it while
- * reading). Sets *out even on failure (except TLOG_ENOMEM), so that
- * tlog_reader_error can say what is wrong: TLOG_EIO when the file cannot be
- * opened, TLOG_EFORMAT when it is not a stream, TLOG_EVERSION when a newer
- * writer made it. Close the reader either way.
+ * reading). Sets *out even on failure, so that tlog_reader_error can say
+ * what is wrong: TLOG_EIO when the file cannot be opened, TLOG_EFORMAT when
+ * it is not a stream, TLOG_EVERSION when a newer writer made it. Close the
+ * reader either way. *out is NULL after TLOG_ENOMEM, and after TLOG_EINVAL:
+ * a NULL path or out, or NULL data with a size.
  */
 TLOG_API int tlog_reader_open(const char *path, tlog_reader **out) TLOG_NOEXCEPT;
 TLOG_API int tlog_reader_open_memory(const void *data, size_t size, tlog_reader **out) TLOG_NOEXCEPT;
@@ -1000,11 +1035,13 @@ TLOG_API int tlog_reader_open_memory(const void *data, size_t size, tlog_reader 
  * refer to the reader's call sites, so release it before closing the reader.
  * TLOG_ENOFRAME at the end (tlog_reader_error then says whether the file was
  * ended properly), TLOG_EFORMAT on damage: the frames before it were good,
- * and tlog_reader_error names the problem and its byte offset.
+ * and tlog_reader_error names the problem and its byte offset. TLOG_EINVAL
+ * for a NULL reader or frame, which reads nothing.
  */
 TLOG_API int tlog_reader_next(tlog_reader *reader, tlog_frame **frame) TLOG_NOEXCEPT;
 
-/* What went wrong, with its byte offset; "" while all is well. */
+/* What went wrong, with its byte offset; "" while all is well. Never NULL,
+ * also for a NULL reader. */
 TLOG_API const char *tlog_reader_error(const tlog_reader *reader) TLOG_NOEXCEPT;
 
 typedef struct tlog_reader_info {
@@ -1021,15 +1058,18 @@ typedef struct tlog_reader_info {
     uint64_t frames_lost;    /* from the end block: frames it could not */
 } tlog_reader_info;
 
+/* TLOG_EINVAL for a NULL reader. */
 TLOG_API int tlog_reader_get_info(const tlog_reader *reader, tlog_reader_info *out) TLOG_NOEXCEPT;
 
 /* What the stream described so far: call sites by index, threads (with
- * their ids) and devices by index; NULL past the last. */
+ * their ids, if `id` is not NULL) and devices by index; NULL past the last,
+ * and for a NULL reader. */
 TLOG_API const tlog_site *tlog_reader_site(const tlog_reader *reader, size_t index) TLOG_NOEXCEPT;
 TLOG_API const char *tlog_reader_thread(const tlog_reader *reader, size_t index,
                                         uint32_t *id) TLOG_NOEXCEPT;
 TLOG_API const char *tlog_reader_device(const tlog_reader *reader, size_t index) TLOG_NOEXCEPT;
 
+/* NULL does nothing. */
 TLOG_API void tlog_reader_close(tlog_reader *reader) TLOG_NOEXCEPT;
 
 /* ------------------------------------------------------------------------ */
@@ -1067,12 +1107,17 @@ template <size_t N> struct is_literal_name_<const char (&)[N]> { enum { value = 
 #define TIMERLOG_LITERAL_(nm)
 #endif
 
+/* Levels other than COARSE and FINE never pass. The macros' sites are
+ * static constants: only the compare with the active level is left at run
+ * time. */
 #if defined(__GNUC__) || defined(__clang__)
 #define TIMERLOG_ON_(site)                                                   \
-    __builtin_expect((site).level <=                                         \
-                         __atomic_load_n(&tlog_active_level_, __ATOMIC_RELAXED), 1)
+    __builtin_expect((site).level >= TLOG_LEVEL_COARSE &&                    \
+                         (site).level <=                                     \
+                             __atomic_load_n(&tlog_active_level_, __ATOMIC_RELAXED), 1)
 #else
-#define TIMERLOG_ON_(site) ((site).level <= tlog_active_level_)
+#define TIMERLOG_ON_(site)                                                   \
+    ((site).level >= TLOG_LEVEL_COARSE && (site).level <= tlog_active_level_)
 #endif
 
 static inline const tlog_site *tlog_scope_enter_(const tlog_site *site)

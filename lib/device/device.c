@@ -26,6 +26,9 @@
 
 #define DEFAULT_MAX_SCOPES 2048u
 #define DEFAULT_POOL_BATCH 64u
+#define MAX_MAX_SCOPES (1u << 20)
+#define KNOWN_FLAGS                                                          \
+    (TLOG_DEVICE_LAUNCH_ROWS | TLOG_DEVICE_SUBTRACT_OFFSET | TLOG_DEVICE_NO_MARKER_THREAD)
 #define CALIBRATION_PAIRS 15
 #define CALIBRATION_TIMEOUT_NS 2000000000ull
 
@@ -556,8 +559,12 @@ static void add_launch_row(tlog_device *d, const tlog_site *site, const tlog_tok
 tlog_device_scope tlog_device_begin(tlog_device *d, void *queue, const tlog_site *site)
 {
     tlog_device_scope none = {NULL, 0};
-    if (!d || !site ||
-        site->level > atomic_load_explicit(&d->log->level, memory_order_relaxed))
+    if (TLOG_UNLIKELY(!site)) {
+        tlog_report_null_site_(d ? d->log : NULL, "tlog_device_begin(dev, queue, NULL)");
+        return none;
+    }
+    if (!d || !tlog_level_on_(site->level, atomic_load_explicit(&d->log->level,
+                                                                memory_order_relaxed)))
         return none;
     tlog_thread *t = tlog_thread_get_(d->log);
     if (!t)
@@ -721,13 +728,13 @@ int tlog_device_config_copy_(tlog_device_config *out, const tlog_device_config *
         memcpy(out, in, n < sizeof *out ? n : sizeof *out);
     }
     out->size = sizeof *out;
-    return TLOG_OK;
+    return out->flags & ~(unsigned)KNOWN_FLAGS ? TLOG_EINVAL : TLOG_OK;
 }
 
 static int config_of(const tlog_device_config *in, tlog_device *d)
 {
     tlog_device_config cfg;
-    if (tlog_device_config_copy_(&cfg, in) != TLOG_OK)
+    if (tlog_device_config_copy_(&cfg, in) != TLOG_OK || cfg.max_scopes > MAX_MAX_SCOPES)
         return TLOG_EINVAL;
     d->flags = cfg.flags;
     d->max_scopes = cfg.max_scopes ? cfg.max_scopes : DEFAULT_MAX_SCOPES;

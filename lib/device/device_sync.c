@@ -501,8 +501,12 @@ static void sync_end(tlog_log *log, const tlog_sync_bind *bind, const tlog_site 
 
 void tlog_sync_end(tlog_device *dev, const tlog_site *site)
 {
+    if (!site) {
+        tlog_report_null_site_(dev ? dev->log : NULL, "tlog_sync_end(dev, NULL)");
+        return;
+    }
     tlog_log *log = dev ? dev->log : tlog_default();
-    if (!log || !site)
+    if (!log)
         return;
     tlog_sync_bind bind = {.device_id = dev ? dev->serial : 0};
     sync_end(log, &bind, site);
@@ -514,8 +518,10 @@ void tlog_sync_end_queue(tlog_device *dev, void *queue, const tlog_site *site)
         tlog_sync_end(NULL, site);
         return;
     }
-    if (!site)
+    if (!site) {
+        tlog_report_null_site_(dev->log, "tlog_sync_end_queue(dev, queue, NULL)");
         return;
+    }
     const void *key = dev->ops->queue_key ? dev->ops->queue_key(dev->impl, queue) : queue;
     tlog_sync_bind bind = {.device_id = dev->serial, .queue_key = key, .queue_bound = true};
     sync_end(dev->log, &bind, site);

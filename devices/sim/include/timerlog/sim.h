@@ -11,6 +11,9 @@
  * It backs the tests of every device rule on machines without a GPU, and
  * lets examples show device rows anywhere. A device made from it
  * (tlog_sim_device_create) behaves like a GPU device of libtimerlog.
+ *
+ * Given a NULL simulator, gate or marker, a function returns TLOG_EINVAL
+ * (NULL or 0 where it returns a pointer or a time) or does nothing.
  */
 #ifndef TIMERLOG_SIM_H
 #define TIMERLOG_SIM_H
@@ -30,7 +33,7 @@ typedef struct tlog_sim_queue tlog_sim_queue;
 typedef uint64_t (*tlog_sim_clock_fn)(void *user);
 
 typedef struct tlog_sim_config {
-    size_t size;
+    size_t size;              /* sizeof(tlog_sim_config); 0 = current */
     /* NULL selects the manual clock, starting at 0. */
     tlog_sim_clock_fn clock;
     void *clock_user;
@@ -39,6 +42,8 @@ typedef struct tlog_sim_config {
     uint64_t marker_ns;
 } tlog_sim_config;
 
+/* `config` may be NULL for defaults. TLOG_EINVAL (*out NULL) for a NULL out
+ * or a size too small to hold `size` itself. */
 TLOG_API int tlog_sim_create(const tlog_sim_config *config, tlog_sim **out) TLOG_NOEXCEPT;
 
 /* Destroys the simulator; destroy devices made from it first. */
@@ -49,7 +54,8 @@ TLOG_API void tlog_sim_destroy(tlog_sim *sim) TLOG_NOEXCEPT;
 TLOG_API tlog_sim_queue *tlog_sim_queue_create(tlog_sim *sim) TLOG_NOEXCEPT;
 
 /* Enqueues a kernel that runs for `duration_ns` once the queue reaches it.
- * A NULL queue is the default queue. */
+ * A NULL queue is the default queue. A kernel that would end past the end
+ * of the clock holds its queue for good. */
 TLOG_API int tlog_sim_launch(tlog_sim *sim, tlog_sim_queue *queue, uint64_t duration_ns) TLOG_NOEXCEPT;
 
 /*
@@ -60,7 +66,7 @@ TLOG_API int tlog_sim_launch(tlog_sim *sim, tlog_sim_queue *queue, uint64_t dura
  */
 typedef struct tlog_sim_gate tlog_sim_gate;
 
-/* A new gate, closed. */
+/* A new gate, closed; *out is NULL on failure. */
 TLOG_API int tlog_sim_gate_create(tlog_sim *sim, tlog_sim_gate **out) TLOG_NOEXCEPT;
 /* Puts a wait for `gate` at the end of `queue` (NULL: the default queue). */
 TLOG_API int tlog_sim_gate_wait(tlog_sim *sim, tlog_sim_queue *queue,
@@ -81,8 +87,8 @@ TLOG_API int tlog_sim_hold(tlog_sim *sim, tlog_sim_queue *queue,
  * to when the queue drains. Not counted as a library wait. */
 TLOG_API int tlog_sim_queue_sync(tlog_sim *sim, tlog_sim_queue *queue) TLOG_NOEXCEPT;
 
-/* Manual clock: moves it forward / reads it. tlog_sim_now also reads a
- * custom clock. */
+/* Manual clock: moves it forward, stopping at UINT64_MAX / reads it.
+ * tlog_sim_now also reads a custom clock. */
 TLOG_API void tlog_sim_advance(tlog_sim *sim, uint64_t ns) TLOG_NOEXCEPT;
 TLOG_API uint64_t tlog_sim_now(tlog_sim *sim) TLOG_NOEXCEPT;
 
@@ -107,7 +113,8 @@ enum tlog_sim_fault {
 };
 
 /* Arms `count` occurrences of a fault, counted on the application's queues
- * only (the library's own queue is spared). */
+ * only (the library's own queue is spared); counts add up to at most
+ * UINT_MAX. TLOG_EINVAL for a fault not listed above. */
 TLOG_API int tlog_sim_inject(tlog_sim *sim, int fault, unsigned count) TLOG_NOEXCEPT;
 
 typedef struct tlog_sim_stats {
@@ -134,6 +141,7 @@ TLOG_API int tlog_sim_get_stats(tlog_sim *sim, tlog_sim_stats *out) TLOG_NOEXCEP
  */
 typedef struct tlog_sim_marker tlog_sim_marker;
 
+/* *out is NULL on failure. */
 TLOG_API int tlog_sim_marker_create(tlog_sim *sim, tlog_sim_marker **out) TLOG_NOEXCEPT;
 /* Allowed while the marker is in flight: its queue forgets it. */
 TLOG_API void tlog_sim_marker_destroy(tlog_sim *sim, tlog_sim_marker *marker) TLOG_NOEXCEPT;
@@ -153,6 +161,7 @@ TLOG_API int tlog_sim_marker_time(tlog_sim *sim, tlog_sim_marker *marker,
 /*
  * A libtimerlog device on the simulator, bound to `log` (NULL: the default
  * log). The simulator must outlive the device. `config` may be NULL.
+ * TLOG_EINVAL (*out NULL) for a NULL sim or out, or a bad config.
  */
 TLOG_API int tlog_sim_device_create(tlog_sim *sim, tlog_log *log,
                                     const tlog_device_config *config,
