@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "decode.h"
 #include "internal.h"
@@ -103,6 +104,8 @@ static int read_header(tlog_reader *r)
 {
     uint8_t h[TLOG_STREAM_HEADER_BYTES];
     size_t got = take(r, h, sizeof h);
+    if (got == 0)
+        return damage(r, TLOG_EFORMAT, 0, "empty input, not a timerlog stream");
     if (got < 8 || memcmp(h, TLOG_STREAM_MAGIC, 8) != 0)
         return damage(r, TLOG_EFORMAT, 0, "not a timerlog stream (no \"TLOGSTRM\" magic)");
     if (got < sizeof h)
@@ -148,6 +151,14 @@ int tlog_reader_open(const char *path, tlog_reader **out)
     if (!r)
         return TLOG_ENOMEM;
     r->fp = fopen(path, "rb");
+    /* A directory opens for reading, and then reads nothing: say what it is
+     * rather than call it a damaged stream. */
+    struct stat st;
+    if (r->fp && fstat(fileno(r->fp), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(r->fp);
+        r->fp = NULL;
+        errno = EISDIR;
+    }
     if (!r->fp) {
         snprintf(r->error, sizeof r->error, "cannot open %s: %s", path, strerror(errno));
         r->status = TLOG_EIO;

@@ -3,7 +3,9 @@
  * as a function, for the program and for the fuzz target: it writes to the
  * streams it is given, never exits, and frees all it takes.
  */
+#include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,12 +83,67 @@ typedef struct cli {
     double progress_next;
 } cli;
 
-static int usage(cli *c, const char *text, const char *problem)
+/* The command's help on the output; or, given a problem (a printf
+ * format), the problem and the help on the error stream. */
+static int usage(cli *c, const char *text, const char *problem, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int usage(cli *c, const char *text, const char *problem, ...)
 {
-    if (problem)
-        fprintf(c->err, "timerlog: %s\n\n", problem);
+    if (problem) {
+        va_list ap;
+        va_start(ap, problem);
+        fputs("timerlog: ", c->err);
+        vfprintf(c->err, problem, ap);
+        fputs("\n\n", c->err);
+        va_end(ap);
+    }
     fputs(text, problem ? c->err : c->out);
     return problem ? EXIT_USAGE : 0;
+}
+
+/* The options that take a value, and what the value is. */
+typedef struct option_value {
+    const char *option, *value;
+} option_value;
+
+static const option_value dump_values[] = {
+    {"--frame", "a frame number"},
+    {"--frames", "a range of frame numbers A-B"},
+    {"--thread", "a thread name"},
+    {"--root", "a root row's title"},
+    {"--min-percent", "a number of percent"},
+    {NULL, NULL},
+};
+
+static const option_value export_values[] = {
+    {"--thread", "a thread name"},
+    {"--root", "a root row's title"},
+    {"-o", "the path to write to"},
+    {NULL, NULL},
+};
+
+/* What the value of `option` is; NULL when it takes none. */
+static const char *value_wanted(const option_value *table, const char *option)
+{
+    for (; table->option; table++)
+        if (strcmp(table->option, option) == 0)
+            return table->value;
+    return NULL;
+}
+
+/* An option without its value, or an unknown one, named. */
+static int bad_option(cli *c, const char *text, const option_value *table, int argc,
+                      char **argv, int i)
+{
+    const char *wanted = value_wanted(table, argv[i]);
+    if (!wanted)
+        return usage(c, text, "unknown option %s", argv[i]);
+    if (i + 1 >= argc)
+        return usage(c, text, "%s takes %s, and none is given", argv[i], wanted);
+    if (!argv[i + 1][0])
+        return usage(c, text, "%s takes %s, not an empty string", argv[i], wanted);
+    return usage(c, text, "%s takes %s, not \"%s\"", argv[i], wanted, argv[i + 1]);
 }
 
 static bool wants_help(int argc, char **argv)
@@ -102,6 +159,12 @@ static tlog_reader *open_stream(cli *c, const char *path)
 {
     tlog_reader *r = NULL;
     int rc = tlog_reader_open(path, &r);
+    if (rc == TLOG_EIO && r) {   /* the reader's message names the path */
+        fprintf(c->err, "timerlog: %s\n", tlog_reader_error(r));
+        tlog_reader_close(r);
+        c->status = EXIT_DAMAGED;
+        return NULL;
+    }
     if (rc != TLOG_OK) {
         fprintf(c->err, "timerlog: %s: %s\n", path,
                 r ? tlog_reader_error(r) : tlog_strerror(rc));
@@ -322,10 +385,48 @@ static void free_groups(groups *gs)
     free(gs->g);
 }
 
+/* The serials of a file's frames, to say which it holds when none has a
+ * serial asked for. */
+typedef struct held {
+    uint64_t first, last;
+    uint64_t frames, asked;   /* asked: those with a serial asked for */
+} held;
+
+static void count_held(held *h, const selection *sel, uint64_t serial)
+{
+    if (!h->frames || serial < h->first)
+        h->first = serial;
+    if (!h->frames || serial > h->last)
+        h->last = serial;
+    h->frames++;
+    h->asked += serial >= sel->first && serial <= sel->last;
+}
+
+/* `sel` NULL: no serials were asked for. */
+static void say_held(cli *c, const char *path, const selection *sel, const held *h)
+{
+    fprintf(c->err, "timerlog: %s: ", path);
+    if (!sel)
+        fputs("nothing to show", c->err);
+    else if (sel->first == sel->last)
+        fprintf(c->err, "no frame %" PRIu64, sel->first);
+    else
+        fprintf(c->err, "no frames %" PRIu64 " to %" PRIu64, sel->first, sel->last);
+    if (!h->frames)
+        fprintf(c->err, "; it holds no frames\n");
+    else if (h->frames == 1)
+        fprintf(c->err, "; it holds frame %" PRIu64 " only\n", h->first);
+    else if (h->last - h->first + 1 == h->frames)
+        fprintf(c->err, "; it holds frames %" PRIu64 " to %" PRIu64 "\n", h->first, h->last);
+    else
+        fprintf(c->err, "; it holds %" PRIu64 " frames, numbered %" PRIu64 " to %" PRIu64 "\n",
+                h->frames, h->first, h->last);
+}
+
 /* Returns the reader when its frames were folded into `gs` (their rows
  * keep its call sites), for closing after the merged trees are printed. */
 static tlog_reader *dump_file(cli *c, const char *path, const selection *sel, groups *gs,
-                              size_t *shown)
+                              size_t *shown, held *h)
 {
     tlog_reader *r = open_stream(c, path);
     if (!r)
@@ -335,9 +436,10 @@ static tlog_reader *dump_file(cli *c, const char *path, const selection *sel, gr
     while ((rc = tlog_reader_next(r, &f)) == TLOG_OK) {
         if (sel->aggregate)
             progress_frame(c, path);
+        tlog_frame_info info = {.size = sizeof info};
+        tlog_frame_get_info(f, &info);
+        count_held(h, sel, info.serial);
         if (selected(sel, f)) {
-            tlog_frame_info info = {.size = sizeof info};
-            tlog_frame_get_info(f, &info);
             if (sel->aggregate) {
                 aggregate(c, gs, f);
             } else {
@@ -359,25 +461,24 @@ static tlog_reader *dump_file(cli *c, const char *path, const selection *sel, gr
     return NULL;
 }
 
-/* Whether argv[*i] is --thread NAME or --root TITLE: then its value goes
- * into *sel, and an empty one sets *why. */
-static bool take_filter(int argc, char **argv, int *i, selection *sel, const char **why)
+/* Whether argv[*i] is --thread NAME or --root TITLE with a value that is
+ * not empty: then the value goes into *sel. */
+static bool take_filter(int argc, char **argv, int *i, selection *sel)
 {
     bool thread = strcmp(argv[*i], "--thread") == 0;
-    if ((!thread && strcmp(argv[*i], "--root") != 0) || *i + 1 >= argc)
+    if ((!thread && strcmp(argv[*i], "--root") != 0) || *i + 1 >= argc || !argv[*i + 1][0])
         return false;
-    const char *value = argv[++*i];
-    if (!*value)
-        *why = thread ? "--thread takes a thread name" : "--root takes a root row's title";
-    *(thread ? &sel->thread : &sel->root) = value;
+    *(thread ? &sel->thread : &sel->root) = argv[++*i];
     return true;
 }
 
-/* Fails on a write error of the output; says so. */
+/* Fails on a write error of the output; says so, and why when known. */
 static void check_output(cli *c)
 {
+    errno = 0;
     if (fflush(c->out) != 0 || ferror(c->out)) {
-        fprintf(c->err, "timerlog: cannot write the output\n");
+        fprintf(c->err, "timerlog: cannot write the output%s%s\n", errno ? ": " : "",
+                errno ? strerror(errno) : "");
         c->status = EXIT_DAMAGED;
     }
 }
@@ -389,42 +490,47 @@ static int cmd_dump(cli *c, int argc, char **argv)
     selection sel = {0, UINT64_MAX, false, false, 0, NULL, NULL};
     int i = 0;
     for (; i < argc && argv[i][0] == '-'; i++) {
-        const char *why = NULL;
-        if (take_filter(argc, argv, &i, &sel, &why)) {
-            if (why)
-                return usage(c, usage_dump, why);
-        } else if (strcmp(argv[i], "--aggregate") == 0) {
+        const char *opt = argv[i];
+        bool has_value = i + 1 < argc;
+        char *end;
+        if (take_filter(argc, argv, &i, &sel)) {
+            continue;
+        } else if (strcmp(opt, "--aggregate") == 0) {
             sel.aggregate = true;
-        } else if ((strcmp(argv[i], "--frame") == 0 || strcmp(argv[i], "--frames") == 0) &&
-                   i + 1 < argc) {
-            sel.single = strcmp(argv[i], "--frame") == 0;
-            if (!parse_range(argv[++i], &sel) || (sel.single && sel.first != sel.last))
-                return usage(c, usage_dump, "--frame takes a number, --frames a range A-B");
-        } else if (strcmp(argv[i], "--min-percent") == 0 && i + 1 < argc) {
-            char *end;
-            sel.min_percent = strtod(argv[++i], &end);
-            if (end == argv[i] || *end || !(sel.min_percent >= 0))
-                return usage(c, usage_dump, "--min-percent takes a number of percent");
+        } else if ((strcmp(opt, "--frame") == 0 || strcmp(opt, "--frames") == 0) &&
+                   has_value) {
+            sel.single = strcmp(opt, "--frame") == 0;
+            if (!parse_range(argv[i + 1], &sel) || (sel.single && sel.first != sel.last))
+                return bad_option(c, usage_dump, dump_values, argc, argv, i);
+            i++;
+        } else if (strcmp(opt, "--min-percent") == 0 && has_value) {
+            sel.min_percent = strtod(argv[i + 1], &end);
+            if (end == argv[i + 1] || *end || !(sel.min_percent >= 0))
+                return bad_option(c, usage_dump, dump_values, argc, argv, i);
+            i++;
         } else {
-            return usage(c, usage_dump, "unknown option or missing value");
+            return bad_option(c, usage_dump, dump_values, argc, argv, i);
         }
     }
     if (i >= argc)
         return usage(c, usage_dump, "no FILE given");
     if (sel.single && argc - i > 1 && !sel.aggregate)
         return usage(c, usage_dump, "--frame reads one file");
-    size_t shown = 0, nkept = 0;
+    size_t shown = 0, nkept = 0, nfiles = (size_t)(argc - i);
     groups gs = {NULL, 0, 0};
     /* Merged rows refer to their readers' call sites: no reader may close
      * before the trees are printed. */
-    tlog_reader **kept = calloc((size_t)(argc - i), sizeof *kept);
-    if (!kept) {
+    tlog_reader **kept = calloc(nfiles, sizeof *kept);
+    held *holds = calloc(nfiles, sizeof *holds);
+    if (!kept || !holds) {
+        free(kept);
+        free(holds);
         fprintf(c->err, "timerlog: out of memory\n");
         return EXIT_DAMAGED;
     }
     progress_start(c);
-    for (; i < argc; i++) {
-        tlog_reader *r = dump_file(c, argv[i], &sel, &gs, &shown);
+    for (size_t k = 0; k < nfiles; k++) {
+        tlog_reader *r = dump_file(c, argv[i + (int)k], &sel, &gs, &shown, &holds[k]);
         if (r)
             kept[nkept++] = r;
     }
@@ -434,9 +540,21 @@ static int cmd_dump(cli *c, int argc, char **argv)
         tlog_reader_close(kept[k]);
     free(kept);
     if (!shown && c->status == 0) {
-        fprintf(c->err, "timerlog: no frame selected\n");
+        /* No file has the serials asked for, or no frame at all: say which
+         * frames each holds. */
+        uint64_t frames = 0, asked = 0;
+        for (size_t k = 0; k < nfiles; k++) {
+            frames += holds[k].frames;
+            asked += holds[k].asked;
+        }
+        bool by_serial = sel.first != 0 || sel.last != UINT64_MAX;
+        for (size_t k = 0; (!frames || (by_serial && !asked)) && k < nfiles; k++)
+            say_held(c, argv[i + (int)k], by_serial ? &sel : NULL, &holds[k]);
+        if (frames && asked)
+            fprintf(c->err, "timerlog: no frame selected\n");
         c->status = EXIT_DAMAGED;
     }
+    free(holds);
     check_output(c);
     return c->status;
 }
@@ -485,6 +603,35 @@ static void collect_file(cli *c, collected *col, const selection *sel, const cha
     report_end(c, r, path, rc);
 }
 
+/* Writes the frames collected to `path` (NULL: the output); says why
+ * not, naming the path. */
+static void write_export(cli *c, int (*export)(const tlog_frame *const *, size_t, FILE *),
+                         const collected *col, const char *path)
+{
+    errno = 0;
+    FILE *out = path ? fopen(path, "w") : c->out;
+    if (!out) {
+        fprintf(c->err, "timerlog: cannot write %s: %s\n", path, strerror(errno));
+        c->status = EXIT_DAMAGED;
+        return;
+    }
+    int rc = export((const tlog_frame *const *)col->frames, col->nframes, out);
+    /* A write error leaves its errno behind; closing may find one too. */
+    int why = rc == TLOG_EIO ? errno : 0;
+    if (path ? fclose(out) != 0 : fflush(out) != 0) {
+        why = errno;
+        rc = TLOG_EIO;
+    }
+    if (rc == TLOG_OK)
+        return;
+    if (rc == TLOG_EIO)
+        fprintf(c->err, "timerlog: cannot write %s: %s\n", path ? path : "the output",
+                why ? strerror(why) : tlog_strerror(rc));
+    else
+        fprintf(c->err, "timerlog: cannot export: %s\n", tlog_strerror(rc));
+    c->status = EXIT_DAMAGED;
+}
+
 static int cmd_export(cli *c, int argc, char **argv)
 {
     if (wants_help(argc, argv))
@@ -494,20 +641,18 @@ static int cmd_export(cli *c, int argc, char **argv)
     selection sel = {.first = 0, .last = UINT64_MAX};
     int i = 0;
     for (; i < argc && argv[i][0] == '-'; i++) {
-        const char *why = NULL;
-        if (take_filter(argc, argv, &i, &sel, &why)) {
-            if (why)
-                return usage(c, usage_export, why);
+        if (take_filter(argc, argv, &i, &sel)) {
+            continue;
         } else if (strcmp(argv[i], "--chrome") == 0) {
             export = tlog_export_chrome;
         } else if (strcmp(argv[i], "--json") == 0) {
             export = tlog_export_json;
         } else if (strcmp(argv[i], "--csv") == 0) {
             export = tlog_export_csv;
-        } else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
+        } else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc && argv[i + 1][0]) {
             out_path = argv[++i];
         } else {
-            return usage(c, usage_export, "unknown option or missing value");
+            return bad_option(c, usage_export, export_values, argc, argv, i);
         }
     }
     if (!export)
@@ -515,8 +660,10 @@ static int cmd_export(cli *c, int argc, char **argv)
     if (i >= argc)
         return usage(c, usage_export, "no FILE given");
     collected col = {calloc((size_t)argc - (size_t)i, sizeof(tlog_reader *)), 0, NULL, 0, 0};
-    if (!col.readers)
+    if (!col.readers) {
+        fprintf(c->err, "timerlog: out of memory\n");
         return EXIT_DAMAGED;
+    }
     progress_start(c);
     for (; i < argc; i++)
         collect_file(c, &col, &sel, argv[i]);
@@ -524,19 +671,7 @@ static int cmd_export(cli *c, int argc, char **argv)
         fprintf(c->err, "timerlog: no frame selected\n");
         c->status = EXIT_DAMAGED;
     }
-    FILE *out = out_path ? fopen(out_path, "w") : c->out;
-    if (!out) {
-        fprintf(c->err, "timerlog: cannot write %s\n", out_path);
-        c->status = EXIT_DAMAGED;
-    } else {
-        int rc = export((const tlog_frame *const *)col.frames, col.nframes, out);
-        if (out != c->out && fclose(out) != 0)
-            rc = TLOG_EIO;
-        if (rc != TLOG_OK) {
-            fprintf(c->err, "timerlog: export failed: %s\n", tlog_strerror(rc));
-            c->status = EXIT_DAMAGED;
-        }
-    }
+    write_export(c, export, &col, out_path);
     for (size_t k = 0; k < col.nframes; k++)
         tlog_frame_release(col.frames[k]);
     for (size_t k = 0; k < col.nreaders; k++)
@@ -631,5 +766,5 @@ int timerlog_main(int argc, char **argv, FILE *out, FILE *err)
         return cmd_export(c, argc - 2, argv + 2);
     if (strcmp(cmd, "info") == 0)
         return cmd_info(c, argc - 2, argv + 2);
-    return usage(c, usage_main, "unknown command");
+    return usage(c, usage_main, "unknown command %s", cmd);
 }
