@@ -476,6 +476,7 @@ static void bad_option_is_named(void **state)
         {"export --csv -o", "-o"},
         {"export --json --thread", "--thread"},
         {"frobnicate x.tlog", "frobnicate"},
+        {"dump --frame 1 x.tlog y.tlog", "2 are given"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
         int status;

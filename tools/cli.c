@@ -348,13 +348,15 @@ static group *group_of(groups *gs, const tlog_frame *f)
     return add_group(gs, thread, root);
 }
 
-/* Folds `f` into its group's tree. */
-static void aggregate(cli *c, groups *gs, const tlog_frame *f)
+/* Folds `f`, frame `serial` of `path`, into its group's tree. */
+static void aggregate(cli *c, groups *gs, const tlog_frame *f, const char *path,
+                      uint64_t serial)
 {
     group *g = group_of(gs, f);
     int rc = g ? fold(&g->acc, f) : TLOG_ENOMEM;
     if (rc != TLOG_OK) {
-        fprintf(c->err, "timerlog: cannot merge a frame: %s\n", tlog_strerror(rc));
+        fprintf(c->err, "timerlog: %s: cannot merge frame %" PRIu64 ": %s\n", path, serial,
+                tlog_strerror(rc));
         c->status = EXIT_DAMAGED;
         return;
     }
@@ -441,7 +443,7 @@ static tlog_reader *dump_file(cli *c, const char *path, const selection *sel, gr
         count_held(h, sel, info.serial);
         if (selected(sel, f)) {
             if (sel->aggregate) {
-                aggregate(c, gs, f);
+                aggregate(c, gs, f, path, info.serial);
             } else {
                 if (!sel->single)
                     fprintf(c->out, "%s# %s: frame %" PRIu64 " (rank %u, thread \"%s\")\n",
@@ -515,7 +517,8 @@ static int cmd_dump(cli *c, int argc, char **argv)
     if (i >= argc)
         return usage(c, usage_dump, "no FILE given");
     if (sel.single && argc - i > 1 && !sel.aggregate)
-        return usage(c, usage_dump, "--frame reads one file");
+        return usage(c, usage_dump, "--frame shows a frame of one file, and %d are given",
+                     argc - i);
     size_t shown = 0, nkept = 0, nfiles = (size_t)(argc - i);
     groups gs = {NULL, 0, 0};
     /* Merged rows refer to their readers' call sites: no reader may close
