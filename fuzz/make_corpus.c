@@ -27,7 +27,9 @@ static void *worker(void *log)
     return NULL;
 }
 
-static int seed(const char *dir, const char *name, int frames, int device)
+enum { SEED_DEVICE = 1, SEED_WORKER = 2 };
+
+static int seed(const char *dir, const char *name, int frames, int flags)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -40,16 +42,18 @@ static int seed(const char *dir, const char *name, int frames, int device)
         return 1;
     tlog_device *dev = NULL;
     tlog_device_config dc = {.size = sizeof dc, .flags = TLOG_DEVICE_LAUNCH_ROWS};
-    if (device)
+    if (flags & SEED_DEVICE)
         tlog_sim_device_create(sim, log, &dc, &dev);
     for (int k = 0; k < frames; k++) {
         tlog_log_begin(log, site("Frame"));
-        tlog_log_begin(log, site("Parallel"));
-        token = tlog_handoff(log);
-        pthread_t th;
-        pthread_create(&th, NULL, worker, log);
-        pthread_join(th, NULL);
-        tlog_log_end(log, site("Parallel"));
+        if (flags & SEED_WORKER) {
+            tlog_log_begin(log, site("Parallel"));
+            token = tlog_handoff(log);
+            pthread_t th;
+            pthread_create(&th, NULL, worker, log);
+            pthread_join(th, NULL);
+            tlog_log_end(log, site("Parallel"));
+        }
         if (dev) {
             tlog_device_scope s = tlog_device_begin(dev, NULL, site("Kernel"));
             tlog_sim_launch(sim, NULL, 1000 + 100 * (uint64_t)k);
@@ -69,6 +73,9 @@ static int seed(const char *dir, const char *name, int frames, int device)
 int main(int argc, char **argv)
 {
     const char *dir = argc > 1 ? argv[1] : "fuzz/corpus";
-    return seed(dir, "host.tlog", 2, 0) | seed(dir, "device.tlog", 3, 1) |
-           seed(dir, "empty.tlog", 0, 0);
+    /* device_pair.tlog: two device frames within 2 KiB, the fuzz runs'
+     * -max_len, for merges and exports of device rows. */
+    return seed(dir, "host.tlog", 2, SEED_WORKER) |
+           seed(dir, "device.tlog", 3, SEED_DEVICE | SEED_WORKER) |
+           seed(dir, "device_pair.tlog", 2, SEED_DEVICE) | seed(dir, "empty.tlog", 0, 0);
 }

@@ -72,7 +72,7 @@ static void print_row(FILE *out, const tlog_node *n, uint32_t ranks)
 
 static uint64_t shown_ns(const tlog_node *n)
 {
-    return n->ranks ? (uint64_t)n->ranks->mean_ns : n->total_ns;
+    return n->ranks ? tlog_ns_from_double_(n->ranks->mean_ns) : n->total_ns;
 }
 
 static bool below(const tlog_node *n, const tlog_dump_options *o)

@@ -561,6 +561,16 @@ static inline void tlog_put_fixed_(FILE *out, double v, int decimals)
             (unsigned long long)(units % scale));
 }
 
+/* Nanoseconds held as a double (a reduced row's mean) as a whole number,
+ * the fraction cut off. Saturates: the mean of totals near UINT64_MAX is
+ * 2^64 once rounded to a double, one past what uint64_t holds. */
+static inline uint64_t tlog_ns_from_double_(double ns)
+{
+    if (!(ns >= 0))
+        return 0;
+    return ns >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)ns;
+}
+
 /* The node after `n` in pre-order (parents first), skipping n's children
  * unless `into_children`; NULL after the last. Iterative: trees may be deep. */
 static inline const tlog_node *tlog_node_next_(const tlog_node *n, bool into_children)

@@ -115,7 +115,7 @@ static void finish_spread(merger *m, uint32_t inputs)
         o->nodes[i].ranks = s;
     }
     o->reduced_ranks = inputs;
-    o->duration_ns = (uint64_t)(o->node_ranks[0].mean_ns + 0.5);
+    o->duration_ns = tlog_ns_from_double_(o->node_ranks[0].mean_ns + 0.5);
 }
 
 static void add_row(tlog_node *r, const tlog_node *n)

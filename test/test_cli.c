@@ -69,12 +69,12 @@ static int remove_stream(void **state)
     return rmdir(dir);
 }
 
-/* Runs `timerlog COMMAND ARGS` on the stream; returns its standard output
- * and error as one malloc'd string, and its exit status. */
-static char *cli_command(const char *command, const char *args, int *status)
+/* Runs `timerlog ARGS`; returns its standard output and error as one
+ * malloc'd string, and its exit status. */
+static char *cli_line(const char *args, int *status)
 {
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "%s %s %s '%s' 2>&1", TIMERLOG_CLI, command, args, path);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s %s 2>&1", TIMERLOG_CLI, args);
     FILE *p = popen(cmd, "r");
     assert_non_null(p);
     size_t n = 0, cap = 4096;
@@ -92,6 +92,14 @@ static char *cli_command(const char *command, const char *args, int *status)
     int st = pclose(p);
     *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
     return out;
+}
+
+/* Runs `timerlog COMMAND ARGS` on the stream. */
+static char *cli_command(const char *command, const char *args, int *status)
+{
+    char line[1800];
+    snprintf(line, sizeof line, "%s %s '%s'", command, args, path);
+    return cli_line(line, status);
 }
 
 static char *cli(const char *args, int *status)
@@ -352,6 +360,136 @@ static void bad_values_are_usage_errors(void **state)
     assert_int_equal(WEXITSTATUS(st), 2);
 }
 
+/* The first line of the output: the message, before any usage text. */
+static char *first_line(const char *text)
+{
+    const char *nl = strchr(text, '\n');
+    return strndup(text, nl ? (size_t)(nl - text) : strlen(text));
+}
+
+/* A directory is named as one, not taken for a damaged stream. */
+static void directory_is_named_as_such(void **state)
+{
+    (void)state;
+    static const char *const commands[] = {"dump", "info", "export --csv"};
+    for (size_t k = 0; k < sizeof commands / sizeof *commands; k++) {
+        char args[600];
+        snprintf(args, sizeof args, "%s '%s'", commands[k], dir);
+        int status;
+        char *out = cli_line(args, &status);
+        assert_int_equal(status, 1);
+        char *line = first_line(out);
+        assert_non_null(strstr(line, dir));
+        assert_non_null(strstr(line, "directory"));
+        assert_null(strstr(out, "magic"));
+        free(line);
+        free(out);
+    }
+}
+
+/* An empty file is called empty. */
+static void empty_file_is_named_as_such(void **state)
+{
+    (void)state;
+    char empty[600];
+    snprintf(empty, sizeof empty, "%s/zero.tlog", dir);
+    FILE *f = fopen(empty, "w");
+    assert_non_null(f);
+    fclose(f);
+    char args[700];
+    snprintf(args, sizeof args, "dump '%s'", empty);
+    int status;
+    char *out = cli_line(args, &status);
+    unlink(empty);
+    assert_int_equal(status, 1);
+    char *line = first_line(out);
+    assert_non_null(strstr(line, empty));
+    assert_non_null(strstr(line + strlen("timerlog: ") + strlen(empty), "empty"));
+    free(line);
+    free(out);
+}
+
+/* An output that cannot be opened: its path and the reason. */
+static void unwritable_output_names_path_and_reason(void **state)
+{
+    (void)state;
+    struct {
+        const char *where, *why;
+    } bad[] = {{"missing/out.csv", "No such file or directory"}, {"", "Is a directory"}};
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        char out_path[600], args[700];
+        snprintf(out_path, sizeof out_path, "%s/%s", dir, bad[k].where);
+        snprintf(args, sizeof args, "--csv -o '%s'", out_path);
+        int status;
+        char *out = cli_command("export", args, &status);
+        assert_int_equal(status, 1);
+        char *line = first_line(out);
+        assert_non_null(strstr(line, out_path));
+        assert_non_null(strstr(line, bad[k].why));
+        free(line);
+        free(out);
+    }
+}
+
+/* A frame the file does not hold: the serials it does. */
+static void missing_frame_names_the_frames_held(void **state)
+{
+    (void)state;
+    uint64_t first = UINT64_MAX, last = 0;
+    tlog_reader *r;
+    assert_int_equal(tlog_reader_open(path, &r), TLOG_OK);
+    tlog_frame *f;
+    while (tlog_reader_next(r, &f) == TLOG_OK) {
+        tlog_frame_info info = {.size = sizeof info};
+        tlog_frame_get_info(f, &info);
+        first = info.serial < first ? info.serial : first;
+        last = info.serial > last ? info.serial : last;
+        tlog_frame_release(f);
+    }
+    tlog_reader_close(r);
+    char held[64];
+    snprintf(held, sizeof held, "frames %" PRIu64 " to %" PRIu64, first, last);
+    static const char *const asked[] = {"--frame 99", "--frames 50-60", "--frame 99 --aggregate"};
+    for (size_t k = 0; k < sizeof asked / sizeof *asked; k++) {
+        int status;
+        char *out = cli(asked[k], &status);
+        assert_int_equal(status, 1);
+        assert_non_null(strstr(out, path));
+        assert_non_null(strstr(out, held));
+        free(out);
+    }
+}
+
+/* The option at fault is named, be it unknown or missing its value. */
+static void bad_option_is_named(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *args, *named;
+    } bad[] = {
+        {"dump --bogus x.tlog", "--bogus"},
+        {"dump --root", "--root"},
+        {"dump --frame", "--frame"},
+        {"dump --frames 3-x x.tlog", "3-x"},
+        {"dump --min-percent lots x.tlog", "lots"},
+        {"export --csv --bogus x.tlog", "--bogus"},
+        {"export --csv -o", "-o"},
+        {"export --json --thread", "--thread"},
+        {"frobnicate x.tlog", "frobnicate"},
+        {"dump --frame 1 x.tlog y.tlog", "2 are given"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        int status;
+        char *out = cli_line(bad[k].args, &status);
+        assert_int_equal(status, 2);
+        char *line = first_line(out);
+        if (!strstr(line, bad[k].named))
+            fail_msg("'timerlog %s' said: %s", bad[k].args, line);
+        free(line);
+        free(out);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -363,6 +501,11 @@ int main(void)
         cmocka_unit_test(export_selects_by_thread_and_root),
         cmocka_unit_test(progress_only_on_a_terminal),
         cmocka_unit_test(bad_values_are_usage_errors),
+        cmocka_unit_test(directory_is_named_as_such),
+        cmocka_unit_test(empty_file_is_named_as_such),
+        cmocka_unit_test(unwritable_output_names_path_and_reason),
+        cmocka_unit_test(missing_frame_names_the_frames_held),
+        cmocka_unit_test(bad_option_is_named),
     };
     return cmocka_run_group_tests(tests, write_stream, remove_stream);
 }

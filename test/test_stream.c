@@ -508,6 +508,110 @@ static void frames_merge_into_one_tree(void **state)
     tlog_reader_close(r);
 }
 
+/* A stream written by hand, for values no recording makes. */
+typedef struct hand_stream {
+    uint8_t b[1024];
+    size_t n;
+} hand_stream;
+
+static void put_le(hand_stream *s, uint64_t v, int bytes)
+{
+    for (int i = 0; i < bytes; i++)
+        s->b[s->n++] = (uint8_t)(v >> (8 * i));
+}
+
+static void put_string(hand_stream *s, const char *text)
+{
+    put_le(s, strlen(text), 2);
+    memcpy(s->b + s->n, text, strlen(text));
+    s->n += strlen(text);
+}
+
+/* CRC-32 as zlib's crc32, which closes every block. */
+static uint32_t crc32_of(const uint8_t *p, size_t n)
+{
+    uint32_t c = 0xffffffffu;
+    for (size_t i = 0; i < n; i++) {
+        c ^= p[i];
+        for (int k = 0; k < 8; k++)
+            c = c & 1 ? (c >> 1) ^ 0xedb88320u : c >> 1;
+    }
+    return ~c;
+}
+
+/* A FRAME block of one row, no site, whose total is `total`. */
+static void put_one_row_frame(hand_stream *s, uint64_t serial, uint64_t total)
+{
+    size_t block = s->n;
+    put_le(s, 4, 4);   /* FRAME */
+    put_le(s, 0, 4);   /* payload length, set below */
+    put_le(s, serial, 8);
+    put_le(s, 1, 4);
+    put_string(s, "Main");
+    put_le(s, 0, 8);       /* start */
+    put_le(s, total, 8);   /* duration */
+    for (int k = 0; k < 4; k++)
+        put_le(s, 0, 8);   /* dropped, repaired, device intervals, unresolved */
+    put_le(s, 1, 4);   /* rows */
+    put_le(s, 0, 4);   /* instances */
+    put_le(s, UINT32_MAX, 4);   /* parent */
+    put_le(s, UINT32_MAX, 4);   /* site */
+    put_string(s, "Frame");
+    put_le(s, 0, 1);   /* kind */
+    put_le(s, 0, 1);   /* flags */
+    put_le(s, 1, 4);
+    put_string(s, "Main");
+    put_le(s, 0, 8);   /* start */
+    for (int k = 0; k < 4; k++)
+        put_le(s, total, 8);   /* total, self, min, max */
+    put_le(s, 1, 8);   /* count */
+    for (int k = 0; k < 3; k++)
+        put_le(s, UINT32_MAX, 4);   /* launcher, launch site, device */
+    put_le(s, 0, 4);   /* queue */
+    size_t payload = s->n - block - 8;
+    for (int i = 0; i < 4; i++)
+        s->b[block + 4 + (size_t)i] = (uint8_t)(payload >> (8 * i));
+    put_le(s, crc32_of(s->b + block, s->n - block), 4);
+}
+
+/* The mean of totals near UINT64_MAX is 2^64 once a double: the reduced
+ * frame's time saturates rather than overflow the conversion. */
+static void reduced_huge_totals_saturate(void **state)
+{
+    (void)state;
+    hand_stream s = {.n = 0};
+    memcpy(s.b, "TLOGSTRM", 8);
+    s.n = 8;
+    put_le(&s, 1, 2);   /* version 1.0 */
+    put_le(&s, 0, 2);
+    put_le(&s, 64, 4);
+    put_le(&s, UINT32_MAX, 4);   /* no rank */
+    s.n = 64;
+    put_one_row_frame(&s, 1, UINT64_MAX);
+    put_one_row_frame(&s, 2, UINT64_MAX - 1);
+    tlog_reader *r;
+    assert_int_equal(tlog_reader_open_memory(s.b, s.n, &r), TLOG_OK);
+    tlog_frame *f[2];
+    for (int k = 0; k < 2; k++)
+        assert_int_equal(tlog_reader_next(r, &f[k]), TLOG_OK);
+    tlog_frame *m;
+    assert_int_equal(tlog_frame_reduce((const tlog_frame *const *)f, 2, &m), TLOG_OK);
+    tlog_frame_info info = {.size = sizeof info};
+    assert_int_equal(tlog_frame_get_info(m, &info), TLOG_OK);
+    assert_true(info.duration_ns == UINT64_MAX);
+    /* Hiding short rows compares the mean too. */
+    FILE *out = tmpfile();
+    assert_non_null(out);
+    tlog_dump_options hide = {.size = sizeof hide, .min_ns = 1000};
+    assert_int_equal(tlog_dump_frame(m, out, &hide), TLOG_OK);
+    assert_true(ftell(out) > 0);
+    fclose(out);
+    tlog_frame_release(m);
+    for (int k = 0; k < 2; k++)
+        tlog_frame_release(f[k]);
+    tlog_reader_close(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -526,6 +630,7 @@ int main(void)
         cmocka_unit_test(corrupt_block_is_found_and_what_precedes_kept),
         cmocka_unit_test(truncated_file_keeps_the_frames_before),
         cmocka_unit_test(frames_merge_into_one_tree),
+        cmocka_unit_test(reduced_huge_totals_saturate),
     };
     return cmocka_run_group_tests(tests, make_dir, NULL);
 }

@@ -1,0 +1,773 @@
+/*
+ * The timerlog command (tools/timerlog.c describes its use and exit status)
+ * as a function, for the program and for the fuzz target: it writes to the
+ * streams it is given, never exits, and frees all it takes.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <timerlog/timerlog.h>
+
+#include "cli.h"
+
+#define EXIT_DAMAGED 1
+#define EXIT_USAGE 2
+
+static const char *const usage_main =
+    "usage: timerlog COMMAND [OPTIONS] FILE...\n"
+    "\n"
+    "Reads libtimerlog streams (files written with TIMERLOG_OUTPUT or\n"
+    "tlog_config.stream_path); the format is found from the file's magic, not\n"
+    "its name. Several files (ranks of one run) can be read together.\n"
+    "\n"
+    "commands:\n"
+    "  dump     print frame trees in the standard text format\n"
+    "  export   write Chrome trace, JSON or CSV\n"
+    "  info     describe files: header, ranks, threads, sites, frames, damage\n"
+    "\n"
+    "'timerlog COMMAND --help' describes a command. Exit status: 0 when all\n"
+    "files read cleanly, 1 when one is unreadable or damaged (what came before\n"
+    "the damage is still shown), 2 for a usage error.\n";
+
+static const char *const usage_dump =
+    "usage: timerlog dump [--frame N | --frames A-B] [--thread NAME] [--root TITLE]\n"
+    "                     [--aggregate] [--min-percent P] FILE...\n"
+    "\n"
+    "Prints frames as tlog_dump does. By default every frame, each after a\n"
+    "'# FILE: frame N' line; with --frame N only frame N of one file, exactly\n"
+    "as the recording process would have printed it. The selections combine:\n"
+    "a frame is shown when it matches all of them.\n"
+    "\n"
+    "  --frame N       only the frame with serial N\n"
+    "  --frames A-B    frames with serials A to B\n"
+    "  --thread NAME   only frames run by the thread named NAME\n"
+    "  --root TITLE    only frames whose root row is titled TITLE\n"
+    "  --aggregate     the selected frames of all files merged into one tree per\n"
+    "                  thread name and root title, each tree after a line\n"
+    "                  '# thread \"NAME\", root \"TITLE\": N frames'\n"
+    "  --min-percent P hide rows below P% of their parent\n";
+
+static const char *const usage_export =
+    "usage: timerlog export --chrome|--json|--csv [--thread NAME] [--root TITLE]\n"
+    "                       [-o OUT] FILE...\n"
+    "\n"
+    "  --chrome       Chrome Trace Event JSON (open in Perfetto or chrome://tracing):\n"
+    "                 one process per rank, a track per thread and device queue\n"
+    "  --json         every frame's tree with every row's fields\n"
+    "  --csv          one line per row of every frame\n"
+    "  --thread NAME  only frames run by the thread named NAME\n"
+    "  --root TITLE   only frames whose root row is titled TITLE\n"
+    "  -o OUT         write to OUT instead of standard output\n";
+
+static const char *const usage_info =
+    "usage: timerlog info FILE...\n"
+    "\n"
+    "Shows each file's header (version, rank, process, start time), its\n"
+    "threads, devices and call sites, how many frames it holds, and any damage\n"
+    "with its byte offset.\n";
+
+/* One run of the command: where it writes, and how it is going. */
+typedef struct cli {
+    FILE *out, *err;
+    int status;   /* 0, or EXIT_DAMAGED once a file could not be read */
+    /* Progress: see progress_start. */
+    bool progress_on, progress_shown;
+    size_t frames_read;
+    double progress_next;
+} cli;
+
+/* The command's help on the output; or, given a problem (a printf
+ * format), the problem and the help on the error stream. */
+static int usage(cli *c, const char *text, const char *problem, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int usage(cli *c, const char *text, const char *problem, ...)
+{
+    if (problem) {
+        va_list ap;
+        va_start(ap, problem);
+        fputs("timerlog: ", c->err);
+        vfprintf(c->err, problem, ap);
+        fputs("\n\n", c->err);
+        va_end(ap);
+    }
+    fputs(text, problem ? c->err : c->out);
+    return problem ? EXIT_USAGE : 0;
+}
+
+/* The options that take a value, and what the value is. */
+typedef struct option_value {
+    const char *option, *value;
+} option_value;
+
+static const option_value dump_values[] = {
+    {"--frame", "a frame number"},
+    {"--frames", "a range of frame numbers A-B"},
+    {"--thread", "a thread name"},
+    {"--root", "a root row's title"},
+    {"--min-percent", "a number of percent"},
+    {NULL, NULL},
+};
+
+static const option_value export_values[] = {
+    {"--thread", "a thread name"},
+    {"--root", "a root row's title"},
+    {"-o", "the path to write to"},
+    {NULL, NULL},
+};
+
+/* What the value of `option` is; NULL when it takes none. */
+static const char *value_wanted(const option_value *table, const char *option)
+{
+    for (; table->option; table++)
+        if (strcmp(table->option, option) == 0)
+            return table->value;
+    return NULL;
+}
+
+/* An option without its value, or an unknown one, named. */
+static int bad_option(cli *c, const char *text, const option_value *table, int argc,
+                      char **argv, int i)
+{
+    const char *wanted = value_wanted(table, argv[i]);
+    if (!wanted)
+        return usage(c, text, "unknown option %s", argv[i]);
+    if (i + 1 >= argc)
+        return usage(c, text, "%s takes %s, and none is given", argv[i], wanted);
+    if (!argv[i + 1][0])
+        return usage(c, text, "%s takes %s, not an empty string", argv[i], wanted);
+    return usage(c, text, "%s takes %s, not \"%s\"", argv[i], wanted, argv[i + 1]);
+}
+
+static bool wants_help(int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return true;
+    return false;
+}
+
+/* Opens a file; reports why not. */
+static tlog_reader *open_stream(cli *c, const char *path)
+{
+    tlog_reader *r = NULL;
+    int rc = tlog_reader_open(path, &r);
+    if (rc == TLOG_EIO && r) {   /* the reader's message names the path */
+        fprintf(c->err, "timerlog: %s\n", tlog_reader_error(r));
+        tlog_reader_close(r);
+        c->status = EXIT_DAMAGED;
+        return NULL;
+    }
+    if (rc != TLOG_OK) {
+        fprintf(c->err, "timerlog: %s: %s\n", path,
+                r ? tlog_reader_error(r) : tlog_strerror(rc));
+        tlog_reader_close(r);
+        c->status = EXIT_DAMAGED;
+        return NULL;
+    }
+    return r;
+}
+
+/* After the last frame: damage, or a file the writer did not end. */
+static void report_end(cli *c, tlog_reader *r, const char *path, int rc)
+{
+    if (rc == TLOG_ENOFRAME) {
+        tlog_reader_info info = {.size = sizeof info};
+        tlog_reader_get_info(r, &info);
+        if (!info.ended)
+            fprintf(c->err, "timerlog: %s: warning: %s\n", path, tlog_reader_error(r));
+        return;
+    }
+    fprintf(c->err, "timerlog: %s: %s\n", path, tlog_reader_error(r));
+    c->status = EXIT_DAMAGED;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Progress                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* Reading big files takes a while: when the error stream is a terminal, a
+ * line counting the frames read is redrawn there (at most four times a
+ * second) and erased at the end. Never in redirected output. */
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void progress_start(cli *c)
+{
+    int fd = fileno(c->err);
+    c->progress_on = fd >= 0 && isatty(fd) == 1;
+    c->progress_shown = false;
+    c->frames_read = 0;
+    c->progress_next = 0;
+}
+
+static void progress_frame(cli *c, const char *path)
+{
+    c->frames_read++;
+    if (!c->progress_on || seconds_now() < c->progress_next)
+        return;
+    c->progress_next = seconds_now() + 0.25;
+    c->progress_shown = true;
+    fprintf(c->err, "\rtimerlog: %s: %zu frames read", path, c->frames_read);
+    fflush(c->err);
+}
+
+static void progress_done(cli *c)
+{
+    if (c->progress_shown)
+        fputs("\r\033[K", c->err);
+    c->progress_shown = false;
+}
+
+/* ------------------------------------------------------------------------ */
+/* dump                                                                     */
+/* ------------------------------------------------------------------------ */
+
+typedef struct selection {
+    uint64_t first, last;
+    bool single, aggregate;
+    double min_percent;
+    const char *thread, *root;   /* NULL: any */
+} selection;
+
+static bool parse_range(const char *s, selection *sel)
+{
+    char *end;
+    sel->first = strtoull(s, &end, 10);
+    if (end == s)
+        return false;
+    sel->last = sel->first;
+    if (*end == '-') {
+        const char *b = end + 1;
+        sel->last = strtoull(b, &end, 10);
+        if (end == b)
+            return false;
+    }
+    return !*end && sel->first <= sel->last;
+}
+
+/* The title of a frame's root row: what the frame timed. */
+static const char *root_title(const tlog_frame *f)
+{
+    tlog_node_info info = {.size = sizeof info};
+    if (tlog_node_get_info(tlog_frame_root(f), &info) != TLOG_OK || !info.name)
+        return "";
+    return info.name;
+}
+
+static const char *thread_of(const tlog_frame_info *info)
+{
+    return info->thread_name ? info->thread_name : "";
+}
+
+static bool selected(const selection *sel, const tlog_frame *f)
+{
+    tlog_frame_info info = {.size = sizeof info};
+    tlog_frame_get_info(f, &info);
+    if (info.serial < sel->first || info.serial > sel->last)
+        return false;
+    if (sel->thread && strcmp(thread_of(&info), sel->thread) != 0)
+        return false;
+    return !sel->root || strcmp(root_title(f), sel->root) == 0;
+}
+
+static int print_frame(cli *c, const tlog_frame *f, const selection *sel)
+{
+    tlog_dump_options opt = {.size = sizeof opt, .min_percent = sel->min_percent};
+    return tlog_dump_frame(f, c->out, sel->min_percent > 0 ? &opt : NULL);
+}
+
+/* Folds `f` into the running merge `*acc`. */
+static int fold(tlog_frame **acc, const tlog_frame *f)
+{
+    const tlog_frame *two[2] = {*acc, f};
+    tlog_frame *merged;
+    int rc = *acc ? tlog_frame_merge(two, 2, &merged) : tlog_frame_merge(&f, 1, &merged);
+    if (rc == TLOG_OK) {
+        tlog_frame_release(*acc);
+        *acc = merged;
+    }
+    return rc;
+}
+
+/* The frames of one thread with one root title, merged: a thread's
+ * frames time its own work, so merging across threads or titles would put
+ * one kind of work under another's root. */
+typedef struct group {
+    char *thread, *root;   /* copies: they outlive the frame they came from */
+    tlog_frame *acc;
+    size_t frames;
+} group;
+
+typedef struct groups {
+    group *g;
+    size_t n, cap;
+} groups;
+
+/* A new group at the end, so that groups print in order of first
+ * appearance; NULL when memory ran out. */
+static group *add_group(groups *gs, const char *thread, const char *root)
+{
+    if (gs->n == gs->cap) {
+        size_t cap = gs->cap ? gs->cap * 2 : 8;
+        group *p = realloc(gs->g, cap * sizeof *p);
+        if (!p)
+            return NULL;
+        gs->g = p;
+        gs->cap = cap;
+    }
+    group g = {strdup(thread), strdup(root), NULL, 0};
+    if (!g.thread || !g.root) {
+        free(g.thread);
+        free(g.root);
+        return NULL;
+    }
+    gs->g[gs->n] = g;
+    return &gs->g[gs->n++];
+}
+
+static group *group_of(groups *gs, const tlog_frame *f)
+{
+    tlog_frame_info info = {.size = sizeof info};
+    tlog_frame_get_info(f, &info);
+    const char *thread = thread_of(&info), *root = root_title(f);
+    for (size_t k = 0; k < gs->n; k++)
+        if (strcmp(gs->g[k].thread, thread) == 0 && strcmp(gs->g[k].root, root) == 0)
+            return &gs->g[k];
+    return add_group(gs, thread, root);
+}
+
+/* Folds `f`, frame `serial` of `path`, into its group's tree. */
+static void aggregate(cli *c, groups *gs, const tlog_frame *f, const char *path,
+                      uint64_t serial)
+{
+    group *g = group_of(gs, f);
+    int rc = g ? fold(&g->acc, f) : TLOG_ENOMEM;
+    if (rc != TLOG_OK) {
+        fprintf(c->err, "timerlog: %s: cannot merge frame %" PRIu64 ": %s\n", path, serial,
+                tlog_strerror(rc));
+        c->status = EXIT_DAMAGED;
+        return;
+    }
+    g->frames++;
+}
+
+static void print_groups(cli *c, const groups *gs, const selection *sel)
+{
+    bool first = true;
+    for (size_t k = 0; k < gs->n; k++) {
+        const group *g = &gs->g[k];
+        if (!g->acc)   /* none of its frames could be merged */
+            continue;
+        fprintf(c->out, "%s# thread \"%s\", root \"%s\": %zu frames\n", first ? "" : "\n",
+                g->thread, g->root, g->frames);
+        print_frame(c, g->acc, sel);
+        first = false;
+    }
+}
+
+static void free_groups(groups *gs)
+{
+    for (size_t k = 0; k < gs->n; k++) {
+        tlog_frame_release(gs->g[k].acc);
+        free(gs->g[k].thread);
+        free(gs->g[k].root);
+    }
+    free(gs->g);
+}
+
+/* The serials of a file's frames, to say which it holds when none has a
+ * serial asked for. */
+typedef struct held {
+    uint64_t first, last;
+    uint64_t frames, asked;   /* asked: those with a serial asked for */
+} held;
+
+static void count_held(held *h, const selection *sel, uint64_t serial)
+{
+    if (!h->frames || serial < h->first)
+        h->first = serial;
+    if (!h->frames || serial > h->last)
+        h->last = serial;
+    h->frames++;
+    h->asked += serial >= sel->first && serial <= sel->last;
+}
+
+/* `sel` NULL: no serials were asked for. */
+static void say_held(cli *c, const char *path, const selection *sel, const held *h)
+{
+    fprintf(c->err, "timerlog: %s: ", path);
+    if (!sel)
+        fputs("nothing to show", c->err);
+    else if (sel->first == sel->last)
+        fprintf(c->err, "no frame %" PRIu64, sel->first);
+    else
+        fprintf(c->err, "no frames %" PRIu64 " to %" PRIu64, sel->first, sel->last);
+    if (!h->frames)
+        fprintf(c->err, "; it holds no frames\n");
+    else if (h->frames == 1)
+        fprintf(c->err, "; it holds frame %" PRIu64 " only\n", h->first);
+    else if (h->last - h->first + 1 == h->frames)
+        fprintf(c->err, "; it holds frames %" PRIu64 " to %" PRIu64 "\n", h->first, h->last);
+    else
+        fprintf(c->err, "; it holds %" PRIu64 " frames, numbered %" PRIu64 " to %" PRIu64 "\n",
+                h->frames, h->first, h->last);
+}
+
+/* Returns the reader when its frames were folded into `gs` (their rows
+ * keep its call sites), for closing after the merged trees are printed. */
+static tlog_reader *dump_file(cli *c, const char *path, const selection *sel, groups *gs,
+                              size_t *shown, held *h)
+{
+    tlog_reader *r = open_stream(c, path);
+    if (!r)
+        return NULL;
+    tlog_frame *f;
+    int rc;
+    while ((rc = tlog_reader_next(r, &f)) == TLOG_OK) {
+        if (sel->aggregate)
+            progress_frame(c, path);
+        tlog_frame_info info = {.size = sizeof info};
+        tlog_frame_get_info(f, &info);
+        count_held(h, sel, info.serial);
+        if (selected(sel, f)) {
+            if (sel->aggregate) {
+                aggregate(c, gs, f, path, info.serial);
+            } else {
+                if (!sel->single)
+                    fprintf(c->out, "%s# %s: frame %" PRIu64 " (rank %u, thread \"%s\")\n",
+                            *shown ? "\n" : "", path, info.serial, info.rank,
+                            info.thread_name);
+                print_frame(c, f, sel);
+            }
+            ++*shown;
+        }
+        tlog_frame_release(f);
+    }
+    progress_done(c);
+    report_end(c, r, path, rc);
+    if (sel->aggregate)
+        return r;
+    tlog_reader_close(r);
+    return NULL;
+}
+
+/* Whether argv[*i] is --thread NAME or --root TITLE with a value that is
+ * not empty: then the value goes into *sel. */
+static bool take_filter(int argc, char **argv, int *i, selection *sel)
+{
+    bool thread = strcmp(argv[*i], "--thread") == 0;
+    if ((!thread && strcmp(argv[*i], "--root") != 0) || *i + 1 >= argc || !argv[*i + 1][0])
+        return false;
+    *(thread ? &sel->thread : &sel->root) = argv[++*i];
+    return true;
+}
+
+/* Fails on a write error of the output; says so, and why when known. */
+static void check_output(cli *c)
+{
+    errno = 0;
+    if (fflush(c->out) != 0 || ferror(c->out)) {
+        fprintf(c->err, "timerlog: cannot write the output%s%s\n", errno ? ": " : "",
+                errno ? strerror(errno) : "");
+        c->status = EXIT_DAMAGED;
+    }
+}
+
+static int cmd_dump(cli *c, int argc, char **argv)
+{
+    if (wants_help(argc, argv))
+        return usage(c, usage_dump, NULL);
+    selection sel = {0, UINT64_MAX, false, false, 0, NULL, NULL};
+    int i = 0;
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        const char *opt = argv[i];
+        bool has_value = i + 1 < argc;
+        char *end;
+        if (take_filter(argc, argv, &i, &sel)) {
+            continue;
+        } else if (strcmp(opt, "--aggregate") == 0) {
+            sel.aggregate = true;
+        } else if ((strcmp(opt, "--frame") == 0 || strcmp(opt, "--frames") == 0) &&
+                   has_value) {
+            sel.single = strcmp(opt, "--frame") == 0;
+            if (!parse_range(argv[i + 1], &sel) || (sel.single && sel.first != sel.last))
+                return bad_option(c, usage_dump, dump_values, argc, argv, i);
+            i++;
+        } else if (strcmp(opt, "--min-percent") == 0 && has_value) {
+            sel.min_percent = strtod(argv[i + 1], &end);
+            if (end == argv[i + 1] || *end || !(sel.min_percent >= 0))
+                return bad_option(c, usage_dump, dump_values, argc, argv, i);
+            i++;
+        } else {
+            return bad_option(c, usage_dump, dump_values, argc, argv, i);
+        }
+    }
+    if (i >= argc)
+        return usage(c, usage_dump, "no FILE given");
+    if (sel.single && argc - i > 1 && !sel.aggregate)
+        return usage(c, usage_dump, "--frame shows a frame of one file, and %d are given",
+                     argc - i);
+    size_t shown = 0, nkept = 0, nfiles = (size_t)(argc - i);
+    groups gs = {NULL, 0, 0};
+    /* Merged rows refer to their readers' call sites: no reader may close
+     * before the trees are printed. */
+    tlog_reader **kept = calloc(nfiles, sizeof *kept);
+    held *holds = calloc(nfiles, sizeof *holds);
+    if (!kept || !holds) {
+        free(kept);
+        free(holds);
+        fprintf(c->err, "timerlog: out of memory\n");
+        return EXIT_DAMAGED;
+    }
+    progress_start(c);
+    for (size_t k = 0; k < nfiles; k++) {
+        tlog_reader *r = dump_file(c, argv[i + (int)k], &sel, &gs, &shown, &holds[k]);
+        if (r)
+            kept[nkept++] = r;
+    }
+    print_groups(c, &gs, &sel);
+    free_groups(&gs);
+    for (size_t k = 0; k < nkept; k++)
+        tlog_reader_close(kept[k]);
+    free(kept);
+    if (!shown && c->status == 0) {
+        /* No file has the serials asked for, or no frame at all: say which
+         * frames each holds. */
+        uint64_t frames = 0, asked = 0;
+        for (size_t k = 0; k < nfiles; k++) {
+            frames += holds[k].frames;
+            asked += holds[k].asked;
+        }
+        bool by_serial = sel.first != 0 || sel.last != UINT64_MAX;
+        for (size_t k = 0; (!frames || (by_serial && !asked)) && k < nfiles; k++)
+            say_held(c, argv[i + (int)k], by_serial ? &sel : NULL, &holds[k]);
+        if (frames && asked)
+            fprintf(c->err, "timerlog: no frame selected\n");
+        c->status = EXIT_DAMAGED;
+    }
+    free(holds);
+    check_output(c);
+    return c->status;
+}
+
+/* ------------------------------------------------------------------------ */
+/* export                                                                   */
+/* ------------------------------------------------------------------------ */
+
+typedef struct collected {
+    tlog_reader **readers;
+    size_t nreaders;
+    tlog_frame **frames;
+    size_t nframes, cap;
+} collected;
+
+static void collect_file(cli *c, collected *col, const selection *sel, const char *path)
+{
+    tlog_reader *r = open_stream(c, path);
+    if (!r)
+        return;
+    col->readers[col->nreaders++] = r;   /* frames refer to its sites */
+    tlog_frame *f;
+    int rc;
+    while ((rc = tlog_reader_next(r, &f)) == TLOG_OK) {
+        progress_frame(c, path);
+        if (!selected(sel, f)) {
+            tlog_frame_release(f);
+            continue;
+        }
+        if (col->nframes == col->cap) {
+            size_t cap = col->cap ? col->cap * 2 : 64;
+            tlog_frame **p = realloc(col->frames, cap * sizeof *p);
+            if (!p) {
+                tlog_frame_release(f);
+                progress_done(c);
+                fprintf(c->err, "timerlog: out of memory\n");
+                c->status = EXIT_DAMAGED;
+                return;
+            }
+            col->frames = p;
+            col->cap = cap;
+        }
+        col->frames[col->nframes++] = f;
+    }
+    progress_done(c);
+    report_end(c, r, path, rc);
+}
+
+/* Writes the frames collected to `path` (NULL: the output); says why
+ * not, naming the path. */
+static void write_export(cli *c, int (*export)(const tlog_frame *const *, size_t, FILE *),
+                         const collected *col, const char *path)
+{
+    errno = 0;
+    FILE *out = path ? fopen(path, "w") : c->out;
+    if (!out) {
+        fprintf(c->err, "timerlog: cannot write %s: %s\n", path, strerror(errno));
+        c->status = EXIT_DAMAGED;
+        return;
+    }
+    int rc = export((const tlog_frame *const *)col->frames, col->nframes, out);
+    /* A write error leaves its errno behind; closing may find one too. */
+    int why = rc == TLOG_EIO ? errno : 0;
+    if (path ? fclose(out) != 0 : fflush(out) != 0) {
+        why = errno;
+        rc = TLOG_EIO;
+    }
+    if (rc == TLOG_OK)
+        return;
+    if (rc == TLOG_EIO)
+        fprintf(c->err, "timerlog: cannot write %s: %s\n", path ? path : "the output",
+                why ? strerror(why) : tlog_strerror(rc));
+    else
+        fprintf(c->err, "timerlog: cannot export: %s\n", tlog_strerror(rc));
+    c->status = EXIT_DAMAGED;
+}
+
+static int cmd_export(cli *c, int argc, char **argv)
+{
+    if (wants_help(argc, argv))
+        return usage(c, usage_export, NULL);
+    int (*export)(const tlog_frame *const *, size_t, FILE *) = NULL;
+    const char *out_path = NULL;
+    selection sel = {.first = 0, .last = UINT64_MAX};
+    int i = 0;
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        if (take_filter(argc, argv, &i, &sel)) {
+            continue;
+        } else if (strcmp(argv[i], "--chrome") == 0) {
+            export = tlog_export_chrome;
+        } else if (strcmp(argv[i], "--json") == 0) {
+            export = tlog_export_json;
+        } else if (strcmp(argv[i], "--csv") == 0) {
+            export = tlog_export_csv;
+        } else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc && argv[i + 1][0]) {
+            out_path = argv[++i];
+        } else {
+            return bad_option(c, usage_export, export_values, argc, argv, i);
+        }
+    }
+    if (!export)
+        return usage(c, usage_export, "choose --chrome, --json or --csv");
+    if (i >= argc)
+        return usage(c, usage_export, "no FILE given");
+    collected col = {calloc((size_t)argc - (size_t)i, sizeof(tlog_reader *)), 0, NULL, 0, 0};
+    if (!col.readers) {
+        fprintf(c->err, "timerlog: out of memory\n");
+        return EXIT_DAMAGED;
+    }
+    progress_start(c);
+    for (; i < argc; i++)
+        collect_file(c, &col, &sel, argv[i]);
+    if (!col.nframes && c->status == 0 && (sel.thread || sel.root)) {
+        fprintf(c->err, "timerlog: no frame selected\n");
+        c->status = EXIT_DAMAGED;
+    }
+    write_export(c, export, &col, out_path);
+    for (size_t k = 0; k < col.nframes; k++)
+        tlog_frame_release(col.frames[k]);
+    for (size_t k = 0; k < col.nreaders; k++)
+        tlog_reader_close(col.readers[k]);
+    free(col.frames);
+    free(col.readers);
+    return c->status;
+}
+
+/* ------------------------------------------------------------------------ */
+/* info                                                                     */
+/* ------------------------------------------------------------------------ */
+
+static void print_info(cli *c, tlog_reader *r, const char *path)
+{
+    FILE *out = c->out;
+    tlog_reader_info info = {.size = sizeof info};
+    tlog_reader_get_info(r, &info);
+    time_t secs = (time_t)(info.start_wall_ns / 1000000000u);
+    char when[64] = "?";
+    struct tm tm;
+    if (gmtime_r(&secs, &tm))
+        strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
+    fprintf(out, "%s\n  format: timerlog stream %u.%u\n", path, info.version_major,
+            info.version_minor);
+    if (info.rank >= 0)
+        fprintf(out, "  rank: %" PRId64 "\n", info.rank);
+    else
+        fprintf(out, "  rank: none\n");
+    fprintf(out, "  process: %u\n  started: %s\n  frames: %" PRIu64 "\n", info.pid, when,
+            info.frames);
+    fprintf(out, "  threads: %zu\n", info.threads);
+    uint32_t id;
+    const char *name;
+    for (size_t k = 0; (name = tlog_reader_thread(r, k, &id)) != NULL; k++)
+        fprintf(out, "    %u %s\n", id, name);
+    fprintf(out, "  devices: %zu\n", info.devices);
+    for (size_t k = 0; (name = tlog_reader_device(r, k)) != NULL; k++)
+        fprintf(out, "    %s\n", name);
+    fprintf(out, "  call sites: %zu\n", info.sites);
+    const tlog_site *s;
+    for (size_t k = 0; (s = tlog_reader_site(r, k)) != NULL; k++)
+        fprintf(out, "    %s (%s:%d)\n", s->name, s->file, s->line);
+    if (info.ended)
+        fprintf(out, "  ended: yes (%" PRIu64 " frames written, %" PRIu64
+                " lost by the writer)\n", info.end_frames, info.frames_lost);
+    else
+        fprintf(out, "  ended: no\n");
+    fprintf(out, "  bytes read: %" PRIu64 "\n", info.bytes_read);
+}
+
+static int cmd_info(cli *c, int argc, char **argv)
+{
+    if (wants_help(argc, argv))
+        return usage(c, usage_info, NULL);
+    if (argc == 0)
+        return usage(c, usage_info, "no FILE given");
+    for (int i = 0; i < argc; i++) {
+        tlog_reader *r = open_stream(c, argv[i]);
+        if (!r)
+            continue;
+        tlog_frame *f;
+        int rc;
+        while ((rc = tlog_reader_next(r, &f)) == TLOG_OK)
+            tlog_frame_release(f);
+        print_info(c, r, argv[i]);
+        if (rc != TLOG_ENOFRAME)
+            fprintf(c->out, "  damage: %s\n", tlog_reader_error(r));
+        report_end(c, r, argv[i], rc);
+        tlog_reader_close(r);
+    }
+    return c->status;
+}
+
+int timerlog_main(int argc, char **argv, FILE *out, FILE *err)
+{
+    cli run = {.out = out, .err = err};
+    cli *c = &run;
+    if (argc < 2)
+        return usage(c, usage_main, "no command given");
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0)
+        return usage(c, usage_main, NULL);
+    if (strcmp(cmd, "--version") == 0) {
+        fprintf(c->out, "timerlog %d.%d.%d\n", TIMERLOG_VERSION_MAJOR, TIMERLOG_VERSION_MINOR,
+                TIMERLOG_VERSION_PATCH);
+        return 0;
+    }
+    if (strcmp(cmd, "dump") == 0)
+        return cmd_dump(c, argc - 2, argv + 2);
+    if (strcmp(cmd, "export") == 0)
+        return cmd_export(c, argc - 2, argv + 2);
+    if (strcmp(cmd, "info") == 0)
+        return cmd_info(c, argc - 2, argv + 2);
+    return usage(c, usage_main, "unknown command %s", cmd);
+}
