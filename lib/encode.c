@@ -124,27 +124,15 @@ static bool map_reserve(tlog_ptr_map *m)
         tlog_ptr_slot *slots = tlog_calloc_(cap, sizeof *slots);
         if (!slots)
             return false;
-        for (size_t i = 0; i < m->cap; i++) {
-            if (!m->slots[i].key)
-                continue;
-            size_t j = ((uintptr_t)m->slots[i].key >> 4) & (cap - 1);
-            while (slots[j].key)
-                j = (j + 1) & (cap - 1);
-            slots[j] = m->slots[i];
-        }
+        tlog_ptr_map grown = {slots, cap, m->count};
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->slots[i].key)
+                *map_slot(&grown, m->slots[i].key) = m->slots[i];
         free(m->slots);
         m->slots = slots;
         m->cap = cap;
     }
     return true;
-}
-
-static uint32_t map_add(tlog_ptr_map *m, const void *key)
-{
-    tlog_ptr_slot *slot = map_slot(m, key);
-    slot->key = key;
-    slot->index = (uint32_t)m->count++;
-    return slot->index;
 }
 
 static size_t str_bytes(const char *s)
@@ -159,6 +147,20 @@ static size_t str_bytes(const char *s)
 static bool room_for_block(tlog_bytes *b, size_t payload)
 {
     return reserve(b, TLOG_BLOCK_HEAD + payload + 4);
+}
+
+/* A new index for `key`, whose description of `payload` bytes the caller
+ * writes next; TLOG_STREAM_NONE (and `b` failed) if memory ran out. */
+static uint32_t map_add(tlog_ptr_map *m, tlog_bytes *b, const void *key, size_t payload)
+{
+    if (!room_for_block(b, payload) || !map_reserve(m)) {
+        b->failed = true;
+        return TLOG_STREAM_NONE;
+    }
+    tlog_ptr_slot *slot = map_slot(m, key);
+    slot->key = key;
+    slot->index = (uint32_t)m->count++;
+    return slot->index;
 }
 
 void tlog_seen_free_(tlog_seen *s)
@@ -176,24 +178,19 @@ static uint32_t site_index(tlog_seen *seen, tlog_bytes *b, const tlog_site *site
     uint32_t i = map_find(&seen->sites, site);
     if (i != TLOG_STREAM_NONE)
         return i;
-    if (!room_for_block(b, 4 + 8 + 4 + 1 + str_bytes(site->name) + str_bytes(site->file) +
-                               str_bytes(site->function)) ||
-        !map_reserve(&seen->sites)) {
-        b->failed = true;
-        return TLOG_STREAM_NONE;
-    }
-    i = map_add(&seen->sites, site);
-    {
-        size_t at = block_begin(b, TLOG_BLOCK_SITE);
-        put_u32(b, i);
-        put_u64(b, tlog_site_id(site));
-        put_u32(b, (uint32_t)site->line);
-        put_u8(b, (uint8_t)site->level);
-        put_str(b, site->name);
-        put_str(b, site->file);
-        put_str(b, site->function);
-        block_end(b, at);
-    }
+    i = map_add(&seen->sites, b, site, 4 + 8 + 4 + 1 + str_bytes(site->name) +
+                                           str_bytes(site->file) + str_bytes(site->function));
+    if (i == TLOG_STREAM_NONE)
+        return i;
+    size_t at = block_begin(b, TLOG_BLOCK_SITE);
+    put_u32(b, i);
+    put_u64(b, tlog_site_id(site));
+    put_u32(b, (uint32_t)site->line);
+    put_u8(b, (uint8_t)site->level);
+    put_str(b, site->name);
+    put_str(b, site->file);
+    put_str(b, site->function);
+    block_end(b, at);
     return i;
 }
 
@@ -204,17 +201,13 @@ static uint32_t device_index(tlog_seen *seen, tlog_bytes *b, const char *device)
     uint32_t i = map_find(&seen->devices, device);
     if (i != TLOG_STREAM_NONE)
         return i;
-    if (!room_for_block(b, 4 + str_bytes(device)) || !map_reserve(&seen->devices)) {
-        b->failed = true;
-        return TLOG_STREAM_NONE;
-    }
-    i = map_add(&seen->devices, device);
-    {
-        size_t at = block_begin(b, TLOG_BLOCK_DEVICE);
-        put_u32(b, i);
-        put_str(b, device);
-        block_end(b, at);
-    }
+    i = map_add(&seen->devices, b, device, 4 + str_bytes(device));
+    if (i == TLOG_STREAM_NONE)
+        return i;
+    size_t at = block_begin(b, TLOG_BLOCK_DEVICE);
+    put_u32(b, i);
+    put_str(b, device);
+    block_end(b, at);
     return i;
 }
 

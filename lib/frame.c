@@ -189,9 +189,9 @@ static bool frame_of(const tlog_frame *f, uint32_t thread, bool any)
 enum take { TAKE_NEWEST, TAKE_OLDEST, TAKE_READY };
 
 /* The newest frame with a new reference, or the oldest taken out of the
- * queue with the queue's reference (only if ready, for TAKE_READY). */
-/* The frame, or NULL with the reason in *why: TLOG_ENOFRAME when there is
- * none, TLOG_ENOMEM when it (or the default log) could not be had. */
+ * queue with the queue's reference (only if ready, for TAKE_READY); NULL
+ * with the reason in *why: TLOG_ENOFRAME when there is none, TLOG_ENOMEM
+ * when it (or the default log) could not be had. */
 static tlog_frame *take_from_queue(tlog_log *log, uint32_t thread, enum take how, int *why)
 {
     log = tlog_resolve_log_(log);

@@ -383,7 +383,6 @@ TLOG_INTERNAL int64_t tlog_mono_ns_(void);
 
 /* thread.c */
 TLOG_INTERNAL tlog_thread *tlog_thread_get_(tlog_log *log);
-TLOG_INTERNAL tlog_thread *tlog_thread_default_(void);
 /* A begin or end on a thread with no state in the log because making it
  * failed. lose_begin: true for the first of the lost scopes (the one to
  * report); lose_end: true when the end closes one of them. */

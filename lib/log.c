@@ -47,25 +47,22 @@ const char *tlog_strerror(int code)
     }
 }
 
-static int level_from_env(int fallback, bool *bad)
+/* TIMERLOG_LEVEL, or `fallback` when it is unset or none of 0, 1 and 2
+ * (reported by report_bad_env). */
+static int level_from_env(int fallback)
 {
     const char *s = getenv("TIMERLOG_LEVEL");
-    *bad = false;
-    if (!s || !*s)
-        return fallback;
-    if ((s[0] == '0' || s[0] == '1' || s[0] == '2') && s[1] == '\0')
+    if (s && (s[0] == '0' || s[0] == '1' || s[0] == '2') && s[1] == '\0')
         return s[0] - '0';
-    *bad = true;
     return fallback;
 }
 
 /* The level a log with this (normalised) config starts at. */
-static int starting_level(const tlog_config *cfg, bool *bad_env)
+static int starting_level(const tlog_config *cfg)
 {
-    *bad_env = false;
     if (cfg->flags & TLOG_CONFIG_IGNORE_ENV)
         return cfg->level;
-    return level_from_env(cfg->level, bad_env);
+    return level_from_env(cfg->level);
 }
 
 static int normalize_config(const tlog_config *in, tlog_config *out);
@@ -73,9 +70,8 @@ static int normalize_config(const tlog_config *in, tlog_config *out);
 __attribute__((constructor)) static void preset_default_level(void)
 {
     tlog_config cfg;
-    bool bad;
     if (normalize_config(NULL, &cfg) == TLOG_OK)
-        tlog_active_level_ = starting_level(&cfg, &bad);
+        tlog_active_level_ = starting_level(&cfg);
 }
 
 static int normalize_config(const tlog_config *in, tlog_config *out)
@@ -128,7 +124,7 @@ static void sync_timeout_from_env(tlog_config *cfg, bool *bad)
         cfg->sync_timeout_ns = ms * 1000000u;
 }
 
-static int create_log(const tlog_config *config, tlog_log **out, bool *bad_env)
+static int create_log(const tlog_config *config, tlog_log **out)
 {
     if (!out)
         return TLOG_EINVAL;
@@ -153,7 +149,7 @@ static int create_log(const tlog_config *config, tlog_log **out, bool *bad_env)
     pthread_mutex_init(&log->sub_lock, NULL);
     tlog_clock_init_(log);
 
-    atomic_init(&log->level, starting_level(&log->cfg, bad_env));
+    atomic_init(&log->level, starting_level(&log->cfg));
     struct timespec wall;
     clock_gettime(CLOCK_REALTIME, &wall);
     log->wall0_ns = (uint64_t)wall.tv_sec * 1000000000u + (uint64_t)wall.tv_nsec;
@@ -209,15 +205,15 @@ static void report_bad_choice(tlog_log *log, const char *name, const char *const
                  expected);
 }
 
-static void report_bad_env(tlog_log *log, bool bad_level)
+static void report_bad_env(tlog_log *log)
 {
-    static const char *const switches[] = {"0", "1", NULL}, *const clocks[] = {"monotonic", NULL};
+    static const char *const levels[] = {"0", "1", "2", NULL},
+                             *const switches[] = {"0", "1", NULL},
+                             *const clocks[] = {"monotonic", NULL};
+    report_bad_choice(log, "TIMERLOG_LEVEL", levels, "0, 1 or 2");
     report_bad_choice(log, "TIMERLOG_NVTX", switches, "1 or 0");
     report_bad_choice(log, "TIMERLOG_ROCTX", switches, "1 or 0");
     report_bad_choice(log, "TIMERLOG_CLOCK", clocks, "\"monotonic\" (unset: the CPU's counter)");
-    if (bad_level)
-        tlog_report_(log, NULL, TLOG_EINVAL, NULL,
-                     "TIMERLOG_LEVEL=%s is not 0, 1 or 2; ignored", getenv("TIMERLOG_LEVEL"));
     if (log->bad_timeout_env)
         tlog_report_(log, NULL, TLOG_EINVAL, NULL,
                      "TIMERLOG_SYNC_TIMEOUT_MS=%s is not a positive number of "
@@ -245,19 +241,18 @@ static void start_forwarders(tlog_log *log)
 
 /* What a new log does once it is made, outside any lock: the error
  * callback may call the library. */
-static void after_create(tlog_log *log, bool bad_env)
+static void after_create(tlog_log *log)
 {
     tell_deferred(log);
-    report_bad_env(log, bad_env);
+    report_bad_env(log);
     start_forwarders(log);
 }
 
 int tlog_create(const tlog_config *config, tlog_log **out)
 {
-    bool bad_env = false;
-    int rc = create_log(config, out, &bad_env);
+    int rc = create_log(config, out);
     if (rc == TLOG_OK)
-        after_create(*out, bad_env);
+        after_create(*out);
     return rc;
 }
 
@@ -301,8 +296,7 @@ int tlog_default_config(const tlog_config *config)
             memset(&default_cfg, 0, sizeof default_cfg);
             memcpy(&default_cfg, config, n < sizeof default_cfg ? n : sizeof default_cfg);
         }
-        bool bad;
-        __atomic_store_n(&tlog_active_level_, starting_level(&check, &bad), __ATOMIC_RELAXED);
+        __atomic_store_n(&tlog_active_level_, starting_level(&check), __ATOMIC_RELAXED);
     }
     tlog_unlock_(&default_lock);
     return rc;
@@ -320,10 +314,10 @@ tlog_log *tlog_default(void)
     tlog_log *log = atomic_load_explicit(&default_log, memory_order_acquire);
     if (TLOG_LIKELY(log))
         return log;
-    bool bad_env = false, created = false;
+    bool created = false;
     tlog_lock_(&default_lock);
     log = atomic_load_explicit(&default_log, memory_order_relaxed);
-    if (!log && create_log(default_cfg_set ? &default_cfg : NULL, &log, &bad_env) == TLOG_OK) {
+    if (!log && create_log(default_cfg_set ? &default_cfg : NULL, &log) == TLOG_OK) {
         log->is_default = true;
         created = true;
         __atomic_store_n(&tlog_active_level_, atomic_load(&log->level),
@@ -332,7 +326,7 @@ tlog_log *tlog_default(void)
     }
     tlog_unlock_(&default_lock);
     if (created) {
-        after_create(log, bad_env);
+        after_create(log);
         if (atomic_load(&log->stream))
             atexit(close_default_stream);
     }

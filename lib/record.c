@@ -624,7 +624,8 @@ static void report_overflow(tlog_thread *t, tlog_log *log, const tlog_site *site
 }
 
 /* Past max_depth the titles of TLOG_MAX_OVER scopes are kept; deeper, ends
- * are matched by count alone. Said once per frame. */
+ * are matched by count alone. Said at the first scope that finds no room for
+ * its title, until the nesting is back within max_depth. */
 static void report_blind(tlog_thread *t, tlog_log *log, const tlog_site *site)
 {
     if (t->nover < TLOG_MAX_OVER)

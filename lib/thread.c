@@ -282,12 +282,6 @@ void tlog_threads_orphan_(tlog_log *log)
     prune_dead_states();
 }
 
-tlog_thread *tlog_thread_default_(void)
-{
-    tlog_log *log = tlog_default();
-    return log ? tlog_thread_get_(log) : NULL;
-}
-
 int tlog_thread_name(const char *name)
 {
     if (!name)
