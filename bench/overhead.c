@@ -369,6 +369,13 @@ static void resolve_and_dump(const char *shape, record_fn record, size_t n)
 
 int main(int argc, char **argv)
 {
+    /* The environment applies: TIMERLOG_CLOCK=monotonic measures that clock.
+     * Set before anything makes the default log, which would refuse it. */
+    tlog_config c = {.size = sizeof c, .level = TLOG_LEVEL_COARSE};
+    if (tlog_default_config(&c) != TLOG_OK) {
+        fprintf(stderr, "the default log's config was refused\n");
+        return 1;
+    }
     /* First of all: the process's first conversion of ticks, which waits for
      * no baseline (a spin only in the process's first 20 us). */
     double first0 = now_ns();
@@ -381,9 +388,6 @@ int main(int argc, char **argv)
     int cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (cores < 1 || cores > 64)
         cores = 1;
-    /* The environment applies: TIMERLOG_CLOCK=monotonic measures that clock. */
-    tlog_config c = {.size = sizeof c, .level = TLOG_LEVEL_COARSE};
-    tlog_default_config(&c);
     const char *clock = tlog_clock_name(NULL);
     floor_is_monotonic = strcmp(clock, "monotonic") == 0;
     printf("timerlog %d.%d.%d bench: clock %s, %d core(s), medians of %d runs x %d scopes\n",
