@@ -2,7 +2,7 @@
 #include <stdlib.h>
 
 #include "alloc.h"
-#include "internal.h"
+#include "summary.h"
 
 static void put_micros(FILE *out, uint64_t us)
 {
@@ -14,6 +14,67 @@ static void put_micros(FILE *out, uint64_t us)
 static void put_seconds(FILE *out, uint64_t ns)
 {
     put_micros(out, ns / 1000u + (ns % 1000u >= 500u));
+}
+
+void tlog_put_seconds_(FILE *out, uint64_t ns)
+{
+    put_seconds(out, ns);
+}
+
+void tlog_dump_prefix_(FILE *out, int depth, int kind)
+{
+    if (depth == 0) {
+        fputs("> ", out);
+        return;
+    }
+    for (int d = 1; d < depth; d++)
+        fputs(". ", out);
+    fputs(kind == TLOG_KIND_EXECUTION ? "==> " : "|-> ", out);
+}
+
+static void put_column(FILE *out, const char *label, bool known, uint64_t ns)
+{
+    fprintf(out, " | %s ", label);
+    if (known)
+        put_seconds(out, ns);
+    else
+        fputc('-', out);
+}
+
+void tlog_put_stat_columns_(FILE *out, const tlog_stat_row *row, unsigned columns, uint64_t ns)
+{
+    tlog_stat_value v = {0};
+    const tlog_acc *a = row ? &row->acc[TLOG_STAT_TOTAL] : NULL;
+    if (row)
+        tlog_stat_value_(a, row->frames, &v);
+    bool known = row && row->frames;
+    if (columns & TLOG_COLUMN_MEAN)
+        put_column(out, "mean", known, tlog_ns_from_double_(v.mean + 0.5));
+    if (columns & TLOG_COLUMN_MEDIAN)
+        put_column(out, "median", known, v.median);
+    if (columns & TLOG_COLUMN_P90)
+        put_column(out, "p90", known, v.p90);
+    if (columns & TLOG_COLUMN_P99)
+        put_column(out, "p99", known, v.p99);
+    if (columns & TLOG_COLUMN_MIN)
+        put_column(out, "min", known, v.min);
+    if (columns & TLOG_COLUMN_MAX)
+        put_column(out, "max", known, v.max);
+    if (columns & TLOG_COLUMN_DELTA) {
+        fputs(" | delta ", out);
+        if (!known)
+            fputc('-', out);
+        else {
+            fputc(ns >= v.median ? '+' : '-', out);
+            put_seconds(out, ns >= v.median ? ns - v.median : v.median - ns);
+        }
+    }
+    if ((columns & TLOG_COLUMN_FRAMES) && known)
+        fprintf(out, " | in %llu/%llu frames", (unsigned long long)row->frames,
+                (unsigned long long)row->owner->rows[row->owner->groups[row->group].root]
+                    .frames);
+    else if (columns & TLOG_COLUMN_FRAMES)
+        fputs(" | in 0 frames", out);
 }
 
 /* A reduced row's time is the mean over the ranks; its spread follows. */
@@ -46,20 +107,26 @@ static void put_percent(FILE *out, const tlog_node *n)
     }
 }
 
-static void print_row(FILE *out, const tlog_node *n, uint32_t ranks)
+/* Statistics columns beside a frame's rows: the summary and each row's
+ * row in it. */
+typedef struct stat_columns {
+    const tlog_summary *summary;
+    const uint32_t *rows;
+    unsigned columns;
+} stat_columns;
+
+static void print_row(FILE *out, const tlog_node *n, uint32_t ranks, const stat_columns *sc,
+                      size_t index)
 {
-    if (n->depth == 0) {
-        fputs("> ", out);
-    } else {
-        for (int d = 1; d < n->depth; d++)
-            fputs(". ", out);
-        fputs(n->kind == TLOG_KIND_EXECUTION ? "==> " : "|-> ", out);
-    }
+    tlog_dump_prefix_(out, n->depth, n->kind);
     put_percent(out, n);
     if (n->ranks)
         put_rank_columns(out, n->ranks);
     else
         put_seconds(out, n->total_ns);
+    if (sc->summary)
+        tlog_put_stat_columns_(out, tlog_stat_row_at_(sc->summary, sc->rows[index]),
+                               sc->columns, n->total_ns);
     fprintf(out, " | (%c) %s", n->kind == TLOG_KIND_EXECUTION ? 'E' : 'C', n->name);
     if (n->ranks && n->ranks->present < ranks)
         fprintf(out, " [on %u/%u ranks]", n->ranks->present, ranks);
@@ -138,17 +205,26 @@ int tlog_dump_frame(const tlog_frame *frame, FILE *out, const tlog_dump_options 
         out = stdout;
     size_t hidden = 0;
     bool *keep = rows_kept(frame, options ? &opts : NULL);
-    if (options && !keep)
+    stat_columns sc = {opts.summary, NULL, opts.columns ? opts.columns : TLOG_COLUMNS_FRAME};
+    uint32_t *rows = sc.summary ? tlog_malloc_(frame->nnodes * sizeof *rows) : NULL;
+    if ((options && !keep) || (sc.summary && !rows)) {
+        free(keep);
+        free(rows);
         return TLOG_ENOMEM;   /* nothing written: the rows to keep are not known */
+    }
+    if (rows)
+        tlog_summary_map_frame_(sc.summary, frame, rows);
+    sc.rows = rows;
     for (const tlog_node *n = &frame->nodes[0]; n;) {
         bool hide = options && below(n, &opts) && !(keep && keep[n - frame->nodes]);
         if (hide)
             hidden += subtree_size(n);
         else
-            print_row(out, n, frame->reduced_ranks);
+            print_row(out, n, frame->reduced_ranks, &sc, (size_t)(n - frame->nodes));
         n = tlog_node_next_(n, !hide);
     }
     free(keep);
+    free(rows);
     if (frame->reduced_ranks)
         fprintf(out, "# reduced over %u ranks: times are means per rank; rows missing on "
                      "some ranks: %zu\n",

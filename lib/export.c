@@ -60,6 +60,11 @@ static void json_str(FILE *out, const char *s)
     fputc('"', out);
 }
 
+void tlog_json_str_(FILE *out, const char *s)
+{
+    json_str(out, s);
+}
+
 /* Microseconds with nanosecond precision, as Chrome's format wants. */
 static void json_us(FILE *out, int64_t ns)
 {
@@ -451,6 +456,16 @@ static void csv_field(FILE *out, const char *s)
     put_utf8(out, s, quote);
     if (quote)
         fputc('"', out);
+}
+
+void tlog_csv_field_(FILE *out, const char *s)
+{
+    csv_field(out, s);
+}
+
+void tlog_put_utf8_(FILE *out, const char *s, bool quote)
+{
+    put_utf8(out, s, quote);
 }
 
 /* The row's path: its ancestors' titles and its own, joined by " / ";

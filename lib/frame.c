@@ -63,10 +63,12 @@ static void evict(tlog_log *log, tlog_frame *f, tlog_frame **out)
     if (!atomic_load_explicit(&f->read, memory_order_relaxed))
         TLOG_COUNT(log, frames_dropped);   /* pushed out unread */
     /* No reader holds it (readers take references under this lock) and no
-     * stream writer: device rows still on their way are late. */
+     * stream writer: device rows still on their way are late. With
+     * statistics on, the rows done by now are read before it is counted
+     * (record.c), which stops them. */
     if (atomic_load_explicit(&f->refs, memory_order_acquire) ==
             1 + (int)atomic_load_explicit(&f->outstanding, memory_order_acquire) &&
-        !atomic_load_explicit(&log->stream, memory_order_acquire))
+        !atomic_load_explicit(&log->stream, memory_order_acquire) && !tlog_stats_on_(log))
         tlog_frame_stop_rows_(f);
     f->older = *out;
     *out = f;
@@ -139,17 +141,21 @@ void tlog_frames_clear_(tlog_log *log)
 int tlog_frame_resolve_once_(tlog_frame *f, bool wait)
 {
     int rc = TLOG_OK;
+    bool now = false;
     if (!atomic_load_explicit(&f->resolved, memory_order_acquire)) {
         if (wait && !tlog_frame_ready_(f))
             tlog_device_settle_(f);
         tlog_lock_(&f->resolve_lock);
         if (!atomic_load_explicit(&f->resolved, memory_order_relaxed)) {
             rc = tlog_frame_resolve_(f);
-            if (rc == TLOG_OK)
+            now = rc == TLOG_OK;
+            if (now)
                 atomic_store_explicit(&f->resolved, true, memory_order_release);
         }
         tlog_unlock_(&f->resolve_lock);
     }
+    if (now)   /* each frame joins the log's statistics once, as it is resolved */
+        tlog_stats_feed_(f);
     return rc;
 }
 

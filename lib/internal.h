@@ -347,6 +347,14 @@ struct tlog_log {
     struct { int code; const tlog_site *site; uint64_t times; } reported[64];
     unsigned nreported;
 
+    /* Statistics across frames (stats.c): NULL when the log keeps none.
+     * Frames are counted as they are resolved, under stats_lock. */
+    struct tlog_summary *summary;
+    pthread_mutex_t stats_lock;
+    _Atomic uint64_t stats_lost;  /* frames left out for lack of memory */
+    struct tlog_report *report;   /* TIMERLOG_REPORT, or NULL */
+    bool bad_report_env;          /* TIMERLOG_REPORT was unreadable */
+
     struct {
         _Atomic uint64_t frames_completed, frames_dropped, scopes_dropped,
             depth_overflows, mismatched_ends, unmatched_ends, scopes_repaired,
@@ -464,6 +472,22 @@ TLOG_INTERNAL tlog_frame *tlog_frame_for_dump_(tlog_log *log, int *why);
  * if `wait` (the forced sync); keeps the caller's reference either way. */
 TLOG_INTERNAL int tlog_frame_resolve_once_(tlog_frame *f, bool wait);
 
+/* stats.c: a log's own statistics and the report at exit */
+/* Reads TIMERLOG_REPORT and makes the log's summary when statistics are
+ * on; TLOG_ENOMEM. */
+TLOG_INTERNAL int tlog_stats_open_(tlog_log *log);
+/* Says what was wrong with TIMERLOG_REPORT, if anything. */
+TLOG_INTERNAL void tlog_stats_report_env_(tlog_log *log);
+/* Counts a frame this call resolved, if the log keeps statistics. */
+TLOG_INTERNAL void tlog_stats_feed_(tlog_frame *f);
+/* Writes the report TIMERLOG_REPORT asks for, if any, once. */
+TLOG_INTERNAL void tlog_stats_write_report_(tlog_log *log);
+TLOG_INTERNAL void tlog_stats_close_(tlog_log *log);
+static inline bool tlog_stats_on_(const tlog_log *log)
+{
+    return log->summary != NULL;
+}
+
 /* resolve.c: builds nodes and instances from the raw records, then gives
  * the records back. Caller holds frame->resolve_lock. */
 TLOG_INTERNAL int tlog_frame_resolve_(tlog_frame *frame);
@@ -485,6 +509,9 @@ TLOG_INTERNAL void tlog_devices_destroy_(tlog_log *log);
 
 /* stream.c */
 TLOG_INTERNAL int tlog_stream_open_(tlog_log *log);
+/* Copies `pattern` with each `%` replaced by the MPI rank, or the process
+ * id when no rank is visible; false when it does not fit. */
+TLOG_INTERNAL bool tlog_expand_path_(const char *pattern, char *out, size_t size);
 /* The MPI rank the environment shows (Open MPI, PMIx, MPICH/PMI, Slurm),
  * or -1. */
 TLOG_INTERNAL long tlog_env_rank_(void);
@@ -527,6 +554,15 @@ TLOG_INTERNAL bool tlog_subscribed_device_(tlog_log *log);
 /* Fills in size, log, site_id and instance. */
 TLOG_INTERNAL void tlog_notify_devices_(tlog_log *log, tlog_device_event *events, size_t n);
 TLOG_INTERNAL void tlog_subs_destroy_(tlog_log *log);
+
+/* export.c: text for the JSON and CSV writers. */
+/* A JSON string; bytes that are not UTF-8 become U+FFFD. */
+TLOG_INTERNAL void tlog_json_str_(FILE *out, const char *s);
+/* A CSV field, quoted when it needs to be. */
+TLOG_INTERNAL void tlog_csv_field_(FILE *out, const char *s);
+/* Text as UTF-8 (U+FFFD for bytes that are not), quotes doubled when
+ * `quote`. */
+TLOG_INTERNAL void tlog_put_utf8_(FILE *out, const char *s, bool quote);
 
 /* site.c */
 TLOG_INTERNAL uint64_t tlog_hash_str_(uint64_t h, const char *s);

@@ -5,7 +5,7 @@
 #include <time.h>
 
 #include "alloc.h"
-#include "internal.h"
+#include "summary.h"
 #include "forward/forward.h"
 
 /* The macros' one-branch level check reads this; it mirrors the default
@@ -85,7 +85,10 @@ static int normalize_config(const tlog_config *in, tlog_config *out)
     }
     out->size = sizeof *out;
     if (out->flags & ~(unsigned)(TLOG_CONFIG_START_OFF | TLOG_CONFIG_IGNORE_ENV |
-                                 TLOG_CONFIG_NVTX | TLOG_CONFIG_ROCTX))
+                                 TLOG_CONFIG_NVTX | TLOG_CONFIG_ROCTX | TLOG_CONFIG_STATS))
+        return TLOG_EINVAL;
+    tlog_summary_config stats;
+    if (tlog_summary_normalize_(&out->stats, &stats) != TLOG_OK)
         return TLOG_EINVAL;
     if (out->level == 0)
         out->level = TLOG_LEVEL_FINE;
@@ -133,6 +136,11 @@ static int create_log(const tlog_config *config, tlog_log **out)
     if (!log)
         return TLOG_ENOMEM;
     int rc = normalize_config(config, &log->cfg);
+    if (rc != TLOG_OK) {
+        free(log);
+        return rc;
+    }
+    rc = tlog_stats_open_(log);
     if (rc != TLOG_OK) {
         free(log);
         return rc;
@@ -218,6 +226,7 @@ static void report_bad_env(tlog_log *log)
         tlog_report_(log, NULL, TLOG_EINVAL, NULL,
                      "TIMERLOG_SYNC_TIMEOUT_MS=%s is not a positive number of "
                      "milliseconds; ignored", getenv("TIMERLOG_SYNC_TIMEOUT_MS"));
+    tlog_stats_report_env_(log);
 }
 
 /* TIMERLOG_NVTX / TIMERLOG_ROCTX: 1 switches forwarding on, 0 off; unset
@@ -262,9 +271,11 @@ void tlog_destroy(tlog_log *log)
         return;
     tlog_threads_orphan_(log);   /* waits for threads exiting meanwhile */
     tlog_stream_close_(log, true);   /* its writer may be telling subscribers */
+    tlog_stats_write_report_(log);   /* once every frame has been counted */
     tlog_subs_destroy_(log);
     tlog_frames_clear_(log);
     tlog_devices_destroy_(log);
+    tlog_stats_close_(log);
     tlog_lock_(&log->pool_lock);
     tlog_chunk *c = log->pool;
     log->pool = NULL;
@@ -309,6 +320,13 @@ static void close_default_stream(void)
         tlog_stream_close_(log, false);
 }
 
+static void report_default_log(void)
+{
+    tlog_log *log = atomic_load(&default_log);
+    if (log)
+        tlog_stats_write_report_(log);
+}
+
 tlog_log *tlog_default(void)
 {
     tlog_log *log = atomic_load_explicit(&default_log, memory_order_acquire);
@@ -329,6 +347,8 @@ tlog_log *tlog_default(void)
         after_create(log);
         if (atomic_load(&log->stream))
             atexit(close_default_stream);
+        if (log->report)   /* registered last, so it runs first */
+            atexit(report_default_log);
     }
     return log;
 }

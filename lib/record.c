@@ -257,6 +257,18 @@ static void fill_frame(tlog_frame *f, tlog_thread *t, tlog_chunk *chunks, bool s
     f->chunks = chunks;
 }
 
+/* A frame pushed out of the queue unread, with statistics on: it is
+ * counted as it is, after a read of the devices without blocking for the
+ * work it still waits for (work still running then is left out). */
+static void count_evicted(tlog_log *log, tlog_frame *f)
+{
+    if (atomic_load_explicit(&f->resolved, memory_order_acquire))
+        return;
+    if (!tlog_frame_ready_(f))
+        tlog_devices_poll_(log);
+    tlog_frame_resolve_once_(f, false);
+}
+
 /* Returns the frame's serial, 0 if it was lost. */
 static uint64_t complete_frame(tlog_thread *t, tlog_log *log)
 {
@@ -285,6 +297,9 @@ static uint64_t complete_frame(tlog_thread *t, tlog_log *log)
     tlog_frame_mark_end_(f);
     if (streamed)
         atomic_fetch_add(&f->refs, 1);   /* the writer's reference */
+    bool stats = tlog_stats_on_(log);
+    if (stats)
+        atomic_fetch_add(&f->refs, 1);   /* for counting it below */
     tlog_lock_(&log->lock);
     tlog_frame *evicted = tlog_queue_push_locked_(log, f);
     uint64_t serial = f->serial;
@@ -292,12 +307,21 @@ static uint64_t complete_frame(tlog_thread *t, tlog_log *log)
     while (evicted) {
         tlog_frame *next = evicted->older;
         evicted->older = NULL;
+        if (stats && !streamed)   /* pushed out unread: counted all the same */
+            count_evicted(log, evicted);
         tlog_frame_release(evicted);
         evicted = next;
     }
     if (streamed && !tlog_stream_take_(log, f))
         tlog_frame_release(f);
     tlog_devices_poll_finish_(log, told);
+    /* With statistics on, a frame is resolved as soon as it is ready, so
+     * that every frame is counted whether it is read or not; one still
+     * waiting for its device work is counted by whoever resolves it. */
+    if (stats && tlog_frame_ready_(f))
+        tlog_frame_resolve_once_(f, false);
+    if (stats)
+        tlog_frame_release(f);
     return serial;
 }
 

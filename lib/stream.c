@@ -114,9 +114,7 @@ long tlog_env_rank_(void)
     return -1;
 }
 
-/* Copies `pattern` with each `%` replaced by the rank, or the process id when
- * no rank is visible. */
-static bool expand_path(const char *pattern, char *out, size_t size)
+bool tlog_expand_path_(const char *pattern, char *out, size_t size)
 {
     long rank = tlog_env_rank_();
     long id = rank >= 0 ? rank : (long)getpid();
@@ -435,7 +433,7 @@ int tlog_stream_open_(tlog_log *log)
         tlog_report_(log, NULL, TLOG_ENOMEM, NULL,
                      "no memory for the stream's buffer (%zu bytes); streaming is off", bytes);
         rc = TLOG_ENOMEM;
-    } else if (!expand_path(pattern, s->path, sizeof s->path)) {
+    } else if (!tlog_expand_path_(pattern, s->path, sizeof s->path)) {
         tlog_report_(log, NULL, TLOG_EINVAL, NULL,
                      "stream path \"%.200s\" is too long; streaming is off", pattern);
         rc = TLOG_EINVAL;

@@ -44,7 +44,7 @@ static size_t bad_configs(tlog_config *out)
     const size_t too_short[] = {1, sizeof(size_t) - 1,
                                 offsetof(tlog_config, level) + sizeof(int) - 1};
     const int levels[] = {-1, 3, INT_MIN, INT_MAX};
-    const unsigned flags[] = {1u << 4, 1u << 31};
+    const unsigned flags[] = {1u << 5, 1u << 31};
     size_t n = 0;
     for (size_t i = 0; i < sizeof too_short / sizeof too_short[0]; i++)
         out[n++] = (tlog_config){.size = too_short[i]};
@@ -57,6 +57,11 @@ static size_t bad_configs(tlog_config *out)
     out[n++] = (tlog_config){.size = sizeof(tlog_config), .thread_budget = 64};
     out[n++] = (tlog_config){.size = sizeof(tlog_config), .record_alloc = plain_alloc};
     out[n++] = (tlog_config){.size = sizeof(tlog_config), .record_free = plain_free};
+    out[n++] = (tlog_config){.size = sizeof(tlog_config), .stats = {.hitch_quantile = 1}};
+    out[n++] = (tlog_config){.size = sizeof(tlog_config), .stats = {.hitch_quantile = -1}};
+    out[n++] = (tlog_config){.size = sizeof(tlog_config), .stats = {.max_hitches = 4097}};
+    out[n++] = (tlog_config){.size = sizeof(tlog_config), .stats = {.hitch_window = 65537}};
+    out[n++] = (tlog_config){.size = sizeof(tlog_config), .stats = {.size = 1}};
     return n;
 }
 
@@ -808,6 +813,100 @@ static void exports_refuse_a_null_frame_and_write_nothing(void **state)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Statistics across frames                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* Every statistics call with NULL for each pointer and with indexes and
+ * values out of range: the documented code, out pointers cleared, nothing
+ * written, and the summary as it was. */
+static void summary_calls_with_null_or_out_of_range(void **state)
+{
+    fixture *fx = *state;
+    begin_at(fx->log, "Frame", 0);
+    end_at(fx->log, "Frame", 1);
+    tlog_frame *f = tlog_frame_latest(fx->log);
+    tlog_summary *s = SENTINEL(tlog_summary);
+    assert_int_equal(tlog_summary_create(NULL, NULL), TLOG_EINVAL);
+    tlog_summary_config short_cfg = {.size = 1};
+    assert_int_equal(tlog_summary_create(&short_cfg, &s), TLOG_EINVAL);
+    assert_null(s);
+    assert_int_equal(tlog_summary_create(NULL, &s), TLOG_OK);
+    tlog_summary_destroy(NULL);
+
+    assert_int_equal(tlog_summary_add(NULL, f), TLOG_EINVAL);
+    assert_int_equal(tlog_summary_add(s, NULL), TLOG_EINVAL);
+    assert_int_equal(tlog_summary_merge(NULL, s), TLOG_EINVAL);
+    assert_int_equal(tlog_summary_merge(s, NULL), TLOG_EINVAL);
+    assert_int_equal(tlog_summary_merge(s, s), TLOG_EINVAL);
+    assert_int_equal(tlog_summary_reset(NULL), TLOG_EINVAL);
+    tlog_summary_info si = {.size = sizeof si};
+    assert_int_equal(tlog_summary_get_info(NULL, &si), TLOG_EINVAL);
+    assert_int_equal(tlog_summary_get_info(s, NULL), TLOG_EINVAL);
+    si.size = sizeof(size_t) - 1;
+    assert_int_equal(tlog_summary_get_info(s, &si), TLOG_EINVAL);
+    assert_int_equal(tlog_summary_add(s, f), TLOG_OK);
+    si.size = sizeof si;
+    assert_int_equal(tlog_summary_get_info(s, &si), TLOG_OK);
+    assert_int_equal(si.frames, 1);
+
+    assert_null(tlog_summary_root(NULL, 0));
+    assert_null(tlog_summary_root(s, 1));
+    assert_null(tlog_summary_root(s, SIZE_MAX));
+    const tlog_stat_row *root = tlog_summary_root(s, 0);
+    assert_non_null(root);
+    assert_null(tlog_stat_row_parent(NULL));
+    assert_null(tlog_stat_row_first_child(NULL));
+    assert_null(tlog_stat_row_next_sibling(NULL));
+    assert_null(tlog_stat_row_parent(root));
+    tlog_stat_info info = {.size = sizeof info};
+    assert_int_equal(tlog_stat_row_get_info(NULL, &info), TLOG_EINVAL);
+    assert_int_equal(tlog_stat_row_get_info(root, NULL), TLOG_EINVAL);
+    uint64_t q = 7;
+    assert_int_equal(tlog_stat_row_quantile(NULL, TLOG_STAT_TOTAL, 0.5, &q), TLOG_EINVAL);
+    assert_int_equal(tlog_stat_row_quantile(root, TLOG_STAT_TOTAL, 0.5, NULL), TLOG_EINVAL);
+    assert_int_equal(tlog_stat_row_quantile(root, (tlog_stat_of)3, 0.5, &q), TLOG_EINVAL);
+    assert_int_equal(tlog_stat_row_quantile(root, (tlog_stat_of)-1, 0.5, &q), TLOG_EINVAL);
+    assert_int_equal(tlog_stat_row_quantile(root, TLOG_STAT_TOTAL, -0.1, &q), TLOG_EINVAL);
+    assert_int_equal(tlog_stat_row_quantile(root, TLOG_STAT_TOTAL, 1.1, &q), TLOG_EINVAL);
+    assert_int_equal(q, 7);
+    assert_int_equal(tlog_summary_walk(NULL, NULL, NULL), TLOG_EINVAL);
+    assert_null(tlog_summary_find(NULL, f, tlog_frame_root(f)));
+    assert_null(tlog_summary_find(s, NULL, tlog_frame_root(f)));
+    assert_null(tlog_summary_find(s, f, NULL));
+    begin_at(fx->log, "Frame", 2);
+    end_at(fx->log, "Frame", 3);
+    tlog_frame *other = tlog_frame_latest(fx->log);
+    assert_ptr_not_equal(other, f);
+    assert_null(tlog_summary_find(s, f, tlog_frame_root(other)));   /* not of the frame */
+    tlog_frame_release(other);
+    assert_int_equal(tlog_frame_walk_stats(NULL, s, NULL, NULL), TLOG_EINVAL);
+    tlog_hitch_info h = {.size = sizeof h};
+    assert_int_equal(tlog_summary_hitch(NULL, 0, &h), TLOG_EINVAL);
+    assert_int_equal(tlog_summary_hitch(s, 0, NULL), TLOG_EINVAL);
+    assert_int_equal(tlog_summary_hitch(s, 0, &h), TLOG_EINVAL);   /* none kept */
+
+    FILE *fp = tmpfile();
+    assert_int_equal(tlog_summary_dump(NULL, fp, NULL), TLOG_EINVAL);
+    assert_int_equal(tlog_summary_dump_hitch(NULL, 0, fp, NULL), TLOG_EINVAL);
+    assert_int_equal(tlog_summary_dump_hitch(s, 0, fp, NULL), TLOG_EINVAL);
+    assert_int_equal(tlog_summary_export_json(NULL, fp), TLOG_EINVAL);
+    assert_int_equal(tlog_summary_export_csv(NULL, fp), TLOG_EINVAL);
+    assert_int_equal(tlog_summary_export_hitches_csv(NULL, fp), TLOG_EINVAL);
+    assert_int_equal(ftell(fp), 0);
+    fclose(fp);
+
+    assert_int_equal(tlog_log_summary(fx->log, NULL), TLOG_EINVAL);
+    tlog_summary *copy = SENTINEL(tlog_summary);
+    assert_int_equal(tlog_log_summary(fx->log, &copy), TLOG_EINVAL);   /* keeps none */
+    assert_null(copy);
+    assert_int_equal(tlog_log_summary_reset(fx->log), TLOG_EINVAL);
+    assert_int_equal(tlog_summary_get_info(s, &si), TLOG_OK);
+    assert_int_equal(si.frames, 1);
+    tlog_summary_destroy(s);
+    tlog_frame_release(f);
+}
+
+/* ------------------------------------------------------------------------ */
 /* Reading streams back                                                     */
 /* ------------------------------------------------------------------------ */
 
@@ -1329,6 +1428,8 @@ int main(void)
                                         fixture_setup, fixture_teardown),
         cmocka_unit_test_setup_teardown(exports_refuse_a_null_frame_and_write_nothing,
                                         fixture_setup, fixture_teardown),
+        cmocka_unit_test_setup_teardown(summary_calls_with_null_or_out_of_range, fixture_setup,
+                                        fixture_teardown),
         cmocka_unit_test(reader_open_with_null_is_einval_and_sets_out_null),
         cmocka_unit_test(reader_calls_with_null_or_past_the_end_leave_it_alone),
         cmocka_unit_test_setup_teardown(

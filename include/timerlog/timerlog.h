@@ -217,8 +217,39 @@ enum tlog_config_flags {
     /* Mirror every scope as a roctx range, loading libroctx64 at run time
      * (TIMERLOG_ROCTX=1|0 overrides). Without it, reported as
      * TLOG_ENODEVICE. */
-    TLOG_CONFIG_ROCTX = 1u << 3
+    TLOG_CONFIG_ROCTX = 1u << 3,
+    /* Keep statistics of every frame across frames (see "Statistics across
+     * frames" below and tlog_config.stats). TIMERLOG_REPORT=stats in the
+     * environment also switches them on. */
+    TLOG_CONFIG_STATS = 1u << 4
 };
+
+/*
+ * Settings for statistics across frames (tlog_summary_create, and
+ * tlog_config.stats for a log's own). A zero-initialised struct means "all
+ * defaults"; set `size` to sizeof(tlog_summary_config) (0 is read as the
+ * current size).
+ */
+typedef struct tlog_summary_config {
+    size_t size;
+    /* A frame whose root took longer than this is a hitch. 0: no budget. */
+    uint64_t hitch_ns;
+    /* A frame whose root took longer than this quantile (between 0 and 1,
+     * e.g. 0.99) of the previous hitch_window frames of its thread and root
+     * title is a hitch, once that many have been seen. "Longer" means past
+     * the histogram bucket of the quantile (see TLOG_STATS_RELATIVE_ERROR):
+     * a frame within 1/64 of the quantile may not count. 0: no quantile. */
+    double hitch_quantile;
+    /* Frames the quantile is taken over. 0 selects 128; at most 65536. */
+    uint32_t hitch_window;
+    /* Hitches kept, each with its whole frame; the oldest goes first. 0
+     * selects 16; at most 4096. */
+    uint32_t max_hitches;
+    /* Rows kept, over all threads and root titles. A row that would be one
+     * more is left out, with its subtree, and counted (rows_refused).
+     * 0 selects 1,048,576. */
+    uint32_t max_rows;
+} tlog_summary_config;
 
 /*
  * Settings for a log. A zero-initialised struct means "all defaults"; set
@@ -275,6 +306,10 @@ typedef struct tlog_config {
      * written; 0 selects 4 MiB. TIMERLOG_BUFSIZE (bytes, or with a K, M or G
      * suffix) overrides it. */
     size_t stream_buffer;
+    /* With TLOG_CONFIG_STATS (or TIMERLOG_REPORT=stats): what the log's
+     * statistics keep. TIMERLOG_REPORT's hitch= option overrides the
+     * budget and the quantile. */
+    tlog_summary_config stats;
 } tlog_config;
 
 /*
@@ -475,6 +510,8 @@ TLOG_API int tlog_insert_to(const tlog_token *token, const tlog_site *site,
 
 typedef struct tlog_frame tlog_frame;
 typedef struct tlog_node tlog_node;
+/* Statistics across frames: see that section, after the readers. */
+typedef struct tlog_summary tlog_summary;
 
 /*
  * A frame belongs to the thread whose root scope made it. Frames wait in
@@ -944,7 +981,36 @@ typedef struct tlog_dump_options {
     uint64_t min_ns;
     /* Rows below this percent of their parent are hidden. */
     double min_percent;
+    /* Statistics columns: with a summary (see "Statistics across frames"),
+     * each row of a frame is followed by the statistics of its row in the
+     * summary (found by its path from the root, in the group of the
+     * frame's thread and root title; `-` where the summary has none), as
+     * `| median 0.010000s`. NULL: no columns. */
+    const tlog_summary *summary;
+    /* Which columns, tlog_dump_columns; 0 selects TLOG_COLUMNS_FRAME for a
+     * frame and TLOG_COLUMNS_SUMMARY for tlog_summary_dump. */
+    unsigned columns;
 } tlog_dump_options;
+
+/* Columns of statistics in a dump, in this order; each is of the row's
+ * total per frame. */
+enum tlog_dump_columns {
+    TLOG_COLUMN_MEAN = 1u << 0,
+    TLOG_COLUMN_MEDIAN = 1u << 1,
+    TLOG_COLUMN_P90 = 1u << 2,
+    TLOG_COLUMN_P99 = 1u << 3,
+    TLOG_COLUMN_MIN = 1u << 4,
+    TLOG_COLUMN_MAX = 1u << 5,
+    /* The row's time in this frame less its median, signed: `| +0.004000s`
+     * (frames only). */
+    TLOG_COLUMN_DELTA = 1u << 6,
+    /* Frames that had the row: `| in 998/1000 frames`. */
+    TLOG_COLUMN_FRAMES = 1u << 7
+};
+#define TLOG_COLUMNS_FRAME (TLOG_COLUMN_MEDIAN | TLOG_COLUMN_P99 | TLOG_COLUMN_DELTA)
+#define TLOG_COLUMNS_SUMMARY                                                 \
+    (TLOG_COLUMN_MEDIAN | TLOG_COLUMN_P90 | TLOG_COLUMN_P99 | TLOG_COLUMN_MIN | \
+     TLOG_COLUMN_MAX)
 
 /*
  * Prints the calling thread's newest completed frame of `log` to `out`
@@ -1071,6 +1137,272 @@ TLOG_API const char *tlog_reader_device(const tlog_reader *reader, size_t index)
 
 /* NULL does nothing. */
 TLOG_API void tlog_reader_close(tlog_reader *reader) TLOG_NOEXCEPT;
+
+/* ------------------------------------------------------------------------ */
+/* Statistics across frames                                                 */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A summary keeps, for each (thread name, root title) -- a *group* -- one
+ * tree of rows, each row being a path from the root (titles and kinds, as
+ * frames merge their rows), and for each row, over the frames that had it:
+ * how many, and the mean, minimum, maximum and quantiles of its total, its
+ * self time and its count of instances per frame. Host and device rows
+ * alike. Memory does not grow with the number of frames: each of those
+ * three quantities is kept in a histogram of logarithmic buckets (64 per
+ * power of two), and a quantile read from it is within
+ * TLOG_STATS_RELATIVE_ERROR of the exact value: for n values sorted
+ * x[0] <= ... <= x[n-1], the q-quantile is x[r] with r = ceil(q * n) - 1
+ * (at least 0; the median of an even count is the lower middle value), and
+ * the estimate e satisfies |e - x[r]| <= x[r] / 128. Values below 128 are
+ * kept exactly; the minimum, maximum and mean are exact (the mean of
+ * uint64 sums that saturate). A histogram holds at most 3776 buckets of 8
+ * bytes, and in practice only the span its values cover: 64 buckets for
+ * values within a factor of 2.
+ *
+ * Summaries are fed with resolved frames: a log's frames as they are
+ * resolved (TLOG_CONFIG_STATS), or any frame given to tlog_summary_add --
+ * frames read back with tlog_reader_next give the same statistics as the
+ * live frames they were written from.
+ *
+ * Hitches: a frame whose root took longer than a budget, or than a
+ * quantile of the recent frames of its group (tlog_summary_config), is
+ * kept whole (a reference to the frame) in a ring of max_hitches, oldest
+ * out first.
+ *
+ * A summary is not locked: one thread at a time may change it, and reading
+ * functions may run together while none does. Row pointers stay valid
+ * until the summary is next changed (add, merge, reset) or destroyed.
+ * Hitch frames hold a reference; frames from a reader refer to its call
+ * sites, so destroy or reset a summary fed from a reader before closing it.
+ */
+typedef struct tlog_stat_row tlog_stat_row;
+
+#define TLOG_STATS_RELATIVE_ERROR (1.0 / 128)
+
+/* Makes an empty summary. `config` may be NULL for defaults. TLOG_EINVAL
+ * (with *out NULL) for a NULL out or a bad config: a quantile outside
+ * [0, 1), or a window or hitch count past its bound. */
+TLOG_API int tlog_summary_create(const tlog_summary_config *config,
+                                 tlog_summary **out) TLOG_NOEXCEPT;
+
+/* Destroys a summary and gives back its hitch frames. NULL does nothing. */
+TLOG_API void tlog_summary_destroy(tlog_summary *summary) TLOG_NOEXCEPT;
+
+/*
+ * Counts a resolved frame (as the frame functions and tlog_reader_next
+ * give them, or a merge) in the group of its thread name and root title,
+ * and keeps it as a hitch if it is one. All or nothing: TLOG_ENOMEM leaves
+ * the summary as it was. Rows past max_rows are left out and counted.
+ * TLOG_EINVAL for a NULL summary or frame.
+ */
+TLOG_API int tlog_summary_add(tlog_summary *summary, const tlog_frame *frame) TLOG_NOEXCEPT;
+
+/*
+ * Adds what `from` holds to `into`, as if its frames had been added there
+ * (rows match by group and path; histograms add up exactly), and takes
+ * references to its hitches, which go after those of `into`, oldest out
+ * first. The recent frames a hitch quantile looks at are not carried over.
+ * All or nothing, as tlog_summary_add. TLOG_EINVAL for a NULL argument or
+ * into == from.
+ */
+TLOG_API int tlog_summary_merge(tlog_summary *into, const tlog_summary *from) TLOG_NOEXCEPT;
+
+/* Empties a summary (rows, counts, hitches); the configuration stays.
+ * TLOG_EINVAL for NULL. */
+TLOG_API int tlog_summary_reset(tlog_summary *summary) TLOG_NOEXCEPT;
+
+/*
+ * A copy of the statistics `log` keeps (NULL: the default log), made under
+ * its lock, for the caller to read and destroy with tlog_summary_destroy:
+ * frames still waiting for device work are counted once they are resolved.
+ * TLOG_EINVAL, with *out NULL, for a NULL out or a log that keeps no
+ * statistics (neither TLOG_CONFIG_STATS nor TIMERLOG_REPORT=stats);
+ * TLOG_ENOMEM. Thread-safe.
+ */
+TLOG_API int tlog_log_summary(tlog_log *log, tlog_summary **out) TLOG_NOEXCEPT;
+
+/* Empties the statistics of `log` (NULL: the default log), as
+ * tlog_summary_reset; frames resolved from then on are counted afresh.
+ * TLOG_EINVAL when the log keeps none. Thread-safe. */
+TLOG_API int tlog_log_summary_reset(tlog_log *log) TLOG_NOEXCEPT;
+
+typedef struct tlog_summary_info {
+    size_t size;
+    size_t groups;            /* (thread name, root title) pairs */
+    size_t rows;              /* over all groups, roots included */
+    uint64_t frames;          /* frames counted */
+    uint64_t rows_refused;    /* rows of counted frames left out past max_rows */
+    uint64_t hitches_seen;    /* frames found to be hitches */
+    size_t hitches;           /* of those, kept now */
+    size_t bytes;             /* memory the summary holds, besides hitch frames */
+} tlog_summary_info;
+
+/* TLOG_EINVAL for a NULL summary. */
+TLOG_API int tlog_summary_get_info(const tlog_summary *summary,
+                                   tlog_summary_info *out) TLOG_NOEXCEPT;
+
+/* The root row of group `group` (0 to groups - 1, in order of first
+ * frame); NULL past the last, and for a NULL summary. */
+TLOG_API const tlog_stat_row *tlog_summary_root(const tlog_summary *summary,
+                                                size_t group) TLOG_NOEXCEPT;
+
+/* Navigation, in order of first appearance; NULL where there is no such
+ * row, and for a NULL row. */
+TLOG_API const tlog_stat_row *tlog_stat_row_parent(const tlog_stat_row *row) TLOG_NOEXCEPT;
+TLOG_API const tlog_stat_row *tlog_stat_row_first_child(const tlog_stat_row *row) TLOG_NOEXCEPT;
+TLOG_API const tlog_stat_row *tlog_stat_row_next_sibling(const tlog_stat_row *row) TLOG_NOEXCEPT;
+
+/* One quantity of a row over the frames that had it. */
+typedef struct tlog_stat_value {
+    double mean;
+    uint64_t min;
+    uint64_t max;
+    uint64_t median;          /* quantile 0.5, within TLOG_STATS_RELATIVE_ERROR */
+    uint64_t p90;             /* quantile 0.9 */
+    uint64_t p99;             /* quantile 0.99 */
+} tlog_stat_value;
+
+typedef struct tlog_stat_info {
+    size_t size;
+    const char *name;         /* the row's title */
+    tlog_kind kind;
+    int depth;                /* 0 for the root */
+    const char *thread_name;  /* the group's thread */
+    const char *device;       /* device rows: the device's name; else NULL */
+    uint64_t site_id;         /* tlog_site_id of the row's first site, or 0 */
+    unsigned flags;           /* tlog_node_flags any of its frames had */
+    uint64_t frames;          /* frames that had this row */
+    uint64_t group_frames;    /* frames of its group */
+    tlog_stat_value total_ns; /* the row's total in a frame */
+    tlog_stat_value self_ns;  /* its self time in a frame */
+    tlog_stat_value count;    /* its instances in a frame */
+} tlog_stat_info;
+
+/* TLOG_EINVAL for a NULL row. */
+TLOG_API int tlog_stat_row_get_info(const tlog_stat_row *row, tlog_stat_info *out) TLOG_NOEXCEPT;
+
+/* The quantities of a row. */
+typedef enum tlog_stat_of {
+    TLOG_STAT_TOTAL = 0,
+    TLOG_STAT_SELF = 1,
+    TLOG_STAT_COUNT = 2
+} tlog_stat_of;
+
+/* Any quantile q in [0, 1] of one quantity of a row, as defined above.
+ * TLOG_EINVAL for a NULL row or out, an unknown quantity or q outside
+ * [0, 1]. */
+TLOG_API int tlog_stat_row_quantile(const tlog_stat_row *row, tlog_stat_of of, double q,
+                                    uint64_t *out) TLOG_NOEXCEPT;
+
+/*
+ * Calls `visit` for every row of every group, group by group, depth-first,
+ * parents first. Return values as for tlog_frame_walk. TLOG_EINVAL for a
+ * NULL summary or visit.
+ */
+typedef int (*tlog_stat_visit_fn)(void *user, const tlog_stat_row *row,
+                                  const tlog_stat_info *info);
+TLOG_API int tlog_summary_walk(const tlog_summary *summary, tlog_stat_visit_fn visit,
+                               void *user) TLOG_NOEXCEPT;
+
+/* The row of `summary` for `node` of `frame`: same group, same path. NULL
+ * when the summary has none, and for a NULL argument or a node not of the
+ * frame. */
+TLOG_API const tlog_stat_row *tlog_summary_find(const tlog_summary *summary,
+                                                const tlog_frame *frame,
+                                                const tlog_node *node) TLOG_NOEXCEPT;
+
+/*
+ * A statistics view of a frame: calls `visit` for every node as
+ * tlog_frame_walk does, with the statistics of its row in `summary` (NULL
+ * when it has none). TLOG_EINVAL for a NULL frame, summary or visit;
+ * TLOG_ENOMEM before any call.
+ */
+typedef int (*tlog_frame_stat_visit_fn)(void *user, const tlog_node *node,
+                                        const tlog_node_info *info,
+                                        const tlog_stat_info *stats);
+TLOG_API int tlog_frame_walk_stats(const tlog_frame *frame, const tlog_summary *summary,
+                                   tlog_frame_stat_visit_fn visit, void *user) TLOG_NOEXCEPT;
+
+/* Why a frame is a hitch. */
+enum tlog_hitch_reasons {
+    TLOG_HITCH_BUDGET = 1u << 0,   /* longer than hitch_ns */
+    TLOG_HITCH_QUANTILE = 1u << 1  /* longer than the quantile of recent frames */
+};
+
+typedef struct tlog_hitch_info {
+    size_t size;
+    const tlog_frame *frame;  /* the whole frame, while the summary keeps it */
+    const char *thread_name;
+    const char *root;         /* the root's title */
+    uint64_t number;          /* 1, 2, ...: hitches seen by the summary */
+    uint64_t duration_ns;     /* the root's total */
+    unsigned reasons;         /* tlog_hitch_reasons */
+    uint64_t budget_ns;       /* hitch_ns, when it was over it; else 0 */
+    uint64_t quantile_ns;     /* the quantile of recent frames it was over; else 0 */
+    uint64_t median_ns;       /* its group's median frame when it was kept */
+} tlog_hitch_info;
+
+/* Hitch `index` of those kept, 0 the oldest. TLOG_EINVAL for a NULL
+ * summary or out, or an index from tlog_summary_info.hitches on. */
+TLOG_API int tlog_summary_hitch(const tlog_summary *summary, size_t index,
+                                tlog_hitch_info *out) TLOG_NOEXCEPT;
+
+/*
+ * Prints each group's tree of statistics, after a line naming the group,
+ * then one line per hitch kept with the rows that made it slow:
+ *
+ *   # thread "Main", root "Frame": 1000 frames; time: mean; quantiles within 0.79%
+ *   > 100.00% 0.016700s | median 0.016500s | p90 ... | (C) Frame
+ *   |-> 60.00% 0.010020s | median 0.010000s | p90 ... | (C) Simulation
+ *   # hitch 1: thread "Main", frame 312: 0.031000s (budget 0.016600s; median frame 0.016500s): Render +0.012000s, Physics +0.002500s
+ *
+ * Each row shows the mean of its total per frame, as a percentage of its
+ * parent's mean, then the columns of options->columns (0:
+ * TLOG_COLUMNS_SUMMARY), and ` [xN]` when it ran N > 1 times in a median
+ * frame. options->min_ns and min_percent hide rows by their mean; NULL
+ * options print every row with the default columns; NULL out: stdout.
+ * TLOG_EINVAL for a NULL summary, TLOG_ENOMEM (nothing written), TLOG_EIO
+ * on a write error.
+ */
+TLOG_API int tlog_summary_dump(const tlog_summary *summary, FILE *out,
+                               const tlog_dump_options *options) TLOG_NOEXCEPT;
+
+/*
+ * Prints hitch `index`: a line saying what it was over, its frame as
+ * tlog_dump_frame prints it with statistics columns from `summary` (0
+ * columns: median and delta), and the rows whose self time was furthest
+ * above their median self time, which made it slow. NULL out: stdout.
+ * TLOG_EINVAL for a NULL summary or an index past the hitches kept;
+ * TLOG_ENOMEM (nothing written); TLOG_EIO.
+ */
+TLOG_API int tlog_summary_dump_hitch(const tlog_summary *summary, size_t index, FILE *out,
+                                     const tlog_dump_options *options) TLOG_NOEXCEPT;
+
+/*
+ * {"groups":[{"thread":..,"root":..,"frames":..,"rows":[..]}],"hitches":[..]}:
+ * every row with its path and every field of tlog_stat_info, children
+ * nested; every hitch with its fields and the rows that made it slow.
+ * NULL out: stdout. TLOG_EINVAL for a NULL summary, TLOG_ENOMEM (nothing
+ * written), TLOG_EIO on a write error.
+ */
+TLOG_API int tlog_summary_export_json(const tlog_summary *summary, FILE *out) TLOG_NOEXCEPT;
+
+/*
+ * CSV with a header line, one line per row: thread, root, path (titles
+ * from the root, joined by " / "), kind, device, frames, then mean, min,
+ * median, p90, p99 and max of total and of self time (ns) and of count.
+ * NULL out: stdout. TLOG_EINVAL for a NULL summary, TLOG_ENOMEM (nothing
+ * written), TLOG_EIO on a write error.
+ */
+TLOG_API int tlog_summary_export_csv(const tlog_summary *summary, FILE *out) TLOG_NOEXCEPT;
+
+/* CSV of the hitches kept, oldest first: number, thread, root, rank,
+ * frame serial, duration, reasons (budget, quantile), budget, quantile,
+ * median frame (ns), and the rows that made it slow. Errors as
+ * tlog_summary_export_csv. */
+TLOG_API int tlog_summary_export_hitches_csv(const tlog_summary *summary,
+                                             FILE *out) TLOG_NOEXCEPT;
 
 /* ------------------------------------------------------------------------ */
 /* Macros                                                                   */

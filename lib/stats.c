@@ -1,0 +1,259 @@
+/*
+ * A log's own statistics across frames: a summary (summary.c) that every
+ * frame of the log joins once, when it is resolved, and the report that
+ * TIMERLOG_REPORT asks for when the process exits (the default log) or the
+ * log is destroyed. Nothing here runs unless statistics are on: a log
+ * without them pays one test of a pointer per frame.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "summary.h"
+
+enum report_format { REPORT_TEXT, REPORT_CSV, REPORT_JSON };
+
+struct tlog_report {
+    int format;
+    bool to_file;
+    atomic_bool written;
+    char path[4096];
+};
+
+/* A decimal number (digits, with an optional fraction), whatever the
+ * locale; false for anything else. */
+static bool parse_decimal(const char *s, const char *end, double *out)
+{
+    double v = 0, scale = 1;
+    bool digits = false, point = false;
+    for (; s < end; s++) {
+        if (*s == '.' && !point) {
+            point = true;
+        } else if (*s >= '0' && *s <= '9') {
+            digits = true;
+            if (point)
+                v += (*s - '0') * (scale /= 10);
+            else
+                v = v * 10 + (*s - '0');
+        } else {
+            return false;
+        }
+    }
+    *out = v;
+    return digits && v < 1e12;
+}
+
+static bool option_is(const char *s, const char *end, const char *word)
+{
+    size_t n = strlen(word);
+    return (size_t)(end - s) == n && strncmp(s, word, n) == 0;
+}
+
+/* One option of TIMERLOG_REPORT, [s, end): format=, hitch=. */
+static bool parse_option(const char *s, const char *end, struct tlog_report *r,
+                         tlog_summary_config *cfg)
+{
+    double v;
+    if (option_is(s, end, "format=text"))
+        r->format = REPORT_TEXT;
+    else if (option_is(s, end, "format=csv"))
+        r->format = REPORT_CSV;
+    else if (option_is(s, end, "format=json"))
+        r->format = REPORT_JSON;
+    else if (end - s > 7 && strncmp(s, "hitch=p", 7) == 0 && parse_decimal(s + 7, end, &v) &&
+             v > 0 && v < 100)
+        cfg->hitch_quantile = v / 100;
+    else if (end - s > 6 && strncmp(s, "hitch=", 6) == 0 && parse_decimal(s + 6, end, &v) &&
+             v > 0)
+        cfg->hitch_ns = (uint64_t)(v * 1e6 + 0.5);
+    else
+        return false;
+    return true;
+}
+
+/* stats[:format=text|csv|json][:hitch=MS|hitch=pNN]...[:file=PATH]: the
+ * file takes the rest of the text, colons included. */
+static bool parse_report(const char *s, struct tlog_report *r, tlog_summary_config *cfg)
+{
+    if (strncmp(s, "stats", 5) != 0 || (s[5] && s[5] != ':'))
+        return false;
+    for (s += 5; *s == ':';) {
+        s++;
+        if (strncmp(s, "file=", 5) == 0) {
+            r->to_file = true;
+            return s[5] && tlog_expand_path_(s + 5, r->path, sizeof r->path);
+        }
+        const char *end = strchr(s, ':');
+        if (!end)
+            end = s + strlen(s);
+        if (!parse_option(s, end, r, cfg))
+            return false;
+        s = end;
+    }
+    return *s == '\0';
+}
+
+int tlog_stats_open_(tlog_log *log)
+{
+    const char *env = (log->cfg.flags & TLOG_CONFIG_IGNORE_ENV) ? NULL
+                                                                 : getenv("TIMERLOG_REPORT");
+    tlog_summary_config cfg = log->cfg.stats;
+    if (env && *env) {
+        struct tlog_report *r = tlog_calloc_(1, sizeof *r);
+        if (!r)
+            return TLOG_ENOMEM;
+        tlog_summary_config parsed = cfg;
+        if (parse_report(env, r, &parsed)) {
+            log->report = r;
+            cfg = parsed;
+        } else {
+            free(r);
+            log->bad_report_env = true;
+        }
+    }
+    if (!log->report && !(log->cfg.flags & TLOG_CONFIG_STATS))
+        return TLOG_OK;
+    int rc = tlog_summary_create(&cfg, &log->summary);
+    if (rc != TLOG_OK) {
+        free(log->report);
+        log->report = NULL;
+        return rc;
+    }
+    pthread_mutex_init(&log->stats_lock, NULL);
+    return TLOG_OK;
+}
+
+void tlog_stats_report_env_(tlog_log *log)
+{
+    if (log->bad_report_env)
+        tlog_report_(log, NULL, TLOG_EINVAL, NULL,
+                     "TIMERLOG_REPORT=%.64s is not stats[:format=text|csv|json]"
+                     "[:hitch=MS|:hitch=pNN][:file=PATH]; ignored",
+                     getenv("TIMERLOG_REPORT"));
+}
+
+void tlog_stats_feed_(tlog_frame *f)
+{
+    tlog_log *log = f->log;
+    if (!log || !tlog_stats_on_(log))
+        return;
+    tlog_lock_(&log->stats_lock);
+    int rc = tlog_summary_add(log->summary, f);
+    tlog_unlock_(&log->stats_lock);
+    if (rc == TLOG_OK)
+        return;
+    atomic_fetch_add_explicit(&log->stats_lost, 1, memory_order_relaxed);
+    tlog_report_(log, NULL, rc, NULL, "frame %llu left out of the statistics: %s",
+                 (unsigned long long)f->serial, tlog_strerror(rc));
+}
+
+int tlog_log_summary(tlog_log *log, tlog_summary **out)
+{
+    if (!out)
+        return TLOG_EINVAL;
+    *out = NULL;
+    log = tlog_resolve_log_(log);
+    if (!log)
+        return TLOG_ENOMEM;
+    if (!tlog_stats_on_(log))
+        return TLOG_EINVAL;
+    tlog_summary *copy;
+    int rc = tlog_summary_create(&log->summary->cfg, &copy);
+    if (rc != TLOG_OK)
+        return rc;
+    tlog_lock_(&log->stats_lock);
+    rc = tlog_summary_merge(copy, log->summary);
+    tlog_unlock_(&log->stats_lock);
+    if (rc != TLOG_OK) {
+        tlog_summary_destroy(copy);
+        return rc;
+    }
+    *out = copy;
+    return TLOG_OK;
+}
+
+int tlog_log_summary_reset(tlog_log *log)
+{
+    log = tlog_resolve_log_(log);
+    if (!log)
+        return TLOG_ENOMEM;
+    if (!tlog_stats_on_(log))
+        return TLOG_EINVAL;
+    tlog_lock_(&log->stats_lock);
+    tlog_summary_reset(log->summary);
+    tlog_unlock_(&log->stats_lock);
+    return TLOG_OK;
+}
+
+/* Resolves the frames still waiting in the queue, waiting for their device
+ * work, so that the report counts them. */
+static void settle_queue(tlog_log *log)
+{
+    tlog_lock_(&log->lock);
+    size_t n = 0;
+    for (tlog_frame *f = log->oldest; f; f = f->newer)
+        n += !atomic_load_explicit(&f->resolved, memory_order_acquire);
+    tlog_frame **held = n ? tlog_malloc_(n * sizeof *held) : NULL;
+    size_t k = 0;
+    for (tlog_frame *f = log->oldest; held && f && k < n; f = f->newer)
+        if (!atomic_load_explicit(&f->resolved, memory_order_acquire)) {
+            atomic_fetch_add(&f->refs, 1);
+            held[k++] = f;
+        }
+    tlog_unlock_(&log->lock);
+    for (size_t i = 0; i < k; i++) {
+        tlog_frame_resolve_once_(held[i], true);
+        tlog_frame_release(held[i]);
+    }
+    free(held);
+}
+
+static int write_to(FILE *out, const tlog_summary *s, int format)
+{
+    if (format == REPORT_CSV)
+        return tlog_summary_export_csv(s, out);
+    if (format == REPORT_JSON)
+        return tlog_summary_export_json(s, out);
+    fputs("# timerlog statistics report\n", out);
+    return tlog_summary_dump(s, out, NULL);
+}
+
+void tlog_stats_write_report_(tlog_log *log)
+{
+    struct tlog_report *r = log->report;
+    if (!r || atomic_exchange(&r->written, true))
+        return;
+    settle_queue(log);
+    tlog_summary *snap;
+    int rc = tlog_log_summary(log, &snap);
+    if (rc != TLOG_OK) {
+        tlog_report_(log, NULL, rc, NULL, "no statistics report: %s", tlog_strerror(rc));
+        return;
+    }
+    errno = 0;
+    FILE *out = r->to_file ? fopen(r->path, "w") : stderr;
+    int why = errno;
+    rc = out ? write_to(out, snap, r->format) : TLOG_EIO;
+    if (rc == TLOG_EIO && !why)
+        why = errno;
+    if (out && (r->to_file ? fclose(out) : fflush(out)) != 0) {
+        rc = TLOG_EIO;
+        why = errno;
+    }
+    tlog_summary_destroy(snap);
+    if (rc != TLOG_OK)
+        tlog_report_(log, NULL, rc, NULL, "cannot write the statistics report to %s: %s",
+                     r->to_file ? r->path : "stderr", why ? strerror(why) : tlog_strerror(rc));
+}
+
+void tlog_stats_close_(tlog_log *log)
+{
+    if (!tlog_stats_on_(log))
+        return;
+    tlog_summary_destroy(log->summary);
+    log->summary = NULL;
+    free(log->report);
+    log->report = NULL;
+    pthread_mutex_destroy(&log->stats_lock);
+}

@@ -1,0 +1,986 @@
+/*
+ * Statistics across frames. A summary holds one tree of rows per (thread
+ * name, root title); a frame's rows map onto it by path (parent row, kind,
+ * title), the key frames merge by. Each row keeps, per quantity (total,
+ * self, count), a sum, a minimum, a maximum and a histogram of logarithmic
+ * buckets (summary.h), so its memory does not grow with the frames.
+ *
+ * Adding a frame is all or nothing: first every row is found or made and
+ * every histogram widened to take the frame's values (all that may fail),
+ * then the values are counted (nothing fails). Rows made by an add that
+ * fails are taken back, newest first.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "summary.h"
+
+#define NONE TLOG_ROW_NONE
+#define DEFAULT_WINDOW 128u
+#define MAX_WINDOW 65536u
+#define DEFAULT_HITCHES 16u
+#define MAX_HITCHES 4096u
+#define DEFAULT_ROWS (1u << 20)
+
+/* ------------------------------------------------------------------------ */
+/* Histograms                                                               */
+/* ------------------------------------------------------------------------ */
+
+static inline unsigned bucket_of(uint64_t v)
+{
+    if (v < 2 * TLOG_SKETCH_SUB)
+        return (unsigned)v;
+    unsigned e = 63u - (unsigned)__builtin_clzll(v);
+    return TLOG_SKETCH_SUB * (e - 6u) + (unsigned)(v >> (e - 6u));
+}
+
+/* The middle of bucket i: within 1/128 of every value in it. */
+static uint64_t bucket_value(unsigned i)
+{
+    if (i < 2 * TLOG_SKETCH_SUB)
+        return i;
+    unsigned e = i / TLOG_SKETCH_SUB + 5u;
+    uint64_t low = (uint64_t)(TLOG_SKETCH_SUB + i % TLOG_SKETCH_SUB) << (e - 6u);
+    return low + ((uint64_t)1 << (e - 6u)) / 2;
+}
+
+/* Widens `sk` to hold bucket i; false when memory ran out (it stays as it
+ * was). */
+static bool sketch_reserve(tlog_summary *s, tlog_sketch *sk, unsigned i)
+{
+    if (sk->cap && i >= sk->lo && i < (unsigned)sk->lo + sk->cap)
+        return true;
+    unsigned lo = sk->cap ? (i < sk->lo ? i : sk->lo) : (i >= 4 ? i - 4 : 0);
+    unsigned hi = sk->cap ? (i >= (unsigned)sk->lo + sk->cap ? i + 1 : sk->lo + sk->cap)
+                          : lo + 8;
+    unsigned cap = hi - lo;
+    if (cap < 2u * sk->cap)
+        cap = 2u * sk->cap;   /* doubling: a histogram widens a few times only */
+    if (cap > TLOG_SKETCH_BUCKETS)
+        cap = TLOG_SKETCH_BUCKETS;
+    /* Grow towards the new bucket, keeping the span within the range. */
+    if (sk->cap && i < sk->lo)
+        lo = hi > cap ? hi - cap : 0;
+    if (lo + cap > TLOG_SKETCH_BUCKETS)
+        lo = TLOG_SKETCH_BUCKETS - cap;
+    uint64_t *bins = tlog_calloc_(cap, sizeof *bins);
+    if (!bins)
+        return false;
+    if (sk->cap)
+        memcpy(bins + (sk->lo - lo), sk->bins, sk->cap * sizeof *bins);
+    free(sk->bins);
+    s->bytes += (cap - sk->cap) * sizeof *bins;
+    sk->bins = bins;
+    sk->lo = (uint16_t)lo;
+    sk->cap = (uint16_t)cap;
+    return true;
+}
+
+static void sketch_free(tlog_summary *s, tlog_sketch *sk)
+{
+    s->bytes -= sk->cap * sizeof *sk->bins;
+    free(sk->bins);
+    sk->bins = NULL;
+    sk->cap = sk->lo = 0;
+}
+
+/* The rank the q-quantile of n values is at: ceil(q * n) - 1, at least 0,
+ * without libm; a product a hair above a whole number (0.99 * 100) is
+ * taken as that number. */
+static uint64_t rank_of(double q, uint64_t n)
+{
+    double x = q * (double)n;
+    uint64_t r = (uint64_t)x;
+    if ((double)r < x - 1e-9 * (x > 1 ? x : 1))
+        r++;
+    if (r > n)
+        r = n;
+    return r ? r - 1 : 0;
+}
+
+static uint64_t sketch_quantile(const tlog_sketch *sk, uint64_t n, double q, uint64_t min,
+                                uint64_t max)
+{
+    if (!n)
+        return 0;
+    uint64_t rank = rank_of(q, n), seen = 0;
+    if (rank == 0 || rank == n - 1)   /* the extremes are kept exactly */
+        return rank ? max : min;
+    for (unsigned k = 0; k < sk->cap; k++) {
+        seen += sk->bins[k];
+        if (seen > rank) {
+            uint64_t v = bucket_value(sk->lo + k);
+            return v < min ? min : v > max ? max : v;
+        }
+    }
+    return max;
+}
+
+/* The bucket the q-quantile of n values is in. */
+static unsigned quantile_bucket(const tlog_sketch *sk, uint64_t n, double q)
+{
+    uint64_t rank = rank_of(q, n), seen = 0;
+    for (unsigned k = 0; k < sk->cap; k++) {
+        seen += sk->bins[k];
+        if (seen > rank)
+            return sk->lo + k;
+    }
+    return sk->cap ? sk->lo + sk->cap - 1u : 0;
+}
+
+uint64_t tlog_sketch_quantile_(const tlog_acc *a, uint64_t n, double q)
+{
+    return sketch_quantile(&a->sk, n, q, a->min, a->max);
+}
+
+void tlog_stat_value_(const tlog_acc *a, uint64_t n, tlog_stat_value *v)
+{
+    memset(v, 0, sizeof *v);
+    if (!n)
+        return;
+    v->mean = (double)a->sum / (double)n;
+    v->min = a->min;
+    v->max = a->max;
+    v->median = tlog_sketch_quantile_(a, n, 0.5);
+    v->p90 = tlog_sketch_quantile_(a, n, 0.9);
+    v->p99 = tlog_sketch_quantile_(a, n, 0.99);
+}
+
+static void acc_put(tlog_acc *a, uint64_t v)
+{
+    a->sum = a->sum + v < a->sum ? UINT64_MAX : a->sum + v;
+    if (v < a->min)
+        a->min = v;
+    if (v > a->max)
+        a->max = v;
+    a->sk.bins[bucket_of(v) - a->sk.lo]++;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Memory                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Grows an array of `size`-byte items to hold `need`; false when memory
+ * ran out (it stays as it was). */
+static bool grow(tlog_summary *s, void **items, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return true;
+    size_t n = *cap ? *cap : 8;
+    while (n < need)
+        n *= 2;
+    void *p = tlog_realloc_(*items, n * size);
+    if (!p)
+        return false;
+    s->bytes += (n - *cap) * size;
+    *items = p;
+    *cap = n;
+    return true;
+}
+
+static const char *keep_string(tlog_summary *s, const char *str)
+{
+    size_t n = strlen(str) + 1;
+    tlog_arena_block *b = s->arena;
+    if (!b || b->cap - b->used < n) {
+        size_t cap = n > 4000 ? n : 4000;
+        b = tlog_malloc_(sizeof *b + cap);
+        if (!b)
+            return NULL;
+        b->used = 0;
+        b->cap = cap;
+        b->next = s->arena;
+        s->arena = b;
+        s->bytes += sizeof *b + cap;
+    }
+    char *at = b->data + b->used;
+    memcpy(at, str, n);
+    b->used += n;
+    return at;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Rows                                                                     */
+/* ------------------------------------------------------------------------ */
+
+static uint64_t row_hash(uint32_t parent, unsigned kind, const char *name)
+{
+    uint64_t h = tlog_hash_str_(0xcbf29ce484222325ull ^ kind, name);
+    h ^= (uint64_t)parent * 0x9e3779b97f4a7c15ull;
+    return h ^ (h >> 29);
+}
+
+static uint32_t find_row(const tlog_summary *s, uint32_t parent, unsigned kind,
+                         const char *name)
+{
+    if (!s->index)
+        return NONE;
+    uint32_t r = s->index[row_hash(parent, kind, name) & s->index_mask];
+    for (; r != NONE; r = s->rows[r].hash_next) {
+        const tlog_stat_row *x = &s->rows[r];
+        if (x->parent == parent && x->kind == kind && strcmp(x->name, name) == 0)
+            return r;
+    }
+    return NONE;
+}
+
+/* Rows go into their buckets newest first, so that taking back the newest
+ * rows takes them off the heads. */
+static void index_insert(tlog_summary *s, uint32_t r)
+{
+    tlog_stat_row *x = &s->rows[r];
+    size_t b = row_hash(x->parent, x->kind, x->name) & s->index_mask;
+    x->hash_next = s->index[b];
+    s->index[b] = r;
+}
+
+/* Room in the index for one more row (one bucket per row at most). */
+static bool index_room(tlog_summary *s)
+{
+    if (s->index && s->nrows < s->index_mask + 1)
+        return true;
+    size_t n = s->index ? (s->index_mask + 1) * 2 : 256;
+    uint32_t *index = tlog_malloc_(n * sizeof *index);
+    if (!index)
+        return false;
+    memset(index, 0xff, n * sizeof *index);
+    s->bytes += (n - (s->index ? s->index_mask + 1 : 0)) * sizeof *index;
+    free(s->index);
+    s->index = index;
+    s->index_mask = n - 1;
+    for (uint32_t r = 0; r < s->nrows; r++)
+        if (s->rows[r].parent != NONE)
+            index_insert(s, r);
+    return true;
+}
+
+typedef struct row_key {
+    uint32_t group, parent;
+    unsigned kind;
+    const char *name;
+    const char *device;
+    const tlog_site *site;
+} row_key;
+
+/* A new row, last child of its parent; NONE when memory ran out. */
+static uint32_t new_row(tlog_summary *s, const row_key *k)
+{
+    if (!grow(s, (void **)&s->rows, &s->caprows, s->nrows + 1, sizeof *s->rows) ||
+        (k->parent != NONE && !index_room(s)))
+        return NONE;
+    const char *name = keep_string(s, k->name ? k->name : "");
+    const char *device = k->device ? keep_string(s, k->device) : NULL;
+    if (!name || (k->device && !device))
+        return NONE;
+    uint32_t r = (uint32_t)s->nrows++;
+    tlog_stat_row *x = &s->rows[r];
+    memset(x, 0, sizeof *x);
+    x->owner = s;
+    x->parent = k->parent;
+    x->first_child = x->last_child = x->next_sibling = x->hash_next = NONE;
+    x->group = k->group;
+    x->name = name;
+    x->device = device;
+    x->site_id = k->site ? tlog_site_id(k->site) : 0;
+    x->kind = (uint8_t)k->kind;
+    x->depth = k->parent == NONE ? 0 : s->rows[k->parent].depth + 1;
+    for (int q = 0; q < 3; q++)
+        x->acc[q].min = UINT64_MAX;
+    if (k->parent != NONE) {
+        tlog_stat_row *p = &s->rows[k->parent];
+        if (p->last_child == NONE)
+            p->first_child = r;
+        else
+            s->rows[p->last_child].next_sibling = r;
+        p->last_child = r;
+        index_insert(s, r);
+    }
+    return r;
+}
+
+/* Takes back the newest row: the last child of its parent, the head of
+ * its bucket. */
+static void drop_newest_row(tlog_summary *s)
+{
+    uint32_t r = (uint32_t)--s->nrows;
+    tlog_stat_row *x = &s->rows[r];
+    if (x->parent != NONE) {
+        tlog_stat_row *p = &s->rows[x->parent];
+        if (p->first_child == r) {
+            p->first_child = p->last_child = NONE;
+        } else {
+            uint32_t c = p->first_child;
+            while (s->rows[c].next_sibling != r)
+                c = s->rows[c].next_sibling;
+            s->rows[c].next_sibling = NONE;
+            p->last_child = c;
+        }
+        s->index[row_hash(x->parent, x->kind, x->name) & s->index_mask] = x->hash_next;
+    }
+    for (int q = 0; q < 3; q++)
+        sketch_free(s, &x->acc[q].sk);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Groups                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static void group_free(tlog_summary *s, tlog_group *g)
+{
+    if (g->recent)
+        s->bytes -= s->cfg.hitch_window * sizeof *g->recent;
+    free(g->recent);
+    sketch_free(s, &g->window);
+    s->bytes -= g->nlast_map * sizeof *g->last_map;
+    free(g->last_map);
+}
+
+static bool same_group(const tlog_summary *s, const tlog_group *g, const char *thread,
+                       const char *root)
+{
+    return strcmp(g->thread_name, thread) == 0 && strcmp(s->rows[g->root].name, root) == 0;
+}
+
+static uint32_t find_group(const tlog_summary *s, const char *thread, const char *root)
+{
+    for (size_t k = 0; k < s->ngroups; k++) {
+        size_t g = (s->last_group + k) % s->ngroups;
+        if (same_group(s, &s->groups[g], thread, root))
+            return (uint32_t)g;
+    }
+    return NONE;
+}
+
+/* The group of (thread, root title), made with its root row if new. */
+static int group_for(tlog_summary *s, const char *thread, const tlog_node *root,
+                     uint32_t *out)
+{
+    uint32_t g = find_group(s, thread, root->name);
+    if (g != NONE) {
+        *out = s->last_group = g;
+        return TLOG_OK;
+    }
+    if (s->ngroups >= NONE - 1 || s->nrows >= s->cfg.max_rows)
+        return TLOG_EFULL;
+    if (!grow(s, (void **)&s->groups, &s->capgroups, s->ngroups + 1, sizeof *s->groups))
+        return TLOG_ENOMEM;
+    tlog_group *grp = &s->groups[s->ngroups];
+    memset(grp, 0, sizeof *grp);
+    grp->thread_name = keep_string(s, thread);
+    if (s->cfg.hitch_quantile > 0) {
+        grp->recent = tlog_malloc_(s->cfg.hitch_window * sizeof *grp->recent);
+        if (grp->recent)
+            s->bytes += s->cfg.hitch_window * sizeof *grp->recent;
+    }
+    row_key k = {(uint32_t)s->ngroups, NONE, root->kind, root->name, NULL, root->site};
+    grp->root = grp->thread_name && (grp->recent || !s->cfg.hitch_quantile)
+                    ? new_row(s, &k) : NONE;
+    if (grp->root == NONE) {
+        group_free(s, grp);
+        return TLOG_ENOMEM;
+    }
+    *out = s->last_group = (uint32_t)s->ngroups++;
+    return TLOG_OK;
+}
+
+/* Takes back what a failed add or merge made. */
+static void roll_back(tlog_summary *s, size_t nrows, size_t ngroups)
+{
+    while (s->nrows > nrows)
+        drop_newest_row(s);
+    while (s->ngroups > ngroups)
+        group_free(s, &s->groups[--s->ngroups]);
+    if (s->last_group >= s->ngroups)
+        s->last_group = 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Adding a frame                                                           */
+/* ------------------------------------------------------------------------ */
+
+/* Whether the row the group's last frame had at node index i is the row
+ * for `n` under `parent`: frames of a loop have the same rows. */
+static uint32_t cached_row(const tlog_summary *s, const tlog_group *g, size_t i,
+                           uint32_t parent, const tlog_node *n)
+{
+    if (i >= g->nlast_map)
+        return NONE;
+    uint32_t r = g->last_map[i];
+    if (r >= s->nrows)
+        return NONE;
+    const tlog_stat_row *x = &s->rows[r];
+    return x->parent == parent && x->kind == n->kind && strcmp(x->name, n->name) == 0
+               ? r : NONE;
+}
+
+static bool reserve_values(tlog_summary *s, tlog_stat_row *x, const tlog_node *n)
+{
+    return sketch_reserve(s, &x->acc[TLOG_STAT_TOTAL].sk, bucket_of(n->total_ns)) &&
+           sketch_reserve(s, &x->acc[TLOG_STAT_SELF].sk, bucket_of(n->self_ns)) &&
+           sketch_reserve(s, &x->acc[TLOG_STAT_COUNT].sk, bucket_of(n->count));
+}
+
+/* The row for each node (into s->map), made if new, with room for its
+ * values; rows past max_rows are NONE, with their subtrees, and counted in
+ * *refused. */
+static int map_rows(tlog_summary *s, const tlog_frame *f, uint32_t g, uint64_t *refused)
+{
+    const tlog_group *grp = &s->groups[g];
+    uint32_t *map = s->map;
+    for (const tlog_node *n = &f->nodes[0]; n; n = tlog_node_next_(n, true)) {
+        size_t i = (size_t)(n - f->nodes);
+        uint32_t r = grp->root;
+        if (n->parent) {
+            uint32_t p = map[n->parent - f->nodes];
+            r = p == NONE ? NONE : cached_row(s, grp, i, p, n);
+            if (p != NONE && r == NONE)
+                r = find_row(s, p, n->kind, n->name);
+            if (p != NONE && r == NONE && s->nrows >= s->cfg.max_rows) {
+                ++*refused;
+            } else if (p != NONE && r == NONE) {
+                row_key k = {g, p, n->kind, n->name, n->dev ? n->dev->device : NULL, n->site};
+                r = new_row(s, &k);
+                if (r == NONE)
+                    return TLOG_ENOMEM;
+            }
+        }
+        map[i] = r;
+        if (r != NONE && !reserve_values(s, &s->rows[r], n))
+            return TLOG_ENOMEM;
+    }
+    return TLOG_OK;
+}
+
+static void count_rows(tlog_summary *s, const tlog_frame *f)
+{
+    for (size_t i = 0; i < f->nnodes; i++) {
+        if (s->map[i] == NONE)
+            continue;
+        tlog_stat_row *x = &s->rows[s->map[i]];
+        if (x->stamp == s->stamp)
+            continue;   /* a damaged stream's frame with a row twice: counted once */
+        const tlog_node *n = &f->nodes[i];
+        x->stamp = s->stamp;
+        x->frames++;
+        x->flags |= n->flags;
+        acc_put(&x->acc[TLOG_STAT_TOTAL], n->total_ns);
+        acc_put(&x->acc[TLOG_STAT_SELF], n->self_ns);
+        acc_put(&x->acc[TLOG_STAT_COUNT], n->count);
+    }
+}
+
+/* Keeps the frame's rows for the next frame of the group; without memory,
+ * the next frame looks its rows up. */
+static void remember_map(tlog_summary *s, tlog_group *g, size_t n)
+{
+    if (g->nlast_map < n) {
+        uint32_t *p = tlog_realloc_(g->last_map, n * sizeof *p);
+        if (!p) {
+            s->bytes -= g->nlast_map * sizeof *g->last_map;
+            free(g->last_map);
+            g->last_map = NULL;
+            g->nlast_map = 0;
+            return;
+        }
+        s->bytes += (n - g->nlast_map) * sizeof *p;
+        g->last_map = p;
+        g->nlast_map = n;
+    }
+    memcpy(g->last_map, s->map, n * sizeof *s->map);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Hitches                                                                  */
+/* ------------------------------------------------------------------------ */
+
+static void keep_hitch(tlog_summary *s, const tlog_hitch *h)
+{
+    size_t max = s->cfg.max_hitches;
+    if (s->nhitches == max) {
+        tlog_frame_release(s->hitches[s->hitch_first].frame);
+        s->hitch_first = (s->hitch_first + 1) % max;
+        s->nhitches--;
+    }
+    s->hitches[(s->hitch_first + s->nhitches++) % max] = *h;
+    atomic_fetch_add(&h->frame->refs, 1);
+}
+
+/* The frame's root total joins the group's recent frames, the oldest
+ * leaving when the window is full (its bucket was widened by map_rows). */
+static void window_push(tlog_summary *s, tlog_group *g, uint64_t ns)
+{
+    uint32_t w = s->cfg.hitch_window;
+    if (g->nrecent == w) {
+        uint64_t old = g->recent[g->next_recent];
+        g->window.bins[bucket_of(old) - g->window.lo]--;
+    } else {
+        g->nrecent++;
+    }
+    g->recent[g->next_recent] = ns;
+    g->next_recent = (g->next_recent + 1) % w;
+    g->window.bins[bucket_of(ns) - g->window.lo]++;
+}
+
+static void check_hitch(tlog_summary *s, uint32_t gi, const tlog_frame *f)
+{
+    tlog_group *g = &s->groups[gi];
+    uint64_t ns = f->nodes[0].total_ns;
+    tlog_hitch h = {(tlog_frame *)f, gi, 0, ns, 0, 0, 0, 0};
+    if (s->cfg.hitch_ns && ns > s->cfg.hitch_ns) {
+        h.reasons |= TLOG_HITCH_BUDGET;
+        h.budget_ns = s->cfg.hitch_ns;
+    }
+    if (g->recent) {
+        unsigned at;
+        if (g->nrecent == s->cfg.hitch_window &&
+            bucket_of(ns) > (at = quantile_bucket(&g->window, g->nrecent,
+                                                  s->cfg.hitch_quantile))) {
+            /* Past the quantile's whole bucket: a frame as long as the
+             * quantile never counts, whatever side of the bucket's middle
+             * it falls. */
+            h.reasons |= TLOG_HITCH_QUANTILE;
+            h.quantile_ns = bucket_value(at);
+        }
+        window_push(s, g, ns);
+    }
+    if (!h.reasons)
+        return;
+    const tlog_stat_row *root = &s->rows[g->root];
+    h.number = ++s->hitches_seen;
+    h.median_ns = tlog_sketch_quantile_(&root->acc[TLOG_STAT_TOTAL], root->frames, 0.5);
+    keep_hitch(s, &h);
+}
+
+int tlog_summary_add(tlog_summary *s, const tlog_frame *f)
+{
+    if (!s || !f || !f->nnodes)
+        return TLOG_EINVAL;
+    if (!grow(s, (void **)&s->map, &s->capmap, f->nnodes, sizeof *s->map))
+        return TLOG_ENOMEM;
+    size_t nrows = s->nrows, ngroups = s->ngroups;
+    uint64_t refused = 0;
+    uint32_t g;
+    int rc = group_for(s, f->thread_name, &f->nodes[0], &g);
+    if (rc == TLOG_EFULL) {
+        s->frames++;
+        s->rows_refused += f->nnodes;   /* no room even for its root */
+        return TLOG_OK;
+    }
+    if (rc == TLOG_OK)
+        rc = map_rows(s, f, g, &refused);
+    if (rc == TLOG_OK && s->groups[g].recent &&
+        !sketch_reserve(s, &s->groups[g].window, bucket_of(f->nodes[0].total_ns)))
+        rc = TLOG_ENOMEM;
+    if (rc != TLOG_OK) {
+        roll_back(s, nrows, ngroups);
+        return rc;
+    }
+    s->stamp++;
+    count_rows(s, f);
+    s->frames++;
+    s->rows_refused += refused;
+    check_hitch(s, g, f);
+    remember_map(s, &s->groups[g], f->nnodes);
+    return TLOG_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Merging summaries                                                        */
+/* ------------------------------------------------------------------------ */
+
+/* Widens `into` to hold every bucket `from` has counts in. */
+static bool reserve_sketch(tlog_summary *s, tlog_sketch *into, const tlog_sketch *from)
+{
+    unsigned first = 0, last = 0;
+    bool any = false;
+    for (unsigned k = 0; k < from->cap; k++)
+        if (from->bins[k]) {
+            if (!any)
+                first = from->lo + k;
+            last = from->lo + k;
+            any = true;
+        }
+    return !any || (sketch_reserve(s, into, first) && sketch_reserve(s, into, last));
+}
+
+static void add_acc(tlog_acc *into, const tlog_acc *from)
+{
+    into->sum = into->sum + from->sum < into->sum ? UINT64_MAX : into->sum + from->sum;
+    if (from->min < into->min)
+        into->min = from->min;
+    if (from->max > into->max)
+        into->max = from->max;
+    for (unsigned k = 0; k < from->sk.cap; k++)
+        if (from->sk.bins[k])
+            into->sk.bins[from->sk.lo + k - into->sk.lo] += from->sk.bins[k];
+}
+
+/* The row of `into` for row r of `from`, made if new, with room for its
+ * histograms; rows past max_rows are NONE and counted. */
+static int map_merged_row(tlog_summary *into, const tlog_summary *from, uint32_t r,
+                          uint32_t *map, uint64_t *refused)
+{
+    const tlog_stat_row *x = &from->rows[r];
+    uint32_t to;
+    if (x->parent == NONE) {
+        tlog_node root = {.name = x->name, .kind = x->kind};
+        int rc = group_for(into, from->groups[x->group].thread_name, &root, &to);
+        if (rc == TLOG_EFULL) {
+            *refused += x->frames;
+            to = NONE;
+        } else if (rc != TLOG_OK) {
+            return rc;
+        } else {
+            into->rows[to].site_id = x->site_id;
+        }
+    } else if ((to = map[x->parent]) != NONE) {
+        uint32_t found = find_row(into, to, x->kind, x->name);
+        if (found == NONE && into->nrows >= into->cfg.max_rows) {
+            *refused += x->frames;
+        } else if (found == NONE) {
+            row_key k = {into->rows[to].group, to, x->kind, x->name, x->device, NULL};
+            found = new_row(into, &k);
+            if (found == NONE)
+                return TLOG_ENOMEM;
+            into->rows[found].site_id = x->site_id;
+        }
+        to = found;
+    }
+    map[r] = to;
+    for (int q = 0; to != NONE && q < 3; q++)
+        if (!reserve_sketch(into, &into->rows[to].acc[q].sk, &x->acc[q].sk))
+            return TLOG_ENOMEM;
+    return TLOG_OK;
+}
+
+static void merge_hitches(tlog_summary *into, const tlog_summary *from, const uint32_t *map)
+{
+    uint64_t seen = into->hitches_seen;
+    for (size_t k = 0; k < from->nhitches; k++) {
+        tlog_hitch h = from->hitches[(from->hitch_first + k) % from->cfg.max_hitches];
+        uint32_t root = map[from->groups[h.group].root];
+        if (root == NONE)
+            continue;
+        h.group = into->rows[root].group;
+        h.number += seen;
+        keep_hitch(into, &h);
+    }
+    into->hitches_seen += from->hitches_seen;
+}
+
+int tlog_summary_merge(tlog_summary *into, const tlog_summary *from)
+{
+    if (!into || !from || into == from)
+        return TLOG_EINVAL;
+    uint32_t *map = tlog_malloc_((from->nrows ? from->nrows : 1) * sizeof *map);
+    if (!map)
+        return TLOG_ENOMEM;
+    size_t nrows = into->nrows, ngroups = into->ngroups;
+    uint64_t refused = 0;
+    int rc = TLOG_OK;
+    /* Parents come before their children in the rows. */
+    for (uint32_t r = 0; rc == TLOG_OK && r < from->nrows; r++)
+        rc = map_merged_row(into, from, r, map, &refused);
+    if (rc != TLOG_OK) {
+        roll_back(into, nrows, ngroups);
+        free(map);
+        return rc;
+    }
+    for (uint32_t r = 0; r < from->nrows; r++) {
+        if (map[r] == NONE)
+            continue;
+        tlog_stat_row *to = &into->rows[map[r]];
+        const tlog_stat_row *x = &from->rows[r];
+        to->frames += x->frames;
+        to->flags |= x->flags;
+        for (int q = 0; q < 3; q++)
+            add_acc(&to->acc[q], &x->acc[q]);
+    }
+    into->frames += from->frames;
+    into->rows_refused += from->rows_refused + refused;
+    merge_hitches(into, from, map);
+    free(map);
+    return TLOG_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Life cycle                                                               */
+/* ------------------------------------------------------------------------ */
+
+int tlog_summary_normalize_(const tlog_summary_config *in, tlog_summary_config *out)
+{
+    memset(out, 0, sizeof *out);
+    if (in) {
+        size_t n = in->size ? in->size : sizeof *in;
+        if (n < sizeof(size_t))
+            return TLOG_EINVAL;
+        memcpy(out, in, n < sizeof *out ? n : sizeof *out);
+    }
+    out->size = sizeof *out;
+    if (!(out->hitch_quantile >= 0 && out->hitch_quantile < 1) ||
+        out->hitch_window > MAX_WINDOW || out->max_hitches > MAX_HITCHES)
+        return TLOG_EINVAL;
+    if (!out->hitch_window)
+        out->hitch_window = DEFAULT_WINDOW;
+    if (!out->max_hitches)
+        out->max_hitches = DEFAULT_HITCHES;
+    if (!out->max_rows)
+        out->max_rows = DEFAULT_ROWS;
+    return TLOG_OK;
+}
+
+int tlog_summary_create(const tlog_summary_config *config, tlog_summary **out)
+{
+    if (!out)
+        return TLOG_EINVAL;
+    *out = NULL;
+    tlog_summary_config cfg;
+    int rc = tlog_summary_normalize_(config, &cfg);
+    if (rc != TLOG_OK)
+        return rc;
+    tlog_summary *s = tlog_calloc_(1, sizeof *s);
+    if (!s)
+        return TLOG_ENOMEM;
+    s->cfg = cfg;
+    s->hitches = tlog_calloc_(cfg.max_hitches, sizeof *s->hitches);
+    if (!s->hitches) {
+        free(s);
+        return TLOG_ENOMEM;
+    }
+    s->bytes = sizeof *s + cfg.max_hitches * sizeof *s->hitches;
+    *out = s;
+    return TLOG_OK;
+}
+
+static void release_all(tlog_summary *s)
+{
+    for (size_t k = 0; k < s->nhitches; k++)
+        tlog_frame_release(s->hitches[(s->hitch_first + k) % s->cfg.max_hitches].frame);
+    s->nhitches = s->hitch_first = 0;
+    for (size_t r = 0; r < s->nrows; r++)
+        for (int q = 0; q < 3; q++)
+            free(s->rows[r].acc[q].sk.bins);
+    for (size_t g = 0; g < s->ngroups; g++) {
+        free(s->groups[g].recent);
+        free(s->groups[g].window.bins);
+        free(s->groups[g].last_map);
+    }
+    while (s->arena) {
+        tlog_arena_block *next = s->arena->next;
+        free(s->arena);
+        s->arena = next;
+    }
+    free(s->rows);
+    free(s->groups);
+    free(s->index);
+    free(s->map);
+}
+
+int tlog_summary_reset(tlog_summary *s)
+{
+    if (!s)
+        return TLOG_EINVAL;
+    release_all(s);
+    tlog_summary_config cfg = s->cfg;
+    tlog_hitch *hitches = s->hitches;
+    memset(s, 0, sizeof *s);
+    s->cfg = cfg;
+    s->hitches = hitches;
+    s->bytes = sizeof *s + cfg.max_hitches * sizeof *s->hitches;
+    return TLOG_OK;
+}
+
+void tlog_summary_destroy(tlog_summary *s)
+{
+    if (!s)
+        return;
+    release_all(s);
+    free(s->hitches);
+    free(s);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reading                                                                  */
+/* ------------------------------------------------------------------------ */
+
+int tlog_summary_get_info(const tlog_summary *s, tlog_summary_info *out)
+{
+    if (!s)
+        return TLOG_EINVAL;
+    tlog_summary_info info = {
+        .size = sizeof info,
+        .groups = s->ngroups,
+        .rows = s->nrows,
+        .frames = s->frames,
+        .rows_refused = s->rows_refused,
+        .hitches_seen = s->hitches_seen,
+        .hitches = s->nhitches,
+        .bytes = s->bytes,
+    };
+    return tlog_copy_sized_(out, &info, sizeof info);
+}
+
+const tlog_stat_row *tlog_summary_root(const tlog_summary *s, size_t group)
+{
+    return s && group < s->ngroups ? &s->rows[s->groups[group].root] : NULL;
+}
+
+const tlog_stat_row *tlog_stat_row_parent(const tlog_stat_row *row)
+{
+    return row ? tlog_stat_row_at_(row->owner, row->parent) : NULL;
+}
+
+const tlog_stat_row *tlog_stat_row_first_child(const tlog_stat_row *row)
+{
+    return row ? tlog_stat_row_at_(row->owner, row->first_child) : NULL;
+}
+
+const tlog_stat_row *tlog_stat_row_next_sibling(const tlog_stat_row *row)
+{
+    return row ? tlog_stat_row_at_(row->owner, row->next_sibling) : NULL;
+}
+
+int tlog_stat_row_get_info(const tlog_stat_row *row, tlog_stat_info *out)
+{
+    if (!row)
+        return TLOG_EINVAL;
+    const tlog_summary *s = row->owner;
+    const tlog_group *g = &s->groups[row->group];
+    tlog_stat_info info = {
+        .size = sizeof info,
+        .name = row->name,
+        .kind = (tlog_kind)row->kind,
+        .depth = row->depth,
+        .thread_name = g->thread_name,
+        .device = row->device,
+        .site_id = row->site_id,
+        .flags = row->flags,
+        .frames = row->frames,
+        .group_frames = s->rows[g->root].frames,
+    };
+    tlog_stat_value_(&row->acc[TLOG_STAT_TOTAL], row->frames, &info.total_ns);
+    tlog_stat_value_(&row->acc[TLOG_STAT_SELF], row->frames, &info.self_ns);
+    tlog_stat_value_(&row->acc[TLOG_STAT_COUNT], row->frames, &info.count);
+    return tlog_copy_sized_(out, &info, sizeof info);
+}
+
+int tlog_stat_row_quantile(const tlog_stat_row *row, tlog_stat_of of, double q, uint64_t *out)
+{
+    if (!row || !out || (unsigned)of > TLOG_STAT_COUNT || !(q >= 0 && q <= 1))
+        return TLOG_EINVAL;
+    *out = tlog_sketch_quantile_(&row->acc[of], row->frames, q);
+    return TLOG_OK;
+}
+
+/* The row after r in pre-order within its group, skipping r's children
+ * unless `into`. */
+static uint32_t row_next(const tlog_summary *s, uint32_t r, bool into)
+{
+    if (into && s->rows[r].first_child != NONE)
+        return s->rows[r].first_child;
+    while (r != NONE && s->rows[r].next_sibling == NONE)
+        r = s->rows[r].parent;
+    return r == NONE ? NONE : s->rows[r].next_sibling;
+}
+
+int tlog_summary_walk(const tlog_summary *s, tlog_stat_visit_fn visit, void *user)
+{
+    if (!s || !visit)
+        return TLOG_EINVAL;
+    tlog_stat_info info = {.size = sizeof info};
+    for (size_t g = 0; g < s->ngroups; g++) {
+        int rc = 0;
+        for (uint32_t r = s->groups[g].root; r != NONE;
+             r = row_next(s, r, rc != TLOG_WALK_SKIP_CHILDREN)) {
+            tlog_stat_row_get_info(&s->rows[r], &info);
+            rc = visit(user, &s->rows[r], &info);
+            if (rc && rc != TLOG_WALK_SKIP_CHILDREN)
+                return rc;
+        }
+    }
+    return TLOG_OK;
+}
+
+void tlog_summary_map_frame_(const tlog_summary *s, const tlog_frame *f, uint32_t *rows)
+{
+    uint32_t g = find_group(s, f->thread_name, f->nodes[0].name);
+    for (const tlog_node *n = &f->nodes[0]; n; n = tlog_node_next_(n, true)) {
+        size_t i = (size_t)(n - f->nodes);
+        if (!n->parent)
+            rows[i] = g == NONE ? NONE : s->groups[g].root;
+        else if (rows[n->parent - f->nodes] == NONE)
+            rows[i] = NONE;
+        else
+            rows[i] = find_row(s, rows[n->parent - f->nodes], n->kind, n->name);
+    }
+}
+
+const tlog_stat_row *tlog_summary_find(const tlog_summary *s, const tlog_frame *f,
+                                       const tlog_node *node)
+{
+    if (!s || !f || !node || !f->nnodes || node < f->nodes || node >= f->nodes + f->nnodes)
+        return NULL;
+    uint32_t g = find_group(s, f->thread_name, f->nodes[0].name);
+    if (g == NONE)
+        return NULL;
+    /* The path from the root down to the node, as ancestors at each depth. */
+    enum { SHORT = 64 };
+    const tlog_node *shallow[SHORT], **path = shallow;
+    if (node->depth >= SHORT && !(path = tlog_malloc_(((size_t)node->depth + 1) * sizeof *path)))
+        return NULL;
+    for (const tlog_node *n = node; n; n = n->parent)
+        path[n->depth] = n;
+    uint32_t r = s->groups[g].root;
+    for (int d = 1; d <= node->depth && r != NONE; d++)
+        r = find_row(s, r, path[d]->kind, path[d]->name);
+    if (path != shallow)
+        free(path);
+    return tlog_stat_row_at_(s, r);
+}
+
+int tlog_frame_walk_stats(const tlog_frame *f, const tlog_summary *s,
+                          tlog_frame_stat_visit_fn visit, void *user)
+{
+    if (!f || !s || !visit || !f->nnodes)
+        return TLOG_EINVAL;
+    uint32_t *rows = tlog_malloc_(f->nnodes * sizeof *rows);
+    if (!rows)
+        return TLOG_ENOMEM;
+    tlog_summary_map_frame_(s, f, rows);
+    tlog_node_info info = {.size = sizeof info};
+    tlog_stat_info stats = {.size = sizeof stats};
+    int rc = 0;
+    for (const tlog_node *n = &f->nodes[0]; n; n = tlog_node_next_(n, rc != TLOG_WALK_SKIP_CHILDREN)) {
+        uint32_t r = rows[n - f->nodes];
+        tlog_node_get_info(n, &info);
+        if (r != NONE)
+            tlog_stat_row_get_info(&s->rows[r], &stats);
+        rc = visit(user, n, &info, r != NONE ? &stats : NULL);
+        if (rc && rc != TLOG_WALK_SKIP_CHILDREN)
+            break;
+    }
+    free(rows);
+    return rc == TLOG_WALK_SKIP_CHILDREN ? TLOG_OK : rc;
+}
+
+int tlog_summary_hitch(const tlog_summary *s, size_t index, tlog_hitch_info *out)
+{
+    if (!s || !out || index >= s->nhitches)
+        return TLOG_EINVAL;
+    const tlog_hitch *h = &s->hitches[(s->hitch_first + index) % s->cfg.max_hitches];
+    const tlog_group *g = &s->groups[h->group];
+    tlog_hitch_info info = {
+        .size = sizeof info,
+        .frame = h->frame,
+        .thread_name = g->thread_name,
+        .root = s->rows[g->root].name,
+        .number = h->number,
+        .duration_ns = h->duration_ns,
+        .reasons = h->reasons,
+        .budget_ns = h->budget_ns,
+        .quantile_ns = h->quantile_ns,
+        .median_ns = h->median_ns,
+    };
+    return tlog_copy_sized_(out, &info, sizeof info);
+}

@@ -1,0 +1,132 @@
+/* Statistics across frames: the summary and its histograms, shared by
+ * summary.c (keeping them), summary_out.c (printing them), dump.c (their
+ * columns) and log.c (a log's own). Not installed. */
+#ifndef TIMERLOG_SUMMARY_H
+#define TIMERLOG_SUMMARY_H
+
+#include "internal.h"
+
+/*
+ * A histogram of uint64 values in logarithmic buckets: values below 128
+ * each have their own; above, each power of two [2^e, 2^(e+1)) is cut into
+ * 64 equal buckets, so a bucket is at most 1/64 of its lowest value wide
+ * and its middle is within 1/128 of every value in it. 3776 buckets cover
+ * every uint64; a histogram holds only the span [lo, lo + cap) it has
+ * needed, grown on demand.
+ */
+#define TLOG_SKETCH_SUB 64u
+#define TLOG_SKETCH_BUCKETS 3776u
+
+typedef struct tlog_sketch {
+    uint64_t *bins;
+    uint16_t lo, cap;
+} tlog_sketch;
+
+/* One quantity of a row over frames. */
+typedef struct tlog_acc {
+    uint64_t sum;            /* saturating */
+    uint64_t min, max;
+    tlog_sketch sk;
+} tlog_acc;
+
+#define TLOG_ROW_NONE UINT32_MAX
+
+struct tlog_stat_row {
+    const struct tlog_summary *owner;
+    uint32_t parent, first_child, last_child, next_sibling;
+    uint32_t group;
+    uint32_t hash_next;      /* the next row in its bucket of the index */
+    const char *name;        /* the summary's copy */
+    const char *device;      /* the summary's copy, or NULL */
+    uint64_t site_id;
+    uint64_t frames;
+    uint64_t stamp;          /* the add that last counted it */
+    int depth;
+    uint8_t kind;
+    uint8_t flags;
+    tlog_acc acc[3];         /* tlog_stat_of: total, self, count */
+};
+
+/* A hitch kept: the frame, with a reference. */
+typedef struct tlog_hitch {
+    tlog_frame *frame;
+    uint32_t group;
+    uint64_t number;
+    uint64_t duration_ns;
+    unsigned reasons;
+    uint64_t budget_ns, quantile_ns, median_ns;
+} tlog_hitch;
+
+/* A (thread name, root title) pair: its root row, the frames it saw
+ * lately (for the hitch quantile) and what the last frame's rows mapped
+ * to (a frame usually has the rows the one before it had). */
+typedef struct tlog_group {
+    const char *thread_name; /* the summary's copy */
+    uint32_t root;
+    uint64_t *recent;        /* ring of the last window root totals */
+    uint32_t nrecent, next_recent;
+    tlog_sketch window;      /* the same totals, for their quantile */
+    uint32_t *last_map;      /* rows of the last frame's nodes, by index */
+    size_t nlast_map;
+} tlog_group;
+
+/* Strings, in blocks that never move. */
+typedef struct tlog_arena_block {
+    struct tlog_arena_block *next;
+    size_t used, cap;
+    char data[];
+} tlog_arena_block;
+
+struct tlog_summary {
+    tlog_summary_config cfg;  /* defaults filled in */
+    tlog_stat_row *rows;
+    size_t nrows, caprows;
+    uint32_t *index;          /* bucket heads of (group, parent, kind, name) */
+    size_t index_mask;
+    tlog_group *groups;
+    size_t ngroups, capgroups;
+    uint32_t last_group;      /* where the search for a frame's group starts */
+    tlog_arena_block *arena;
+    uint32_t *map;            /* scratch: frame node index -> row */
+    size_t capmap;
+    tlog_hitch *hitches;      /* ring of cfg.max_hitches */
+    size_t hitch_first, nhitches;
+    uint64_t hitches_seen;
+    uint64_t frames;
+    uint64_t stamp;
+    uint64_t rows_refused;
+    size_t bytes;             /* what it holds, besides hitch frames */
+};
+
+/* summary.c */
+TLOG_INTERNAL int tlog_summary_normalize_(const tlog_summary_config *in,
+                                          tlog_summary_config *out);
+/* The rows of `s` for every node of `f`, by node index (TLOG_ROW_NONE where
+ * it has none), into rows[f->nnodes]. */
+TLOG_INTERNAL void tlog_summary_map_frame_(const tlog_summary *s, const tlog_frame *f,
+                                           uint32_t *rows);
+TLOG_INTERNAL uint64_t tlog_sketch_quantile_(const tlog_acc *a, uint64_t n, double q);
+TLOG_INTERNAL void tlog_stat_value_(const tlog_acc *a, uint64_t n, tlog_stat_value *v);
+/* The path's rows, in `rows` of the summary, for print helpers. */
+static inline const tlog_stat_row *tlog_stat_row_at_(const tlog_summary *s, uint32_t i)
+{
+    return i == TLOG_ROW_NONE ? NULL : &s->rows[i];
+}
+
+/* dump.c: pieces of the text dump the statistics share. */
+TLOG_INTERNAL void tlog_dump_prefix_(FILE *out, int depth, int kind);
+TLOG_INTERNAL void tlog_put_seconds_(FILE *out, uint64_t ns);
+/* The statistics columns of `row` (NULL: `-` in each), and with
+ * TLOG_COLUMN_DELTA, of `ns` against its median. */
+TLOG_INTERNAL void tlog_put_stat_columns_(FILE *out, const tlog_stat_row *row, unsigned columns,
+                                          uint64_t ns);
+
+/* summary_out.c */
+/* The rows of hitch `h` whose self time was furthest above their median,
+ * at most `max`, into rows (node indexes) and excess (ns); returns how
+ * many. */
+TLOG_INTERNAL size_t tlog_hitch_culprits_(const tlog_summary *s, const tlog_hitch *h,
+                                          const uint32_t *map, size_t max, uint32_t *nodes,
+                                          uint64_t *excess);
+
+#endif

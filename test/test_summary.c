@@ -1,0 +1,1128 @@
+/* Statistics across frames: exact counts, means, minima and maxima on
+ * frames of a manual clock; quantiles within their stated bound on skewed
+ * and bimodal data; memory that stays put over a million frames; hitches
+ * kept and evicted; the dump's columns; reset; the walks; merging; the
+ * same statistics from a stream read back; a log's own statistics, its
+ * device rows and its report. */
+#include <math.h>
+#include <unistd.h>
+
+#include "device_fixture.h"
+
+/* ------------------------------------------------------------------------ */
+/* Helpers                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* xorshift64*: the same numbers on every machine. */
+static uint64_t rng_state;
+
+static uint64_t rng(void)
+{
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 0x2545f4914f6cdd1dull;
+}
+
+static double uniform(void)
+{
+    return (double)(rng() >> 11) / 9007199254740992.0;
+}
+
+/* A standard normal number (Box-Muller). */
+static double normal(void)
+{
+    double u = uniform(), v = uniform();
+    return sqrt(-2.0 * log(u > 0 ? u : 1e-300)) * cos(6.283185307179586 * v);
+}
+
+static void at_ns(uint64_t ns)
+{
+    test_now = ns;
+}
+
+/* One frame on the manual clock: "Frame" from t, with "Work" taking
+ * `work` ns, then "Tail" twice (each `tail` ns); returns its end. */
+static uint64_t known_frame(tlog_log *log, uint64_t t, uint64_t work, uint64_t tail)
+{
+    at_ns(t);
+    tlog_log_begin(log, site_named("Frame"));
+    at_ns(t + 10);
+    tlog_log_begin(log, site_named("Work"));
+    at_ns(t + 10 + work);
+    tlog_log_end(log, site_named("Work"));
+    for (int k = 0; k < 2; k++) {
+        tlog_log_begin(log, site_named("Tail"));
+        at_ns(test_now + tail);
+        tlog_log_end(log, site_named("Tail"));
+    }
+    at_ns(test_now + 5);
+    tlog_log_end(log, site_named("Frame"));
+    return test_now;
+}
+
+/* Fails showing the whole text when it lacks `needle`. */
+static void contains(const char *text, const char *needle)
+{
+    if (!strstr(text, needle))
+        fail_msg("no \"%s\" in:\n%s", needle, text);
+}
+
+static void lacks(const char *text, const char *needle)
+{
+    if (strstr(text, needle))
+        fail_msg("\"%s\" in:\n%s", needle, text);
+}
+
+static tlog_summary *make_summary(const tlog_summary_config *c)
+{
+    tlog_summary *s = NULL;
+    assert_int_equal(tlog_summary_create(c, &s), TLOG_OK);
+    assert_non_null(s);
+    return s;
+}
+
+static tlog_stat_info stat_info(const tlog_stat_row *r)
+{
+    tlog_stat_info i = {.size = sizeof i};
+    assert_non_null(r);
+    assert_int_equal(tlog_stat_row_get_info(r, &i), TLOG_OK);
+    return i;
+}
+
+static const tlog_stat_row *stat_child(const tlog_stat_row *r, const char *name)
+{
+    for (const tlog_stat_row *c = tlog_stat_row_first_child(r); c;
+         c = tlog_stat_row_next_sibling(c))
+        if (strcmp(stat_info(c).name, name) == 0)
+            return c;
+    return NULL;
+}
+
+static tlog_summary_info summary_info(const tlog_summary *s)
+{
+    tlog_summary_info i = {.size = sizeof i};
+    assert_int_equal(tlog_summary_get_info(s, &i), TLOG_OK);
+    return i;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The q-quantile as the header defines it: x[ceil(q n) - 1] of the sorted
+ * values. */
+static uint64_t exact_quantile(const uint64_t *sorted, size_t n, double q)
+{
+    double x = q * (double)n;
+    size_t r = (size_t)ceil(x - 1e-9 * (x > 1 ? x : 1));
+    return sorted[r ? r - 1 : 0];
+}
+
+static void assert_within_bound(uint64_t estimate, uint64_t exact, const char *what, double q)
+{
+    double err = fabs((double)estimate - (double)exact);
+    if (err > (double)exact * TLOG_STATS_RELATIVE_ERROR)
+        fail_msg("%s: quantile %g estimated %llu, exact %llu (error %.4f%%)", what, q,
+                 (unsigned long long)estimate, (unsigned long long)exact,
+                 100.0 * err / (double)exact);
+}
+
+static const double quantiles[] = {0, 0.001, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 1};
+
+/* Checks every quantile of the "Work" row's total against `values`. */
+static void check_quantiles(const tlog_stat_row *work, uint64_t *values, size_t n,
+                            const char *what)
+{
+    qsort(values, n, sizeof *values, cmp_u64);
+    for (size_t k = 0; k < sizeof quantiles / sizeof quantiles[0]; k++) {
+        uint64_t est;
+        assert_int_equal(tlog_stat_row_quantile(work, TLOG_STAT_TOTAL, quantiles[k], &est),
+                         TLOG_OK);
+        assert_within_bound(est, exact_quantile(values, n, quantiles[k]), what, quantiles[k]);
+    }
+    tlog_stat_info i = stat_info(work);
+    assert_int_equal(i.total_ns.min, values[0]);
+    assert_int_equal(i.total_ns.max, values[n - 1]);
+    assert_within_bound(i.total_ns.median, exact_quantile(values, n, 0.5), what, 0.5);
+    assert_within_bound(i.total_ns.p90, exact_quantile(values, n, 0.9), what, 0.9);
+    assert_within_bound(i.total_ns.p99, exact_quantile(values, n, 0.99), what, 0.99);
+}
+
+/* A log whose frames the test pops and hands to a summary itself. */
+static tlog_log *plain_log(void)
+{
+    tlog_config c = test_config(NULL);
+    c.max_frames = 4;
+    return make_log(&c);
+}
+
+static tlog_frame *pop(tlog_log *log)
+{
+    tlog_frame *f = tlog_frame_pop(log);
+    assert_non_null(f);
+    return f;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Exact statistics                                                         */
+/* ------------------------------------------------------------------------ */
+
+/* Work takes 100, 200, ..., 1000 ns in ten frames (values below 128 are
+ * kept exactly, the rest within the bound); Tail runs twice a frame, 40 ns
+ * each time. */
+static void exact_statistics_of_manual_clock_frames(void **state)
+{
+    (void)state;
+    tlog_config c = test_config(NULL);
+    c.flags |= TLOG_CONFIG_STATS;
+    tlog_log *log = make_log(&c);
+    uint64_t t = 1000, work[10], frame[10];
+    for (int k = 0; k < 10; k++) {
+        work[k] = 100u * (uint64_t)(k + 1);
+        uint64_t start = t;
+        t = known_frame(log, t, work[k], 40) + 100;
+        frame[k] = t - 100 - start;
+    }
+    tlog_summary *s = NULL;
+    assert_int_equal(tlog_log_summary(log, &s), TLOG_OK);
+    tlog_summary_info si = summary_info(s);
+    assert_int_equal(si.frames, 10);
+    assert_int_equal(si.groups, 1);
+    assert_int_equal(si.rows, 3);
+    assert_int_equal(si.hitches_seen, 0);
+
+    const tlog_stat_row *root = tlog_summary_root(s, 0);
+    assert_null(tlog_summary_root(s, 1));
+    tlog_stat_info r = stat_info(root);
+    assert_string_equal(r.name, "Frame");
+    assert_string_equal(r.thread_name, "Thread 1");
+    assert_int_equal(r.depth, 0);
+    assert_int_equal(r.frames, 10);
+    assert_int_equal(r.group_frames, 10);
+    uint64_t sum = 0;
+    for (int k = 0; k < 10; k++)
+        sum += frame[k];
+    assert_true(r.total_ns.mean == (double)sum / 10);
+    assert_int_equal(r.total_ns.min, frame[0]);
+    assert_int_equal(r.total_ns.max, frame[9]);
+    assert_int_equal(r.count.median, 1);
+
+    tlog_stat_info w = stat_info(stat_child(root, "Work"));
+    assert_int_equal(w.frames, 10);
+    assert_int_equal(w.depth, 1);
+    assert_int_equal(w.kind, TLOG_KIND_CONTROL);
+    assert_true(w.total_ns.mean == 550.0);
+    assert_int_equal(w.total_ns.min, 100);
+    assert_int_equal(w.total_ns.max, 1000);
+    assert_true(w.self_ns.mean == 550.0);   /* a leaf: self is total */
+    assert_int_equal(w.count.min, 1);
+    assert_int_equal(w.count.max, 1);
+    /* The median is the 5th of 10 values (500), p90 the 9th, p99 the 10th. */
+    assert_within_bound(w.total_ns.median, 500, "Work", 0.5);
+    assert_within_bound(w.total_ns.p90, 900, "Work", 0.9);
+    assert_int_equal(w.total_ns.p99, 1000);   /* the maximum's bucket, clamped */
+
+    tlog_stat_info tail = stat_info(stat_child(root, "Tail"));
+    assert_int_equal(tail.count.median, 2);   /* counts below 128 are exact */
+    assert_int_equal(tail.count.p99, 2);
+    assert_int_equal(tail.total_ns.median, 80);   /* 2 x 40 ns, exact */
+    assert_int_equal(tail.total_ns.min, 80);
+    assert_int_equal(tail.total_ns.max, 80);
+
+    /* The root's self time: the frame less Work and Tail. */
+    tlog_stat_info again = stat_info(root);
+    assert_int_equal(again.self_ns.min, frame[0] - 100 - 80);
+    uint64_t q;
+    assert_int_equal(tlog_stat_row_quantile(root, TLOG_STAT_SELF, 0.5, &q), TLOG_OK);
+    assert_int_equal(q, 15);   /* 10 before Work and 5 after Tail, in every frame */
+    assert_int_equal(tlog_stat_row_quantile(root, TLOG_STAT_SELF, 1.5, &q), TLOG_EINVAL);
+    assert_int_equal(tlog_stat_row_quantile(root, (tlog_stat_of)7, 0.5, &q), TLOG_EINVAL);
+    assert_int_equal(tlog_stat_row_quantile(NULL, TLOG_STAT_SELF, 0.5, &q), TLOG_EINVAL);
+    tlog_summary_destroy(s);
+    tlog_destroy(log);
+}
+
+/* A row that only some frames have: its statistics are over those
+ * frames, and it says how many of the group's it was in. */
+static void rows_count_only_the_frames_that_have_them(void **state)
+{
+    (void)state;
+    tlog_log *log = plain_log();
+    tlog_summary *s = make_summary(NULL);
+    for (int k = 0; k < 6; k++) {
+        at_ns(1000u * (uint64_t)k);
+        tlog_log_begin(log, site_named("Frame"));
+        if (k % 3 == 0) {
+            tlog_log_begin(log, site_named("Sometimes"));
+            at_ns(test_now + 50);
+            tlog_log_end(log, site_named("Sometimes"));
+        }
+        at_ns(test_now + 10);
+        tlog_log_end(log, site_named("Frame"));
+        tlog_frame *f = pop(log);
+        assert_int_equal(tlog_summary_add(s, f), TLOG_OK);
+        tlog_frame_release(f);
+    }
+    tlog_stat_info i = stat_info(stat_child(tlog_summary_root(s, 0), "Sometimes"));
+    assert_int_equal(i.frames, 2);
+    assert_int_equal(i.group_frames, 6);
+    assert_true(i.total_ns.mean == 50.0);
+    tlog_summary_destroy(s);
+    tlog_destroy(log);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Quantiles within the bound                                               */
+/* ------------------------------------------------------------------------ */
+
+enum { SAMPLES = 20000 };
+
+/* Frames whose Work takes values drawn by `draw`, added to a summary; the
+ * quantiles of Work are checked against the exact ones. */
+static void quantiles_of(uint64_t (*draw)(void), const char *what)
+{
+    tlog_log *log = plain_log();
+    tlog_summary *s = make_summary(NULL);
+    uint64_t *values = malloc(SAMPLES * sizeof *values);
+    uint64_t t = 0;
+    for (int k = 0; k < SAMPLES; k++) {
+        values[k] = draw();
+        t = known_frame(log, t, values[k], 3) + 1;
+        tlog_frame *f = pop(log);
+        assert_int_equal(tlog_summary_add(s, f), TLOG_OK);
+        tlog_frame_release(f);
+    }
+    const tlog_stat_row *work = stat_child(tlog_summary_root(s, 0), "Work");
+    assert_int_equal(stat_info(work).frames, SAMPLES);
+    check_quantiles(work, values, SAMPLES, what);
+    free(values);
+    tlog_summary_destroy(s);
+    tlog_destroy(log);
+}
+
+/* Log-normal around 1 ms with a long right tail (sigma 1.5: p99 is about
+ * 33 times the median). */
+static uint64_t skewed(void)
+{
+    return (uint64_t)(1e6 * exp(1.5 * normal())) + 1;
+}
+
+/* Half the frames near 2 ms, half near 16 ms, and 1% at 100-300 ms. */
+static uint64_t bimodal(void)
+{
+    double u = uniform();
+    if (u < 0.01)
+        return (uint64_t)(1e8 + 2e8 * uniform());
+    double centre = u < 0.5 ? 2e6 : 16e6;
+    return (uint64_t)(centre * (1 + 0.05 * normal()));
+}
+
+/* Small integers and everything up to 2^63: the whole range. */
+static uint64_t anywhere(void)
+{
+    return rng() >> (rng() % 64);
+}
+
+static void quantiles_within_bound_on_skewed_data(void **state)
+{
+    (void)state;
+    rng_state = 0x9e3779b97f4a7c15ull;
+    quantiles_of(skewed, "skewed");
+}
+
+static void quantiles_within_bound_on_bimodal_data(void **state)
+{
+    (void)state;
+    rng_state = 0x2545f4914f6cdd1dull;
+    quantiles_of(bimodal, "bimodal");
+}
+
+static void quantiles_within_bound_over_the_whole_range(void **state)
+{
+    (void)state;
+    rng_state = 12345;
+    tlog_log *log = plain_log();
+    tlog_summary *s = make_summary(NULL);
+    /* Inserted timings take any duration; the frame around them is short. */
+    uint64_t *values = malloc(SAMPLES * sizeof *values);
+    for (int k = 0; k < SAMPLES; k++) {
+        values[k] = anywhere() >> 1;
+        at_ns(0);
+        tlog_log_begin(log, site_named("Frame"));
+        assert_int_equal(tlog_insert(log, site_named("Work"), TLOG_KIND_EXECUTION, 5,
+                                     5 + values[k]), TLOG_OK);
+        at_ns(10);
+        tlog_log_end(log, site_named("Frame"));
+        tlog_frame *f = pop(log);
+        assert_int_equal(tlog_summary_add(s, f), TLOG_OK);
+        /* Past 2^53 ns, ticks convert to ns through a double: the frame's
+         * own figure is the truth. */
+        values[k] = info_of(child_named(tlog_frame_root(f), "Work")).total_ns;
+        tlog_frame_release(f);
+    }
+    check_quantiles(stat_child(tlog_summary_root(s, 0), "Work"), values, SAMPLES, "range");
+    free(values);
+    tlog_summary_destroy(s);
+    tlog_destroy(log);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Bounded memory                                                           */
+/* ------------------------------------------------------------------------ */
+
+/* A million frames, taken in random order from 1,000 recorded ones whose
+ * Work spans five decades: the summary's memory after the first 10,000 is
+ * what it is after the million, and the quantiles still hold. */
+static void memory_stays_bounded_over_a_million_frames(void **state)
+{
+    (void)state;
+    enum { DISTINCT = 1000, TOTAL = 1000000 };
+    rng_state = 777;
+    tlog_config c = test_config(NULL);
+    c.max_frames = DISTINCT;
+    tlog_log *log = make_log(&c);
+    tlog_frame *frames[DISTINCT];
+    uint64_t works[DISTINCT], t = 0;
+    for (int k = 0; k < DISTINCT; k++) {
+        works[k] = (uint64_t)(1e3 * pow(10, 5 * uniform()));   /* 1 us to 100 ms */
+        t = known_frame(log, t, works[k], 7) + 1;
+    }
+    for (int k = 0; k < DISTINCT; k++)
+        frames[k] = pop(log);
+    tlog_summary *s = make_summary(NULL);
+    size_t bytes_early = 0;
+    uint64_t *taken = calloc(DISTINCT, sizeof *taken);
+    for (int k = 0; k < TOTAL; k++) {
+        size_t i = (size_t)(rng() % DISTINCT);
+        taken[i]++;
+        assert_int_equal(tlog_summary_add(s, frames[i]), TLOG_OK);
+        if (k == 10000 - 1)
+            bytes_early = summary_info(s).bytes;
+    }
+    tlog_summary_info si = summary_info(s);
+    assert_int_equal(si.frames, TOTAL);
+    assert_int_equal(si.rows, 3);
+    assert_int_equal(si.bytes, bytes_early);
+    /* Three rows of three histograms: within the stated bound per row. */
+    assert_true(si.bytes < 64 * 1024 + 3 * 3 * 3776 * 8);
+    print_message("summary of %d frames: %zu bytes\n", TOTAL, si.bytes);
+    /* The exact quantiles of what was added: each recorded Work as many
+     * times as it was taken. */
+    uint64_t *values = malloc(TOTAL * sizeof *values);
+    size_t n = 0;
+    for (int i = 0; i < DISTINCT; i++)
+        for (uint64_t j = 0; j < taken[i]; j++)
+            values[n++] = works[i];
+    check_quantiles(stat_child(tlog_summary_root(s, 0), "Work"), values, n, "a million");
+    free(values);
+    free(taken);
+    for (int k = 0; k < DISTINCT; k++)
+        tlog_frame_release(frames[k]);
+    tlog_summary_destroy(s);
+    tlog_destroy(log);
+}
+
+/* Past max_rows, new rows are left out with their subtrees and counted;
+ * the rows already kept go on counting. */
+static void rows_past_the_limit_are_left_out_and_counted(void **state)
+{
+    (void)state;
+    tlog_log *log = plain_log();
+    tlog_summary_config sc = {.size = sizeof sc, .max_rows = 2};
+    tlog_summary *s = make_summary(&sc);
+    for (int k = 0; k < 3; k++) {
+        known_frame(log, 1000u * (uint64_t)k, 100, 10);
+        tlog_frame *f = pop(log);
+        assert_int_equal(tlog_summary_add(s, f), TLOG_OK);
+        tlog_frame_release(f);
+    }
+    tlog_summary_info si = summary_info(s);
+    assert_int_equal(si.rows, 2);
+    assert_int_equal(si.rows_refused, 3);   /* Tail, in each of three frames */
+    assert_int_equal(stat_info(stat_child(tlog_summary_root(s, 0), "Work")).frames, 3);
+    assert_null(stat_child(tlog_summary_root(s, 0), "Tail"));
+    tlog_summary_destroy(s);
+    tlog_destroy(log);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Hitches                                                                  */
+/* ------------------------------------------------------------------------ */
+
+static tlog_hitch_info hitch_info(const tlog_summary *s, size_t k)
+{
+    tlog_hitch_info h = {.size = sizeof h};
+    assert_int_equal(tlog_summary_hitch(s, k, &h), TLOG_OK);
+    return h;
+}
+
+/* Frames over the budget are kept whole; past max_hitches the oldest goes,
+ * and the frames kept stay readable after the log has let them go. */
+static void hitches_over_the_budget_are_kept_and_the_oldest_evicted(void **state)
+{
+    (void)state;
+    tlog_config c = test_config(NULL);
+    c.flags |= TLOG_CONFIG_STATS;
+    c.max_frames = 2;
+    c.stats.hitch_ns = 5000;
+    c.stats.max_hitches = 3;
+    tlog_log *log = make_log(&c);
+    uint64_t t = 0;
+    /* Frames 3, 6, 9, 12 and 15 are slow: Work takes 10 us instead of 1. */
+    for (int k = 1; k <= 15; k++)
+        t = known_frame(log, t, k % 3 == 0 ? 10000 : 1000, 50) + 1000;
+    tlog_summary *s;
+    assert_int_equal(tlog_log_summary(log, &s), TLOG_OK);
+    tlog_destroy(log);   /* the hitches hold their own frames */
+    tlog_summary_info si = summary_info(s);
+    assert_int_equal(si.frames, 15);   /* though most were never read */
+    assert_int_equal(si.hitches_seen, 5);
+    assert_int_equal(si.hitches, 3);
+    for (size_t k = 0; k < 3; k++) {
+        tlog_hitch_info h = hitch_info(s, k);
+        assert_int_equal(h.number, k + 3);
+        assert_int_equal(h.reasons, TLOG_HITCH_BUDGET);
+        assert_int_equal(h.budget_ns, 5000);
+        assert_int_equal(h.quantile_ns, 0);
+        assert_string_equal(h.thread_name, "Thread 1");
+        assert_string_equal(h.root, "Frame");
+        tlog_frame_info fi = {.size = sizeof fi};
+        assert_int_equal(tlog_frame_get_info(h.frame, &fi), TLOG_OK);
+        assert_int_equal(fi.serial, 3 * (k + 3));
+        assert_int_equal(h.duration_ns, fi.duration_ns);
+        assert_true(h.duration_ns > 10000);
+        assert_within_bound(h.median_ns, 1000 + 100 + 15, "median frame", 0.5);
+        const tlog_node *work = child_named(tlog_frame_root(h.frame), "Work");
+        assert_int_equal(info_of(work).total_ns, 10000);
+    }
+    tlog_hitch_info h;
+    h.size = sizeof h;
+    assert_int_equal(tlog_summary_hitch(s, 3, &h), TLOG_EINVAL);
+
+    /* The dump names the row that made each one slow. */
+    FILE *fp = tmpfile();
+    assert_int_equal(tlog_summary_dump(s, fp, NULL), TLOG_OK);
+    char *text = read_back(fp);
+    contains(text, "# hitches: 5 seen, the last 3 kept\n");
+    contains(text, "# hitch 5: thread \"Thread 1\", root \"Frame\", frame 15: "
+                                 "0.000010s, over the budget 0.000005s; median frame ");
+    contains(text, "; slower than their median self time: Work +0.000009s\n");
+    free(text);
+
+    fp = tmpfile();
+    assert_int_equal(tlog_summary_dump_hitch(s, 2, fp, NULL), TLOG_OK);
+    text = read_back(fp);
+    contains(text, "# hitch 5: ");
+    contains(text, "|-> ");
+    contains(text, " | delta +0.000009s | (C) Work\n");
+    contains(text, " | delta +0.000000s | (C) Tail [x2]\n");
+    free(text);
+    assert_int_equal(tlog_summary_dump_hitch(s, 3, stdout, NULL), TLOG_EINVAL);
+    tlog_summary_destroy(s);
+}
+
+/* A frame longer than the p90 of the last 10 frames is a hitch, once 10
+ * have been seen; the quantile it was over is said. */
+static void hitches_over_a_quantile_of_recent_frames(void **state)
+{
+    (void)state;
+    tlog_log *log = plain_log();
+    tlog_summary_config sc = {.size = sizeof sc, .hitch_quantile = 0.9, .hitch_window = 10};
+    tlog_summary *s = make_summary(&sc);
+    uint64_t t = 0;
+    for (int k = 0; k < 30; k++) {
+        /* Work: 1000 ns, 100 ns less every 10th frame, and a spike of
+         * 5000 ns at frame 5 (before 10 frames were seen) and 25. */
+        uint64_t work = k == 5 || k == 25 ? 5000 : k % 10 == 9 ? 900 : 1000;
+        t = known_frame(log, t, work, 10) + 1;
+        tlog_frame *f = pop(log);
+        assert_int_equal(tlog_summary_add(s, f), TLOG_OK);
+        tlog_frame_release(f);
+    }
+    tlog_summary_info si = summary_info(s);
+    assert_int_equal(si.hitches_seen, 1);
+    tlog_hitch_info h = hitch_info(s, 0);
+    assert_int_equal(h.reasons, TLOG_HITCH_QUANTILE);
+    assert_int_equal(h.budget_ns, 0);
+    tlog_frame_info fi = {.size = sizeof fi};
+    tlog_frame_get_info(h.frame, &fi);
+    assert_int_equal(fi.serial, 26);
+    /* The 9th of the 10 frames before it: one of 1000 ns of Work. */
+    assert_within_bound(h.quantile_ns, 1000 + 10 + 20 + 5, "window p90", 0.9);
+    tlog_summary_destroy(s);
+    tlog_destroy(log);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Dump columns, reset, walks                                               */
+/* ------------------------------------------------------------------------ */
+
+static void put_seconds_to(char *buf, size_t size, uint64_t ns)
+{
+    uint64_t us = ns / 1000 + (ns % 1000 >= 500);
+    snprintf(buf, size, "%llu.%06llus", (unsigned long long)(us / 1000000),
+             (unsigned long long)(us % 1000000));
+}
+
+/* A summary of frames where Work takes 1 to 9 ms. */
+static tlog_summary *summary_of_nine(tlog_log *log, tlog_frame **last)
+{
+    tlog_summary *s = make_summary(NULL);
+    for (int k = 1; k <= 9; k++) {
+        known_frame(log, 100000000u * (uint64_t)k, 1000000u * (uint64_t)k, 100000);
+        tlog_frame *f = pop(log);
+        assert_int_equal(tlog_summary_add(s, f), TLOG_OK);
+        if (k == 9)
+            *last = f;
+        else
+            tlog_frame_release(f);
+    }
+    return s;
+}
+
+static void dump_prints_statistics_columns(void **state)
+{
+    (void)state;
+    tlog_log *log = plain_log();
+    tlog_frame *f;
+    tlog_summary *s = summary_of_nine(log, &f);
+    tlog_stat_info w = stat_info(stat_child(tlog_summary_root(s, 0), "Work"));
+    char median[32], p99[32], delta[32], expected[256];
+    put_seconds_to(median, sizeof median, w.total_ns.median);
+    put_seconds_to(p99, sizeof p99, w.total_ns.p99);
+    put_seconds_to(delta, sizeof delta, 9000000 - w.total_ns.median);
+    /* The median of 1..9 ms is 5 ms: its bucket's middle, 5,013,504 ns, is
+     * within the bound; p99 of nine frames is the maximum, exact. */
+    assert_int_equal(w.total_ns.median, 5013504);
+    assert_string_equal(median, "0.005014s");
+    assert_string_equal(p99, "0.009000s");
+    assert_string_equal(delta, "0.003986s");
+    snprintf(expected, sizeof expected, " | median %s | p99 %s | delta +%s | (C) Work\n",
+             median, p99, delta);
+
+    /* The default frame columns: median, p99, delta. */
+    tlog_dump_options o = {.size = sizeof o, .summary = s};
+    char *text = dump_string(f, &o);
+    contains(text, "|-> 97.83% 0.009000s | median 0.005014s | p99 0.009000s "
+                                 "| delta +0.003986s | (C) Work\n");
+    contains(text, expected);
+    free(text);
+
+    /* Chosen columns, in their fixed order. */
+    o.columns = TLOG_COLUMN_MAX | TLOG_COLUMN_MIN | TLOG_COLUMN_MEAN | TLOG_COLUMN_FRAMES;
+    text = dump_string(f, &o);
+    contains(text, " | mean 0.005000s | min 0.001000s | max 0.009000s "
+                                 "| in 9/9 frames | (C) Work\n");
+    free(text);
+
+    /* A summary without the frame's group: every column says so. */
+    tlog_summary *empty = make_summary(NULL);
+    o.summary = empty;
+    o.columns = TLOG_COLUMN_MEDIAN | TLOG_COLUMN_DELTA;
+    text = dump_string(f, &o);
+    contains(text, "0.009000s | median - | delta - | (C) Work\n");
+    free(text);
+    tlog_summary_destroy(empty);
+
+    /* A caller of the older, shorter options gets no columns. */
+    o.size = offsetof(tlog_dump_options, summary);
+    o.summary = s;
+    text = dump_string(f, &o);
+    lacks(text, "median");
+    free(text);
+
+    /* The statistics tree: mean time, default columns, repeats. */
+    FILE *fp = tmpfile();
+    assert_int_equal(tlog_summary_dump(s, fp, NULL), TLOG_OK);
+    text = read_back(fp);
+    contains(text, "# thread \"Thread 1\", root \"Frame\": 9 frames; "
+                                 "time: mean per frame, quantiles within 0.79%\n> 100.00% ");
+    contains(text, "% 0.005000s | median 0.005014s | p90 0.009000s | p99 "
+                                 "0.009000s | min 0.001000s | max 0.009000s | (C) Work\n");
+    contains(text, "| (C) Tail [x2]\n");
+    free(text);
+
+    /* Thresholds hide rows by their mean. */
+    tlog_dump_options hide = {.size = sizeof hide, .min_ns = 1000000};
+    fp = tmpfile();
+    assert_int_equal(tlog_summary_dump(s, fp, &hide), TLOG_OK);
+    text = read_back(fp);
+    lacks(text, "Tail");
+    contains(text, "# 1 rows hidden");
+    free(text);
+
+    tlog_frame_release(f);
+    tlog_summary_destroy(s);
+    tlog_destroy(log);
+}
+
+static void reset_empties_the_statistics(void **state)
+{
+    (void)state;
+    tlog_log *log = plain_log();
+    tlog_frame *f;
+    tlog_summary_config sc = {.size = sizeof sc, .hitch_ns = 1};
+    tlog_summary *s = make_summary(&sc);
+    known_frame(log, 0, 100, 10);
+    f = pop(log);
+    assert_int_equal(tlog_summary_add(s, f), TLOG_OK);
+    assert_int_equal(summary_info(s).hitches, 1);
+    assert_int_equal(tlog_summary_reset(s), TLOG_OK);
+    tlog_summary_info si = summary_info(s);
+    assert_int_equal(si.frames, 0);
+    assert_int_equal(si.groups, 0);
+    assert_int_equal(si.rows, 0);
+    assert_int_equal(si.hitches, 0);
+    assert_int_equal(si.hitches_seen, 0);
+    assert_null(tlog_summary_root(s, 0));
+    assert_int_equal(tlog_summary_add(s, f), TLOG_OK);
+    assert_int_equal(stat_info(tlog_summary_root(s, 0)).frames, 1);
+    assert_int_equal(tlog_summary_reset(NULL), TLOG_EINVAL);
+    tlog_frame_release(f);
+    tlog_summary_destroy(s);
+    tlog_destroy(log);
+
+    /* A log's own: reset on demand, and frames after it counted afresh. */
+    tlog_config c = test_config(NULL);
+    c.flags |= TLOG_CONFIG_STATS;
+    log = make_log(&c);
+    known_frame(log, 0, 100, 10);
+    known_frame(log, 1000, 100, 10);
+    assert_int_equal(tlog_log_summary_reset(log), TLOG_OK);
+    known_frame(log, 2000, 300, 10);
+    assert_int_equal(tlog_log_summary(log, &s), TLOG_OK);
+    tlog_stat_info w = stat_info(stat_child(tlog_summary_root(s, 0), "Work"));
+    assert_int_equal(w.frames, 1);
+    assert_int_equal(w.total_ns.min, 300);
+    tlog_summary_destroy(s);
+    tlog_destroy(log);
+
+    /* Without statistics, a log has none to copy or reset. */
+    log = plain_log();
+    s = (tlog_summary *)1;
+    assert_int_equal(tlog_log_summary(log, &s), TLOG_EINVAL);
+    assert_null(s);
+    assert_int_equal(tlog_log_summary_reset(log), TLOG_EINVAL);
+    tlog_destroy(log);
+}
+
+typedef struct walked {
+    char names[16][32];
+    int depths[16];
+    int n;
+    int skip_at;   /* name index whose children are skipped, or -1 */
+    const char *skip;
+} walked;
+
+static int visit_row(void *user, const tlog_stat_row *row, const tlog_stat_info *info)
+{
+    walked *w = user;
+    assert_non_null(row);
+    snprintf(w->names[w->n], sizeof w->names[0], "%s", info->name);
+    w->depths[w->n++] = info->depth;
+    return w->skip && strcmp(info->name, w->skip) == 0 ? TLOG_WALK_SKIP_CHILDREN : 0;
+}
+
+static int stop_at_second(void *user, const tlog_stat_row *row, const tlog_stat_info *info)
+{
+    (void)row;
+    (void)info;
+    return ++*(int *)user == 2 ? 42 : 0;
+}
+
+/* Two groups: the main thread's "Frame" and its "Load" frames. */
+static void walk_visits_every_row_of_every_group(void **state)
+{
+    (void)state;
+    tlog_log *log = plain_log();
+    tlog_summary *s = make_summary(NULL);
+    known_frame(log, 0, 100, 10);
+    at_ns(500);
+    tlog_log_begin(log, site_named("Load"));
+    tlog_log_begin(log, site_named("Read"));
+    tlog_log_begin(log, site_named("Inflate"));
+    at_ns(600);
+    tlog_log_end(log, site_named("Inflate"));
+    tlog_log_end(log, site_named("Read"));
+    tlog_log_end(log, site_named("Load"));
+    for (int k = 0; k < 2; k++) {
+        tlog_frame *f = pop(log);
+        assert_int_equal(tlog_summary_add(s, f), TLOG_OK);
+        tlog_frame_release(f);
+    }
+    assert_int_equal(summary_info(s).groups, 2);
+    walked w = {.skip = NULL};
+    assert_int_equal(tlog_summary_walk(s, visit_row, &w), TLOG_OK);
+    const char *order[] = {"Frame", "Work", "Tail", "Load", "Read", "Inflate"};
+    const int depths[] = {0, 1, 1, 0, 1, 2};
+    assert_int_equal(w.n, 6);
+    for (int k = 0; k < 6; k++) {
+        assert_string_equal(w.names[k], order[k]);
+        assert_int_equal(w.depths[k], depths[k]);
+    }
+    walked skip = {.skip = "Read"};
+    assert_int_equal(tlog_summary_walk(s, visit_row, &skip), TLOG_OK);
+    assert_int_equal(skip.n, 5);
+    int calls = 0;
+    assert_int_equal(tlog_summary_walk(s, stop_at_second, &calls), 42);
+    assert_int_equal(tlog_summary_walk(NULL, visit_row, &w), TLOG_EINVAL);
+    assert_int_equal(tlog_summary_walk(s, NULL, &w), TLOG_EINVAL);
+    /* Navigation. */
+    const tlog_stat_row *load = tlog_summary_root(s, 1);
+    const tlog_stat_row *read = tlog_stat_row_first_child(load);
+    assert_ptr_equal(tlog_stat_row_parent(read), load);
+    assert_null(tlog_stat_row_parent(load));
+    assert_null(tlog_stat_row_next_sibling(read));
+    assert_null(tlog_stat_row_first_child(NULL));
+    tlog_summary_destroy(s);
+    tlog_destroy(log);
+}
+
+typedef struct frame_walked {
+    int nodes, with_stats;
+    uint64_t work_median;
+} frame_walked;
+
+static int visit_node(void *user, const tlog_node *node, const tlog_node_info *info,
+                      const tlog_stat_info *stats)
+{
+    frame_walked *w = user;
+    assert_non_null(node);
+    w->nodes++;
+    if (stats) {
+        w->with_stats++;
+        assert_string_equal(stats->name, info->name);
+        assert_int_equal(stats->depth, info->depth);
+        if (strcmp(info->name, "Work") == 0)
+            w->work_median = stats->total_ns.median;
+    }
+    return 0;
+}
+
+/* A frame's rows with their statistics; a row the summary never saw has
+ * none. */
+static void frame_rows_have_a_statistics_view(void **state)
+{
+    (void)state;
+    tlog_log *log = plain_log();
+    tlog_frame *f;
+    tlog_summary *s = summary_of_nine(log, &f);
+    tlog_frame_release(f);
+    /* A frame with one row more. */
+    at_ns(5000000000u);
+    tlog_log_begin(log, site_named("Frame"));
+    tlog_log_begin(log, site_named("Work"));
+    at_ns(test_now + 3000000);
+    tlog_log_end(log, site_named("Work"));
+    tlog_log_begin(log, site_named("New"));
+    tlog_log_end(log, site_named("New"));
+    tlog_log_end(log, site_named("Frame"));
+    f = pop(log);
+    frame_walked w = {0};
+    assert_int_equal(tlog_frame_walk_stats(f, s, visit_node, &w), TLOG_OK);
+    assert_int_equal(w.nodes, 3);
+    assert_int_equal(w.with_stats, 2);
+    assert_int_equal(w.work_median,
+                     stat_info(stat_child(tlog_summary_root(s, 0), "Work")).total_ns.median);
+    const tlog_node *work = child_named(tlog_frame_root(f), "Work");
+    assert_ptr_equal(tlog_summary_find(s, f, work), stat_child(tlog_summary_root(s, 0), "Work"));
+    assert_null(tlog_summary_find(s, f, child_named(tlog_frame_root(f), "New")));
+    assert_ptr_equal(tlog_summary_find(s, f, tlog_frame_root(f)), tlog_summary_root(s, 0));
+    assert_null(tlog_summary_find(s, f, NULL));
+    assert_int_equal(tlog_frame_walk_stats(f, NULL, visit_node, &w), TLOG_EINVAL);
+    tlog_frame_release(f);
+    tlog_summary_destroy(s);
+    tlog_destroy(log);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Merging, streams, logs                                                   */
+/* ------------------------------------------------------------------------ */
+
+static char *csv_of(const tlog_summary *s)
+{
+    FILE *fp = tmpfile();
+    assert_int_equal(tlog_summary_export_csv(s, fp), TLOG_OK);
+    return read_back(fp);
+}
+
+static char *json_of(const tlog_summary *s)
+{
+    FILE *fp = tmpfile();
+    assert_int_equal(tlog_summary_export_json(s, fp), TLOG_OK);
+    return read_back(fp);
+}
+
+/* Two summaries of halves, merged, are the summary of the whole. */
+static void merging_halves_gives_the_whole(void **state)
+{
+    (void)state;
+    rng_state = 99;
+    tlog_log *log = plain_log();
+    tlog_summary_config sc = {.size = sizeof sc, .hitch_ns = 3000000};
+    tlog_summary *whole = make_summary(&sc), *a = make_summary(&sc), *b = make_summary(&sc);
+    uint64_t t = 0;
+    for (int k = 0; k < 200; k++) {
+        t = known_frame(log, t, (uint64_t)(1e6 * exp(normal())), 1000) + 1;
+        tlog_frame *f = pop(log);
+        assert_int_equal(tlog_summary_add(whole, f), TLOG_OK);
+        assert_int_equal(tlog_summary_add(k < 100 ? a : b, f), TLOG_OK);
+        tlog_frame_release(f);
+    }
+    assert_int_equal(tlog_summary_merge(a, b), TLOG_OK);
+    char *x = csv_of(whole), *y = csv_of(a);
+    assert_string_equal(x, y);
+    free(x);
+    free(y);
+    /* The same hitches, numbered as one summary would have; only the
+     * median frame each was compared with is that of its own half. */
+    tlog_summary_info wi = summary_info(whole), ai = summary_info(a);
+    assert_int_equal(ai.hitches_seen, wi.hitches_seen);
+    assert_int_equal(ai.hitches, wi.hitches);
+    assert_true(wi.hitches_seen > wi.hitches);   /* some were evicted */
+    for (size_t k = 0; k < wi.hitches; k++) {
+        tlog_hitch_info hw = hitch_info(whole, k), ha = hitch_info(a, k);
+        assert_int_equal(ha.number, hw.number);
+        assert_ptr_equal(ha.frame, hw.frame);
+        assert_int_equal(ha.duration_ns, hw.duration_ns);
+    }
+    assert_int_equal(tlog_summary_merge(a, a), TLOG_EINVAL);
+    assert_int_equal(tlog_summary_merge(NULL, a), TLOG_EINVAL);
+    tlog_summary_destroy(whole);
+    tlog_summary_destroy(a);
+    tlog_summary_destroy(b);
+    tlog_destroy(log);
+}
+
+/* Frames read back from a stream give the statistics the log kept live,
+ * device rows included. */
+static void stream_read_back_gives_the_same_statistics(void **state)
+{
+    (void)state;
+    char path[256];
+    snprintf(path, sizeof path, "%s/timerlog-summary-%d.tlog",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
+    sim_options so = {.stream_path = path, .max_frames = 4};
+    /* The fixture's log, with statistics on. */
+    sim_fixture *fx = calloc(1, sizeof *fx);
+    tlog_sim_config simc = {.size = sizeof simc};
+    assert_int_equal(tlog_sim_create(&simc, &fx->sim), TLOG_OK);
+    tlog_config c = test_config(&fx->errors);
+    c.clock = tlog_sim_clock;
+    c.clock_user = fx->sim;
+    c.max_frames = so.max_frames;
+    c.stream_path = path;
+    c.flags |= TLOG_CONFIG_STATS;
+    c.stats.hitch_ns = 6000000;
+    fx->log = make_log(&c);
+    assert_int_equal(tlog_sim_device_create(fx->sim, fx->log, NULL, &fx->dev), TLOG_OK);
+    fx->q1 = tlog_sim_queue_create(fx->sim);
+    for (int k = 0; k < 20; k++) {
+        double t0 = sim_ms(fx);
+        host_begin(fx, "Frame");
+        host_begin(fx, "Launch");
+        kernel(fx, fx->q1, "Kernel", 1.0 + (k % 5));
+        host_end(fx, "Launch");
+        sync_until(fx, "Wait", t0 + 2.0 + (k % 5));
+        sim_at(fx, sim_ms(fx) + 0.5);
+        host_end(fx, "Frame");
+    }
+    assert_int_equal(tlog_stream_flush(fx->log), TLOG_OK);
+    tlog_summary *live;
+    assert_int_equal(tlog_log_summary(fx->log, &live), TLOG_OK);
+    assert_int_equal(summary_info(live).frames, 20);
+    const tlog_stat_row *wait = stat_child(tlog_summary_root(live, 0), "Wait");
+    tlog_stat_info k = stat_info(stat_child(wait, "Kernel"));
+    assert_int_equal(k.kind, TLOG_KIND_EXECUTION);
+    assert_true(k.flags & TLOG_NODE_DEVICE);
+    assert_non_null(k.device);
+    assert_int_equal(k.frames, 20);
+    assert_int_equal(k.total_ns.min, 1000000);
+    assert_int_equal(k.total_ns.max, 5000000);
+    assert_true(k.total_ns.mean == 3000000.0);
+    assert_int_equal(fx->errors.count, 0);
+    sim_fixture_free(fx);
+
+    tlog_reader *r;
+    assert_int_equal(tlog_reader_open(path, &r), TLOG_OK);
+    tlog_summary *read = make_summary(&c.stats);
+    tlog_frame *f;
+    int rc;
+    while ((rc = tlog_reader_next(r, &f)) == TLOG_OK) {
+        assert_int_equal(tlog_summary_add(read, f), TLOG_OK);
+        tlog_frame_release(f);
+    }
+    assert_int_equal(rc, TLOG_ENOFRAME);
+    char *x = json_of(live), *y = json_of(read);
+    assert_string_equal(x, y);
+    assert_non_null(strstr(x, "\"hitches\":[\n{\"number\":1,"));
+    free(x);
+    free(y);
+    tlog_summary_destroy(read);   /* before the reader: its hitches are the reader's */
+    tlog_reader_close(r);
+    tlog_summary_destroy(live);
+    unlink(path);
+}
+
+/* A frame still waiting for its device work is counted once resolved;
+ * frames pushed out of the queue unread are counted too. */
+static void log_counts_every_frame_read_or_not(void **state)
+{
+    (void)state;
+    sim_fixture *fx = calloc(1, sizeof *fx);
+    tlog_sim_config simc = {.size = sizeof simc};
+    assert_int_equal(tlog_sim_create(&simc, &fx->sim), TLOG_OK);
+    tlog_config c = test_config(&fx->errors);
+    c.clock = tlog_sim_clock;
+    c.clock_user = fx->sim;
+    c.max_frames = 2;
+    c.flags |= TLOG_CONFIG_STATS;
+    fx->log = make_log(&c);
+    assert_int_equal(tlog_sim_device_create(fx->sim, fx->log, NULL, &fx->dev), TLOG_OK);
+    fx->q1 = tlog_sim_queue_create(fx->sim);
+    /* A kernel that outlives its frame: the frame waits for it. */
+    host_begin(fx, "Frame");
+    kernel(fx, fx->q1, "Long", 10.0);
+    sim_at(fx, 1.0);
+    host_end(fx, "Frame");
+    tlog_summary *s;
+    assert_int_equal(tlog_log_summary(fx->log, &s), TLOG_OK);
+    assert_int_equal(summary_info(s).frames, 0);   /* not resolved yet */
+    tlog_summary_destroy(s);
+    sim_at(fx, 20.0);
+    for (int k = 0; k < 5; k++) {   /* pushes it out, unread */
+        host_begin(fx, "Frame");
+        sim_at(fx, sim_ms(fx) + 1);
+        host_end(fx, "Frame");
+    }
+    assert_int_equal(tlog_log_summary(fx->log, &s), TLOG_OK);
+    assert_int_equal(summary_info(s).frames, 6);
+    const tlog_stat_row *past = stat_child(tlog_summary_root(s, 0), "Device past frame end");
+    assert_non_null(past);
+    tlog_stat_info l = stat_info(stat_child(past, "Long"));
+    assert_int_equal(l.frames, 1);
+    assert_int_equal(l.total_ns.min, 10000000);
+    tlog_summary_destroy(s);
+    tlog_stats st = stats_of(fx->log);
+    assert_int_equal(st.frames_dropped, 4);
+    assert_int_equal(fx->errors.count, 0);
+    sim_fixture_free(fx);
+}
+
+static void bad_settings_are_refused(void **state)
+{
+    (void)state;
+    tlog_summary *s = (tlog_summary *)1;
+    tlog_summary_config sc = {.size = sizeof sc, .hitch_quantile = 1.0};
+    assert_int_equal(tlog_summary_create(&sc, &s), TLOG_EINVAL);
+    assert_null(s);
+    sc = (tlog_summary_config){.size = sizeof sc, .hitch_quantile = -0.5};
+    assert_int_equal(tlog_summary_create(&sc, &s), TLOG_EINVAL);
+    sc = (tlog_summary_config){.size = sizeof sc, .hitch_quantile = NAN};
+    assert_int_equal(tlog_summary_create(&sc, &s), TLOG_EINVAL);
+    sc = (tlog_summary_config){.size = sizeof sc, .max_hitches = 5000};
+    assert_int_equal(tlog_summary_create(&sc, &s), TLOG_EINVAL);
+    sc = (tlog_summary_config){.size = sizeof sc, .hitch_window = 70000};
+    assert_int_equal(tlog_summary_create(&sc, &s), TLOG_EINVAL);
+    assert_int_equal(tlog_summary_create(NULL, NULL), TLOG_EINVAL);
+    tlog_config c = test_config(NULL);
+    c.flags |= TLOG_CONFIG_STATS;
+    c.stats.hitch_quantile = 2;
+    tlog_log *log = (tlog_log *)1;
+    assert_int_equal(tlog_create(&c, &log), TLOG_EINVAL);
+    assert_null(log);
+    /* NULLs. */
+    assert_int_equal(tlog_summary_add(NULL, NULL), TLOG_EINVAL);
+    s = make_summary(NULL);
+    assert_int_equal(tlog_summary_add(s, NULL), TLOG_EINVAL);
+    assert_int_equal(tlog_summary_dump(NULL, stdout, NULL), TLOG_EINVAL);
+    assert_int_equal(tlog_summary_export_json(NULL, stdout), TLOG_EINVAL);
+    assert_int_equal(tlog_summary_export_csv(NULL, stdout), TLOG_EINVAL);
+    assert_int_equal(tlog_summary_export_hitches_csv(NULL, stdout), TLOG_EINVAL);
+    assert_int_equal(tlog_stat_row_get_info(NULL, NULL), TLOG_EINVAL);
+    assert_null(tlog_summary_root(NULL, 0));
+    tlog_summary_info si = {.size = 0};
+    assert_int_equal(tlog_summary_get_info(s, &si), TLOG_EINVAL);
+    tlog_summary_destroy(s);
+    tlog_summary_destroy(NULL);
+}
+
+/* ------------------------------------------------------------------------ */
+/* TIMERLOG_REPORT                                                          */
+/* ------------------------------------------------------------------------ */
+
+static void report_variable_writes_the_statistics_when_the_log_goes(void **state)
+{
+    (void)state;
+    char path[256];
+    snprintf(path, sizeof path, "%s/timerlog-report-%d.csv",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
+    char value[300];
+    snprintf(value, sizeof value, "stats:format=csv:hitch=0.001:file=%s", path);
+    setenv("TIMERLOG_REPORT", value, 1);
+    collected_errors errors = {0};
+    tlog_config c = test_config(&errors);
+    c.flags &= ~(unsigned)TLOG_CONFIG_IGNORE_ENV;   /* statistics from the variable alone */
+    tlog_log *log = make_log(&c);
+    known_frame(log, 0, 500, 10);
+    known_frame(log, 10000, 5000, 10);   /* over 1 us: a hitch */
+    tlog_summary *s;
+    assert_int_equal(tlog_log_summary(log, &s), TLOG_OK);
+    assert_int_equal(summary_info(s).hitches, 1);
+    tlog_summary_destroy(s);
+    tlog_destroy(log);
+    assert_int_equal(errors.count, 0);
+    FILE *fp = fopen(path, "r");
+    assert_non_null(fp);
+    fseek(fp, 0, SEEK_END);
+    char *text = read_back(fp);
+    contains(text, "thread,root,path,kind,device,frames,total_mean,");
+    contains(text, "\nThread 1,Frame,Frame / Work,C,,2,2750.000,500,");
+    free(text);
+    unlink(path);
+
+    /* A value that is not one is said, and ignored. */
+    setenv("TIMERLOG_REPORT", "stats:format=xml", 1);
+    memset(&errors, 0, sizeof errors);
+    log = make_log(&c);
+    assert_int_equal(count_code(&errors, TLOG_EINVAL), 1);
+    assert_non_null(strstr(errors.last, "TIMERLOG_REPORT=stats:format=xml is not stats"));
+    assert_int_equal(tlog_log_summary(log, &s), TLOG_EINVAL);
+    tlog_destroy(log);
+
+    /* TLOG_CONFIG_IGNORE_ENV: not read at all. */
+    setenv("TIMERLOG_REPORT", "stats", 1);
+    c.flags |= TLOG_CONFIG_IGNORE_ENV;
+    log = make_log(&c);
+    assert_int_equal(tlog_log_summary(log, &s), TLOG_EINVAL);
+    tlog_destroy(log);
+    unsetenv("TIMERLOG_REPORT");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(exact_statistics_of_manual_clock_frames),
+        cmocka_unit_test(rows_count_only_the_frames_that_have_them),
+        cmocka_unit_test(quantiles_within_bound_on_skewed_data),
+        cmocka_unit_test(quantiles_within_bound_on_bimodal_data),
+        cmocka_unit_test(quantiles_within_bound_over_the_whole_range),
+        cmocka_unit_test(memory_stays_bounded_over_a_million_frames),
+        cmocka_unit_test(rows_past_the_limit_are_left_out_and_counted),
+        cmocka_unit_test(hitches_over_the_budget_are_kept_and_the_oldest_evicted),
+        cmocka_unit_test(hitches_over_a_quantile_of_recent_frames),
+        cmocka_unit_test(dump_prints_statistics_columns),
+        cmocka_unit_test(reset_empties_the_statistics),
+        cmocka_unit_test(walk_visits_every_row_of_every_group),
+        cmocka_unit_test(frame_rows_have_a_statistics_view),
+        cmocka_unit_test(merging_halves_gives_the_whole),
+        cmocka_unit_test(stream_read_back_gives_the_same_statistics),
+        cmocka_unit_test(log_counts_every_frame_read_or_not),
+        cmocka_unit_test(bad_settings_are_refused),
+        cmocka_unit_test(report_variable_writes_the_statistics_when_the_log_goes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
