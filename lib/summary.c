@@ -625,13 +625,15 @@ static int map_merged_row(tlog_summary *into, const tlog_summary *from, uint32_t
     uint32_t to;
     if (x->parent == NONE) {
         tlog_node root = {.name = x->name, .kind = x->kind};
-        int rc = group_for(into, from->groups[x->group].thread_name, &root, &to);
+        uint32_t g;
+        int rc = group_for(into, from->groups[x->group].thread_name, &root, &g);
         if (rc == TLOG_EFULL) {
             *refused += x->frames;
             to = NONE;
         } else if (rc != TLOG_OK) {
             return rc;
         } else {
+            to = into->groups[g].root;
             into->rows[to].site_id = x->site_id;
         }
     } else if ((to = map[x->parent]) != NONE) {

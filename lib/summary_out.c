@@ -72,12 +72,17 @@ size_t tlog_hitch_culprits_(const tlog_summary *s, const tlog_hitch *h, const ui
 {
     const tlog_frame *f = h->frame;
     size_t n = 0;
+    /* A row counts when it explains at least a twentieth of how much longer
+     * than the median frame this one was: jitter in every row does not. */
+    if (h->duration_ns <= h->median_ns)
+        return 0;
+    uint64_t least = (h->duration_ns - h->median_ns) / 20 + 1;
     for (size_t i = 0; i < f->nnodes; i++) {
         if (map[i] == NONE)
             continue;
         uint64_t median = median_of(&s->rows[map[i]], TLOG_STAT_SELF);
         uint64_t self = f->nodes[i].self_ns;
-        if (self <= median)
+        if (self < median + least || self < median)
             continue;
         uint64_t e = self - median;
         size_t at = n < max ? n++ : max;
@@ -152,13 +157,16 @@ static void put_hitch_head(FILE *out, const tlog_summary *s, const tlog_hitch *h
     tlog_put_seconds_(out, h->median_ns);
 }
 
-static void put_culprits(FILE *out, const tlog_summary *s, const tlog_hitch *h, uint32_t *map)
+/* After `lead`: the rows that made the hitch slow. */
+static void put_culprits(FILE *out, const tlog_summary *s, const tlog_hitch *h, uint32_t *map,
+                         const char *lead)
 {
     uint32_t nodes[CULPRITS];
     uint64_t excess[CULPRITS];
     tlog_summary_map_frame_(s, h->frame, map);
     size_t n = tlog_hitch_culprits_(s, h, map, CULPRITS, nodes, excess);
-    fputs(n ? "; slower than their median self time: " : "; no row slower than its median",
+    fputs(lead, out);
+    fputs(n ? "slower than their median self time: " : "no row stands out against its median",
           out);
     for (size_t k = 0; k < n; k++) {
         fprintf(out, "%s%s +", k ? ", " : "", h->frame->nodes[nodes[k]].name);
@@ -282,7 +290,7 @@ int tlog_summary_dump(const tlog_summary *s, FILE *out, const tlog_dump_options 
                 (unsigned long long)s->hitches_seen, s->nhitches);
     for (size_t k = 0; k < s->nhitches; k++) {
         put_hitch_head(out, s, hitch_at(s, k));
-        put_culprits(out, s, hitch_at(s, k), sc.map);
+        put_culprits(out, s, hitch_at(s, k), sc.map, "; ");
         fputc('\n', out);
     }
     scratch_free(&sc);
@@ -315,7 +323,7 @@ int tlog_summary_dump_hitch(const tlog_summary *s, size_t index, FILE *out,
         size_t n;
         while ((n = fread(buf, 1, sizeof buf, tmp)) > 0)
             fwrite(buf, 1, n, out);
-        put_culprits(out, s, h, map);
+        put_culprits(out, s, h, map, "# ");
         fputc('\n', out);
         rc = ferror(out) ? TLOG_EIO : TLOG_OK;
     }

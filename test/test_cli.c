@@ -13,6 +13,7 @@ enum { FRAMES = 5, CHUNKS = 3 };
 
 static char dir[256];
 static char path[512];
+static char live_csv[512];   /* the statistics the recording log kept */
 
 /* One frame: a root scope with two children, on the calling thread's own
  * simulated clock. */
@@ -49,6 +50,7 @@ static int write_stream(void **state)
     tlog_config c = test_config(&errors);
     c.stream_path = path;
     c.max_frames = 64;
+    c.flags |= TLOG_CONFIG_STATS;
     tlog_log *log = make_log(&c);
     tlog_thread_name("Main");
     record_frame(log, "Frame", "Update", "Render", 0);
@@ -58,6 +60,13 @@ static int write_stream(void **state)
     for (int k = 1; k < FRAMES; k++)
         record_frame(log, "Frame", "Update", "Render", 10.0 * k);
     pthread_join(loader, NULL);
+    snprintf(live_csv, sizeof live_csv, "%s/live.csv", dir);
+    tlog_summary *live;
+    FILE *fp = fopen(live_csv, "w");
+    if (tlog_log_summary(log, &live) != TLOG_OK || !fp ||
+        tlog_summary_export_csv(live, fp) != TLOG_OK || fclose(fp) != 0)
+        return -1;
+    tlog_summary_destroy(live);
     tlog_destroy(log);   /* ends the file */
     return errors.count == 0 ? 0 : -1;
 }
@@ -66,6 +75,7 @@ static int remove_stream(void **state)
 {
     (void)state;
     unlink(path);
+    unlink(live_csv);
     return rmdir(dir);
 }
 
@@ -490,6 +500,150 @@ static void bad_option_is_named(void **state)
     }
 }
 
+/* ------------------------------------------------------------------------ */
+/* stats                                                                    */
+/* ------------------------------------------------------------------------ */
+
+static char *file_text(const char *name)
+{
+    FILE *fp = fopen(name, "r");
+    assert_non_null(fp);
+    fseek(fp, 0, SEEK_END);
+    return read_back(fp);
+}
+
+/* One tree per thread and root title, each row with its statistics. */
+static void stats_prints_a_tree_per_thread_and_root(void **state)
+{
+    (void)state;
+    int status;
+    char *out = cli_command("stats", "", &status);
+    assert_int_equal(status, 0);
+    const char *main_group = strstr(out, "# thread \"Main\", root \"Frame\": 5 frames; time: "
+                                         "mean per frame, quantiles within 0.79%\n");
+    assert_ptr_equal(main_group, out);
+    const char *loader = strstr(out, "\n\n# thread \"Loader\", root \"Load chunk\": 3 frames;");
+    assert_non_null(loader);
+    /* Every frame alike: Update 2 ms, Render 1 ms, the frame 5 ms. */
+    assert_non_null(strstr(main_group, "> 100.00% 0.005000s | median 0.005000s | p90 0.005000s "
+                                       "| p99 0.005000s | min 0.005000s | max 0.005000s "
+                                       "| (C) Frame\n"));
+    assert_non_null(strstr(main_group, "|-> 40.00% 0.002000s | median 0.002000s | p90 "
+                                       "0.002000s | p99 0.002000s | min 0.002000s | max "
+                                       "0.002000s | (C) Update\n"));
+    assert_non_null(strstr(loader, "| (C) Decode\n"));
+    assert_null(strstr(out, "hitch"));
+    free(out);
+
+    out = cli_command("stats", "--root 'Load chunk'", &status);
+    assert_int_equal(status, 0);
+    assert_null(strstr(out, "\"Main\""));
+    assert_non_null(strstr(out, "# thread \"Loader\", root \"Load chunk\": 3 frames;"));
+    free(out);
+    out = cli_command("stats", "--thread Nobody", &status);
+    assert_int_equal(status, 1);
+    assert_non_null(strstr(out, "no frame selected"));
+    free(out);
+}
+
+/* The statistics read back from the stream are those the recording log
+ * kept as it went. */
+static void stats_from_the_stream_are_those_kept_live(void **state)
+{
+    (void)state;
+    int status;
+    char *out = cli_command("stats", "--csv", &status);
+    assert_int_equal(status, 0);
+    char *live = file_text(live_csv);
+    if (strcmp(out, live) != 0) {
+        fprintf(stderr, "read back:\n%s\nlive:\n%s", out, live);
+        fail_msg("the statistics read back differ from those kept live");
+    }
+    assert_true(starts_with(out, "thread,root,path,kind,device,frames,total_mean,total_min,"
+                                 "total_median,total_p90,total_p99,total_max,self_mean,"));
+    assert_non_null(strstr(out, "\nMain,Frame,Frame / Update,C,,5,2000000.000,2000000,2000000,"
+                                "2000000,2000000,2000000,"));
+    free(live);
+    free(out);
+}
+
+/* Frames over the budget are hitches: the last ones kept, listed with the
+ * rows that made them slow, and printed whole on request. */
+static void stats_lists_the_hitches(void **state)
+{
+    (void)state;
+    int status;
+    char *out = cli_command("stats", "--thread Main --hitch 4.5 --max-hitches 2", &status);
+    assert_int_equal(status, 0);
+    assert_non_null(strstr(out, "# hitches: 5 seen, the last 2 kept\n"));
+    assert_int_equal(lines_starting(out, "# hitch "), 2);
+    assert_non_null(strstr(out, "# hitch 4: thread \"Main\", root \"Frame\", frame "));
+    assert_non_null(strstr(out, ": 0.005000s, over the budget 0.004500s; median frame "
+                                "0.005000s; no row stands out against its median\n"));
+    free(out);
+    out = cli_command("stats", "--thread Main --hitch 4.5 --max-hitches 1 --hitch-trees",
+                      &status);
+    assert_int_equal(status, 0);
+    assert_non_null(strstr(out, "\n\n# hitch 5: "));
+    assert_non_null(strstr(out, "|-> 40.00% 0.002000s | median 0.002000s | delta +0.000000s "
+                                "| (C) Update\n"));
+    free(out);
+    out = cli_command("stats", "--thread Main --hitch 4.5 --hitches-csv", &status);
+    assert_int_equal(status, 0);
+    assert_true(starts_with(out, "number,thread,root,rank,frame,duration_ns,reasons,"
+                                 "budget_ns,quantile_ns,median_ns,slower\n1,Main,Frame,0,"));
+    assert_int_equal(lines_starting(out, "5,Main,Frame,0,"), 1);
+    assert_non_null(strstr(out, ",5000000,budget,4500000,0,5000000,\"\"\n"));
+    free(out);
+    out = cli_command("stats", "--json --hitch 4.5", &status);
+    assert_int_equal(status, 0);
+    assert_true(starts_with(out, "{\"relative_error\":0.00781250,\"frames\":8,"));
+    assert_non_null(strstr(out, "\"hitches\":[\n{\"number\":1,"));
+    free(out);
+}
+
+static void stats_options_are_checked(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *args, *named;
+    } bad[] = {
+        {"stats --hitch-quantile 1.5 x.tlog", "1.5"},
+        {"stats --hitch-quantile 0 x.tlog", "--hitch-quantile"},
+        {"stats --max-hitches 0 x.tlog", "--max-hitches"},
+        {"stats --max-hitches 2.5 x.tlog", "2.5"},
+        {"stats --hitch -3 x.tlog", "-3"},
+        {"stats --bogus x.tlog", "--bogus"},
+        {"stats --hitch", "--hitch"},
+        {"stats", "no FILE"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        int status;
+        char *out = cli_line(bad[k].args, &status);
+        assert_int_equal(status, 2);
+        char *line = first_line(out);
+        if (!strstr(line, bad[k].named))
+            fail_msg("'timerlog %s' said: %s", bad[k].args, line);
+        assert_non_null(strstr(out, "usage: timerlog stats"));
+        free(line);
+        free(out);
+    }
+    /* -o writes there, and the output stays empty. */
+    char args[700];
+    snprintf(args, sizeof args, "--csv -o '%s/stats.csv'", dir);
+    int status;
+    char *out = cli_command("stats", args, &status);
+    assert_int_equal(status, 0);
+    assert_string_equal(out, "");
+    free(out);
+    snprintf(args, sizeof args, "%s/stats.csv", dir);
+    char *written = file_text(args), *live = file_text(live_csv);
+    assert_string_equal(written, live);
+    free(written);
+    free(live);
+    unlink(args);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -506,6 +660,10 @@ int main(void)
         cmocka_unit_test(unwritable_output_names_path_and_reason),
         cmocka_unit_test(missing_frame_names_the_frames_held),
         cmocka_unit_test(bad_option_is_named),
+        cmocka_unit_test(stats_prints_a_tree_per_thread_and_root),
+        cmocka_unit_test(stats_from_the_stream_are_those_kept_live),
+        cmocka_unit_test(stats_lists_the_hitches),
+        cmocka_unit_test(stats_options_are_checked),
     };
     return cmocka_run_group_tests(tests, write_stream, remove_stream);
 }

@@ -31,6 +31,7 @@ static const char *const usage_main =
     "  dump     print frame trees in the standard text format\n"
     "  export   write Chrome trace, JSON or CSV\n"
     "  info     describe files: header, ranks, threads, sites, frames, damage\n"
+    "  stats    statistics of every row across frames, and the hitches\n"
     "\n"
     "'timerlog COMMAND --help' describes a command. Exit status: 0 when all\n"
     "files read cleanly, 1 when one is unreadable or damaged (what came before\n"
@@ -72,6 +73,33 @@ static const char *const usage_info =
     "Shows each file's header (version, rank, process, start time), its\n"
     "threads, devices and call sites, how many frames it holds, and any damage\n"
     "with its byte offset.\n";
+
+static const char *const usage_stats =
+    "usage: timerlog stats [--thread NAME] [--root TITLE] [--hitch MS]\n"
+    "                      [--hitch-quantile Q] [--max-hitches N] [--hitch-trees]\n"
+    "                      [--csv | --json | --hitches-csv] [--min-percent P]\n"
+    "                      [-o OUT] FILE...\n"
+    "\n"
+    "Statistics of every frame of the files, read together (ranks, or runs of\n"
+    "one program), per thread name and root title: for each row, its mean,\n"
+    "median, p90, p99, minimum and maximum time per frame (quantiles within\n"
+    "0.79%), as a program that keeps them (TLOG_CONFIG_STATS) would have; then\n"
+    "the hitches, with the rows that made each slower than their median.\n"
+    "\n"
+    "  --thread NAME        only frames run by the thread named NAME\n"
+    "  --root TITLE         only frames whose root row is titled TITLE\n"
+    "  --hitch MS           a frame longer than MS milliseconds is a hitch\n"
+    "  --hitch-quantile Q   a frame longer than the quantile Q (0 < Q < 1) of\n"
+    "                       the 128 frames before it is a hitch\n"
+    "  --max-hitches N      hitches kept, the last ones (default 16)\n"
+    "  --hitch-trees        also print each hitch's frame against the medians\n"
+    "  --csv                one line per row: thread, root, path, kind, device,\n"
+    "                       frames, then mean, min, median, p90, p99, max (ns)\n"
+    "                       of total, self time and count\n"
+    "  --json               the rows of every group, nested, and the hitches\n"
+    "  --hitches-csv        one line per hitch kept\n"
+    "  --min-percent P      hide rows below P% of their parent (text)\n"
+    "  -o OUT               write to OUT instead of standard output\n";
 
 /* One run of the command: where it writes, and how it is going. */
 typedef struct cli {
@@ -749,6 +777,188 @@ static int cmd_info(cli *c, int argc, char **argv)
     return c->status;
 }
 
+/* ------------------------------------------------------------------------ */
+/* stats                                                                    */
+/* ------------------------------------------------------------------------ */
+
+static const option_value stats_values[] = {
+    {"--thread", "a thread name"},
+    {"--root", "a root row's title"},
+    {"--hitch", "a number of milliseconds"},
+    {"--hitch-quantile", "a number between 0 and 1"},
+    {"--max-hitches", "a number from 1 to 4096"},
+    {"--min-percent", "a number of percent"},
+    {"-o", "the path to write to"},
+    {NULL, NULL},
+};
+
+enum stats_output { STATS_TEXT, STATS_CSV, STATS_JSON, STATS_HITCHES_CSV };
+
+typedef struct stats_run {
+    selection sel;
+    tlog_summary_config cfg;
+    int output;
+    bool hitch_trees;
+    const char *out_path;
+} stats_run;
+
+/* A number from the command line, whole of its argument. */
+static bool number_arg(const char *s, double *v)
+{
+    char *end;
+    *v = strtod(s, &end);
+    return end != s && !*end && *v >= 0 && *v < 1e15;
+}
+
+/* Reads the option at argv[*i] into `run`; false when it is not one, or
+ * its value is bad. */
+static bool take_stats_option(int argc, char **argv, int *i, stats_run *run)
+{
+    const char *opt = argv[*i];
+    double v;
+    bool has_value = *i + 1 < argc && argv[*i + 1][0];
+    if (take_filter(argc, argv, i, &run->sel))
+        return true;
+    if (strcmp(opt, "--csv") == 0 || strcmp(opt, "--json") == 0 ||
+        strcmp(opt, "--hitches-csv") == 0) {
+        run->output = opt[2] == 'c' ? STATS_CSV : opt[2] == 'j' ? STATS_JSON : STATS_HITCHES_CSV;
+        return true;
+    }
+    if (strcmp(opt, "--hitch-trees") == 0)
+        return run->hitch_trees = true;
+    if (!has_value)
+        return false;
+    const char *value = argv[*i + 1];
+    if (strcmp(opt, "-o") == 0)
+        run->out_path = value;
+    else if (strcmp(opt, "--hitch") == 0 && number_arg(value, &v) && v > 0)
+        run->cfg.hitch_ns = (uint64_t)(v * 1e6 + 0.5);
+    else if (strcmp(opt, "--hitch-quantile") == 0 && number_arg(value, &v) && v > 0 && v < 1)
+        run->cfg.hitch_quantile = v;
+    else if (strcmp(opt, "--max-hitches") == 0 && number_arg(value, &v) && v >= 1 &&
+             v <= 4096 && v == (double)(uint32_t)v)
+        run->cfg.max_hitches = (uint32_t)v;
+    else if (strcmp(opt, "--min-percent") == 0 && number_arg(value, &v))
+        run->sel.min_percent = v;
+    else
+        return false;
+    ++*i;
+    return true;
+}
+
+/* Counts the selected frames of `path`; returns its reader, which the
+ * summary's hitches refer to, for closing once they are written. */
+static tlog_reader *summarize_file(cli *c, tlog_summary *s, const selection *sel,
+                                   const char *path, size_t *counted)
+{
+    tlog_reader *r = open_stream(c, path);
+    if (!r)
+        return NULL;
+    tlog_frame *f;
+    int rc;
+    while ((rc = tlog_reader_next(r, &f)) == TLOG_OK) {
+        progress_frame(c, path);
+        if (selected(sel, f)) {
+            int added = tlog_summary_add(s, f);
+            if (added == TLOG_OK) {
+                ++*counted;
+            } else {
+                tlog_frame_info info = {.size = sizeof info};
+                tlog_frame_get_info(f, &info);
+                fprintf(c->err, "timerlog: %s: frame %" PRIu64 " left out: %s\n", path,
+                        info.serial, tlog_strerror(added));
+                c->status = EXIT_DAMAGED;
+            }
+        }
+        tlog_frame_release(f);
+    }
+    progress_done(c);
+    report_end(c, r, path, rc);
+    return r;
+}
+
+static int write_stats(const stats_run *run, const tlog_summary *s, FILE *out)
+{
+    if (run->output == STATS_CSV)
+        return tlog_summary_export_csv(s, out);
+    if (run->output == STATS_JSON)
+        return tlog_summary_export_json(s, out);
+    if (run->output == STATS_HITCHES_CSV)
+        return tlog_summary_export_hitches_csv(s, out);
+    tlog_dump_options opt = {.size = sizeof opt, .min_percent = run->sel.min_percent};
+    int rc = tlog_summary_dump(s, out, &opt);
+    tlog_summary_info info = {.size = sizeof info};
+    tlog_summary_get_info(s, &info);
+    for (size_t k = 0; rc == TLOG_OK && run->hitch_trees && k < info.hitches; k++) {
+        fputc('\n', out);
+        rc = tlog_summary_dump_hitch(s, k, out, &opt);
+    }
+    return rc;
+}
+
+/* Writes the statistics to the output or to -o's path; says why not. */
+static void output_stats(cli *c, const stats_run *run, const tlog_summary *s)
+{
+    errno = 0;
+    FILE *out = run->out_path ? fopen(run->out_path, "w") : c->out;
+    if (!out) {
+        fprintf(c->err, "timerlog: cannot write %s: %s\n", run->out_path, strerror(errno));
+        c->status = EXIT_DAMAGED;
+        return;
+    }
+    int rc = write_stats(run, s, out);
+    int why = rc == TLOG_EIO ? errno : 0;
+    if (run->out_path ? fclose(out) != 0 : fflush(out) != 0) {
+        why = errno;
+        rc = TLOG_EIO;
+    }
+    if (rc == TLOG_OK)
+        return;
+    fprintf(c->err, "timerlog: cannot write %s: %s\n",
+            run->out_path ? run->out_path : "the output",
+            why ? strerror(why) : tlog_strerror(rc));
+    c->status = EXIT_DAMAGED;
+}
+
+static int cmd_stats(cli *c, int argc, char **argv)
+{
+    if (wants_help(argc, argv))
+        return usage(c, usage_stats, NULL);
+    stats_run run = {.sel = {.first = 0, .last = UINT64_MAX}, .output = STATS_TEXT};
+    run.cfg.size = sizeof run.cfg;
+    int i = 0;
+    for (; i < argc && argv[i][0] == '-'; i++)
+        if (!take_stats_option(argc, argv, &i, &run))
+            return bad_option(c, usage_stats, stats_values, argc, argv, i);
+    if (i >= argc)
+        return usage(c, usage_stats, "no FILE given");
+    tlog_summary *s = NULL;
+    tlog_reader **readers = calloc((size_t)(argc - i), sizeof *readers);
+    if (!readers || tlog_summary_create(&run.cfg, &s) != TLOG_OK) {
+        free(readers);
+        fprintf(c->err, "timerlog: out of memory\n");
+        return EXIT_DAMAGED;
+    }
+    size_t nreaders = 0, counted = 0;
+    progress_start(c);
+    for (; i < argc; i++) {
+        tlog_reader *r = summarize_file(c, s, &run.sel, argv[i], &counted);
+        if (r)
+            readers[nreaders++] = r;
+    }
+    if (!counted && c->status == 0) {
+        fprintf(c->err, "timerlog: %s\n", run.sel.thread || run.sel.root
+                                                ? "no frame selected" : "no frames in the files");
+        c->status = EXIT_DAMAGED;
+    }
+    output_stats(c, &run, s);
+    tlog_summary_destroy(s);   /* its hitches refer to the readers' call sites */
+    for (size_t k = 0; k < nreaders; k++)
+        tlog_reader_close(readers[k]);
+    free(readers);
+    return c->status;
+}
+
 int timerlog_main(int argc, char **argv, FILE *out, FILE *err)
 {
     cli run = {.out = out, .err = err};
@@ -769,5 +979,7 @@ int timerlog_main(int argc, char **argv, FILE *out, FILE *err)
         return cmd_export(c, argc - 2, argv + 2);
     if (strcmp(cmd, "info") == 0)
         return cmd_info(c, argc - 2, argv + 2);
+    if (strcmp(cmd, "stats") == 0)
+        return cmd_stats(c, argc - 2, argv + 2);
     return usage(c, usage_main, "unknown command %s", cmd);
 }

@@ -6,6 +6,10 @@
  *   timerlog export --chrome|--json|--csv [--thread NAME] [--root TITLE]
  *                   [-o OUT] FILE...
  *   timerlog info FILE...
+ *   timerlog stats [--thread NAME] [--root TITLE] [--hitch MS]
+ *                  [--hitch-quantile Q] [--max-hitches N] [--hitch-trees]
+ *                  [--csv | --json | --hitches-csv] [--min-percent P]
+ *                  [-o OUT] FILE...
  *
  * A frame belongs to the thread that ran it, and its root row says what it
  * timed: --aggregate merges per thread name and root title, so that a side

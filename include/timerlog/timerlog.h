@@ -1371,8 +1371,9 @@ TLOG_API int tlog_summary_dump(const tlog_summary *summary, FILE *out,
 /*
  * Prints hitch `index`: a line saying what it was over, its frame as
  * tlog_dump_frame prints it with statistics columns from `summary` (0
- * columns: median and delta), and the rows whose self time was furthest
- * above their median self time, which made it slow. NULL out: stdout.
+ * columns: median and delta), and the rows that made it slow: those whose
+ * self time was furthest above their median self time, by at least a
+ * twentieth of how much longer than the median frame it was (at most 5). NULL out: stdout.
  * TLOG_EINVAL for a NULL summary or an index past the hitches kept;
  * TLOG_ENOMEM (nothing written); TLOG_EIO.
  */
