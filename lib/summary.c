@@ -45,15 +45,20 @@ static uint64_t bucket_value(unsigned i)
     return low + ((uint64_t)1 << (e - 6u)) / 2;
 }
 
+static bool sketch_widen(tlog_summary *s, tlog_sketch *sk, unsigned i);
+
 /* Widens `sk` to hold bucket i; false when memory ran out (it stays as it
- * was). */
-static bool sketch_reserve(tlog_summary *s, tlog_sketch *sk, unsigned i)
+ * was). Almost always it holds it already. */
+static inline bool sketch_reserve(tlog_summary *s, tlog_sketch *sk, unsigned i)
 {
-    if (sk->cap && i >= sk->lo && i < (unsigned)sk->lo + sk->cap)
-        return true;
-    unsigned lo = sk->cap ? (i < sk->lo ? i : sk->lo) : (i >= 4 ? i - 4 : 0);
+    return (i - sk->lo < sk->cap) || sketch_widen(s, sk, i);
+}
+
+static bool sketch_widen(tlog_summary *s, tlog_sketch *sk, unsigned i)
+{
+    unsigned lo = sk->cap ? (i < sk->lo ? i : sk->lo) : (i >= 2 ? i - 2 : 0);
     unsigned hi = sk->cap ? (i >= (unsigned)sk->lo + sk->cap ? i + 1 : sk->lo + sk->cap)
-                          : lo + 8;
+                          : lo + 4;
     unsigned cap = hi - lo;
     if (cap < 2u * sk->cap)
         cap = 2u * sk->cap;   /* doubling: a histogram widens a few times only */
@@ -83,6 +88,38 @@ static void sketch_free(tlog_summary *s, tlog_sketch *sk)
     free(sk->bins);
     sk->bins = NULL;
     sk->cap = sk->lo = 0;
+}
+
+/* Makes `to` a copy of `from`; false when memory ran out (it stays as it
+ * was). */
+static bool sketch_copy(tlog_summary *s, tlog_sketch *to, const tlog_sketch *from)
+{
+    uint64_t *bins = from->cap ? tlog_malloc_(from->cap * sizeof *bins) : NULL;
+    if (from->cap && !bins)
+        return false;
+    if (from->cap)
+        memcpy(bins, from->bins, from->cap * sizeof *bins);
+    sketch_free(s, to);
+    to->bins = bins;
+    to->lo = from->lo;
+    to->cap = from->cap;
+    s->bytes += to->cap * sizeof *bins;
+    return true;
+}
+
+/* A row whose self time parts from its total: its self time so far, which
+ * was its total, is kept apart from now on (self_same is cleared by the
+ * caller once it counts). */
+static bool split_self(tlog_summary *s, tlog_stat_row *x)
+{
+    tlog_acc *self = &x->acc[TLOG_STAT_SELF];
+    const tlog_acc *total = &x->acc[TLOG_STAT_TOTAL];
+    if (!sketch_copy(s, &self->sk, &total->sk))
+        return false;
+    self->sum = total->sum;
+    self->min = total->min;
+    self->max = total->max;
+    return true;
 }
 
 /* The rank the q-quantile of n values is at: ceil(q * n) - 1, at least 0,
@@ -147,16 +184,6 @@ void tlog_stat_value_(const tlog_acc *a, uint64_t n, tlog_stat_value *v)
     v->p99 = tlog_sketch_quantile_(a, n, 0.99);
 }
 
-static void acc_put(tlog_acc *a, uint64_t v)
-{
-    a->sum = a->sum + v < a->sum ? UINT64_MAX : a->sum + v;
-    if (v < a->min)
-        a->min = v;
-    if (v > a->max)
-        a->max = v;
-    a->sk.bins[bucket_of(v) - a->sk.lo]++;
-}
-
 /* ------------------------------------------------------------------------ */
 /* Memory                                                                   */
 /* ------------------------------------------------------------------------ */
@@ -211,6 +238,16 @@ static uint64_t row_hash(uint32_t parent, unsigned kind, const char *name)
     return h ^ (h >> 29);
 }
 
+/* strcmp(a, b) == 0 for the short titles rows have, without a call. */
+static inline bool same_name(const char *a, const char *b)
+{
+    while (*a && *a == *b) {
+        a++;
+        b++;
+    }
+    return *a == *b;
+}
+
 static uint32_t find_row(const tlog_summary *s, uint32_t parent, unsigned kind,
                          const char *name)
 {
@@ -219,7 +256,7 @@ static uint32_t find_row(const tlog_summary *s, uint32_t parent, unsigned kind,
     uint32_t r = s->index[row_hash(parent, kind, name) & s->index_mask];
     for (; r != NONE; r = s->rows[r].hash_next) {
         const tlog_stat_row *x = &s->rows[r];
-        if (x->parent == parent && x->kind == kind && strcmp(x->name, name) == 0)
+        if (x->parent == parent && x->kind == kind && same_name(x->name, name))
             return r;
     }
     return NONE;
@@ -285,6 +322,7 @@ static uint32_t new_row(tlog_summary *s, const row_key *k)
     x->site_id = k->site ? tlog_site_id(k->site) : 0;
     x->kind = (uint8_t)k->kind;
     x->depth = k->parent == NONE ? 0 : s->rows[k->parent].depth + 1;
+    x->self_same = true;
     for (int q = 0; q < 3; q++)
         x->acc[q].min = UINT64_MAX;
     if (k->parent != NONE) {
@@ -332,8 +370,8 @@ static void group_free(tlog_summary *s, tlog_group *g)
         s->bytes -= s->cfg.hitch_window * sizeof *g->recent;
     free(g->recent);
     sketch_free(s, &g->window);
-    s->bytes -= g->nlast_map * sizeof *g->last_map;
-    free(g->last_map);
+    s->bytes -= g->capmap * sizeof *g->map;
+    free(g->map);
 }
 
 static bool same_group(const tlog_summary *s, const tlog_group *g, const char *thread,
@@ -404,90 +442,150 @@ static void roll_back(tlog_summary *s, size_t nrows, size_t ngroups)
 static uint32_t cached_row(const tlog_summary *s, const tlog_group *g, size_t i,
                            uint32_t parent, const tlog_node *n)
 {
-    if (i >= g->nlast_map)
-        return NONE;
-    uint32_t r = g->last_map[i];
+    uint32_t r = g->map[i];
     if (r >= s->nrows)
         return NONE;
     const tlog_stat_row *x = &s->rows[r];
-    return x->parent == parent && x->kind == n->kind && strcmp(x->name, n->name) == 0
-               ? r : NONE;
+    return x->parent == parent && x->kind == n->kind && same_name(x->name, n->name) ? r
+                                                                                  : NONE;
 }
 
-static bool reserve_values(tlog_summary *s, tlog_stat_row *x, const tlog_node *n)
+/* The row for node i of `f`, found or made; NONE, with *refused counted,
+ * past max_rows or under a row left out; false when memory ran out. */
+static bool row_of_node(tlog_summary *s, uint32_t g, const tlog_frame *f, size_t i,
+                        uint32_t *out, uint64_t *refused)
 {
-    return sketch_reserve(s, &x->acc[TLOG_STAT_TOTAL].sk, bucket_of(n->total_ns)) &&
-           sketch_reserve(s, &x->acc[TLOG_STAT_SELF].sk, bucket_of(n->self_ns)) &&
-           sketch_reserve(s, &x->acc[TLOG_STAT_COUNT].sk, bucket_of(n->count));
+    const tlog_node *n = &f->nodes[i];
+    tlog_group *grp = &s->groups[g];
+    size_t parent = n->parent ? (size_t)(n->parent - f->nodes) : 0;
+    uint32_t p = i && parent < i ? grp->map[parent] : NONE;
+    uint32_t r = !i ? grp->root : p == NONE ? NONE : cached_row(s, grp, i, p, n);
+    if (p != NONE && r == NONE)
+        r = find_row(s, p, n->kind, n->name);
+    if (p != NONE && r == NONE && s->nrows >= s->cfg.max_rows) {
+        ++*refused;
+    } else if (p != NONE && r == NONE) {
+        row_key k = {g, p, n->kind, n->name, n->dev ? n->dev->device : NULL, n->site};
+        if ((r = new_row(s, &k)) == NONE)
+            return false;
+    }
+    *out = r;
+    return true;
 }
 
-/* The row for each node (into s->map), made if new, with room for its
- * values; rows past max_rows are NONE, with their subtrees, and counted in
- * *refused. */
-static int map_rows(tlog_summary *s, const tlog_frame *f, uint32_t g, uint64_t *refused)
+/* Notes what counting values v in row r changes that subtracting them
+ * again would not put back; false when memory ran out (nothing noted). */
+static bool note_undo(tlog_summary *s, uint32_t r, const tlog_node *n, const uint64_t *v,
+                      bool same)
 {
-    const tlog_group *grp = &s->groups[g];
-    uint32_t *map = s->map;
-    for (const tlog_node *n = &f->nodes[0]; n; n = tlog_node_next_(n, true)) {
-        size_t i = (size_t)(n - f->nodes);
-        uint32_t r = grp->root;
-        if (n->parent) {
-            uint32_t p = map[n->parent - f->nodes];
-            r = p == NONE ? NONE : cached_row(s, grp, i, p, n);
-            if (p != NONE && r == NONE)
-                r = find_row(s, p, n->kind, n->name);
-            if (p != NONE && r == NONE && s->nrows >= s->cfg.max_rows) {
-                ++*refused;
-            } else if (p != NONE && r == NONE) {
-                row_key k = {g, p, n->kind, n->name, n->dev ? n->dev->device : NULL, n->site};
-                r = new_row(s, &k);
-                if (r == NONE)
-                    return TLOG_ENOMEM;
-            }
+    const tlog_stat_row *x = &s->rows[r];
+    bool lasting = (x->flags | n->flags) != x->flags || x->self_same != same;
+    for (int q = 0; q < 3; q++)
+        lasting |= v[q] < x->acc[q].min || v[q] > x->acc[q].max ||
+                   x->acc[q].sum + v[q] < x->acc[q].sum;
+    if (!lasting)
+        return true;
+    if (!grow(s, (void **)&s->undo, &s->capundo, s->nundo + 1, sizeof *s->undo))
+        return false;
+    tlog_undo *u = &s->undo[s->nundo++];
+    u->row = r;
+    u->flags = x->flags;
+    u->self_same = x->self_same;
+    for (int q = 0; q < 3; q++) {
+        u->min[q] = x->acc[q].min;
+        u->max[q] = x->acc[q].max;
+        u->sum[q] = x->acc[q].sum;
+    }
+    return true;
+}
+
+static inline void acc_count(tlog_acc *a, uint64_t v, unsigned b)
+{
+    a->sum = a->sum + v < a->sum ? UINT64_MAX : a->sum + v;
+    if (v < a->min)
+        a->min = v;
+    if (v > a->max)
+        a->max = v;
+    a->sk.bins[b - a->sk.lo]++;
+}
+
+/* Counts node n in row r: first what may fail (room in the histograms, a
+ * self time parting from its total, a note to undo), then the counts. */
+static bool count_node(tlog_summary *s, uint32_t r, const tlog_node *n)
+{
+    tlog_stat_row *x = &s->rows[r];
+    const uint64_t v[3] = {n->total_ns, n->self_ns, n->count};
+    const unsigned b[3] = {bucket_of(v[0]), bucket_of(v[1]), bucket_of(v[2])};
+    bool same = x->self_same && v[1] == v[0];
+    if (!sketch_reserve(s, &x->acc[TLOG_STAT_TOTAL].sk, b[0]) ||
+        !sketch_reserve(s, &x->acc[TLOG_STAT_COUNT].sk, b[2]) ||
+        (x->self_same && !same && !split_self(s, x)) ||
+        (!same && !sketch_reserve(s, &x->acc[TLOG_STAT_SELF].sk, b[1])) ||
+        !note_undo(s, r, n, v, same))
+        return false;
+    x->frames++;
+    x->flags |= n->flags;
+    acc_count(&x->acc[TLOG_STAT_TOTAL], v[0], b[0]);
+    if (!same)
+        acc_count(&x->acc[TLOG_STAT_SELF], v[1], b[1]);
+    acc_count(&x->acc[TLOG_STAT_COUNT], v[2], b[2]);
+    x->self_same = same;
+    return true;
+}
+
+/* Takes back the counts of nodes [0, upto) of a failed add. A row whose
+ * self time parted from its total in this frame gets self_same back from
+ * its note, and its self histogram is then not read (a later parting
+ * copies it afresh). */
+static void undo_counts(tlog_summary *s, const tlog_group *g, const tlog_frame *f,
+                        size_t upto)
+{
+    for (size_t i = 0; i < upto; i++) {
+        if (g->map[i] == NONE)
+            continue;
+        tlog_stat_row *x = &s->rows[g->map[i]];
+        const tlog_node *n = &f->nodes[i];
+        const uint64_t v[3] = {n->total_ns, n->self_ns, n->count};
+        x->frames--;
+        for (int q = 0; q < 3; q++) {
+            if (q == TLOG_STAT_SELF && x->self_same)
+                continue;
+            x->acc[q].sum -= v[q];
+            x->acc[q].sk.bins[bucket_of(v[q]) - x->acc[q].sk.lo]--;
         }
-        map[i] = r;
-        if (r != NONE && !reserve_values(s, &s->rows[r], n))
+    }
+    while (s->nundo) {
+        const tlog_undo *u = &s->undo[--s->nundo];
+        tlog_stat_row *x = &s->rows[u->row];
+        x->flags = u->flags;
+        x->self_same = u->self_same;
+        for (int q = 0; q < 3; q++) {
+            x->acc[q].min = u->min[q];
+            x->acc[q].max = u->max[q];
+            x->acc[q].sum = u->sum[q];
+        }
+    }
+}
+
+/* Maps and counts every node of `f` in group g, in one pass: a node's
+ * parent comes before it in every resolved frame. On failure what was
+ * counted is taken back; *upto says how far it got. */
+static int count_frame(tlog_summary *s, uint32_t g, const tlog_frame *f, uint64_t *refused)
+{
+    s->nundo = 0;
+    for (size_t i = 0; i < f->nnodes; i++) {
+        uint32_t r;
+        if (!row_of_node(s, g, f, i, &r, refused)) {
+            undo_counts(s, &s->groups[g], f, i);
             return TLOG_ENOMEM;
+        }
+        s->groups[g].map[i] = r;
+        if (r != NONE && !count_node(s, r, &f->nodes[i])) {
+            undo_counts(s, &s->groups[g], f, i);
+            return TLOG_ENOMEM;
+        }
     }
     return TLOG_OK;
-}
-
-static void count_rows(tlog_summary *s, const tlog_frame *f)
-{
-    for (size_t i = 0; i < f->nnodes; i++) {
-        if (s->map[i] == NONE)
-            continue;
-        tlog_stat_row *x = &s->rows[s->map[i]];
-        if (x->stamp == s->stamp)
-            continue;   /* a damaged stream's frame with a row twice: counted once */
-        const tlog_node *n = &f->nodes[i];
-        x->stamp = s->stamp;
-        x->frames++;
-        x->flags |= n->flags;
-        acc_put(&x->acc[TLOG_STAT_TOTAL], n->total_ns);
-        acc_put(&x->acc[TLOG_STAT_SELF], n->self_ns);
-        acc_put(&x->acc[TLOG_STAT_COUNT], n->count);
-    }
-}
-
-/* Keeps the frame's rows for the next frame of the group; without memory,
- * the next frame looks its rows up. */
-static void remember_map(tlog_summary *s, tlog_group *g, size_t n)
-{
-    if (g->nlast_map < n) {
-        uint32_t *p = tlog_realloc_(g->last_map, n * sizeof *p);
-        if (!p) {
-            s->bytes -= g->nlast_map * sizeof *g->last_map;
-            free(g->last_map);
-            g->last_map = NULL;
-            g->nlast_map = 0;
-            return;
-        }
-        s->bytes += (n - g->nlast_map) * sizeof *p;
-        g->last_map = p;
-        g->nlast_map = n;
-    }
-    memcpy(g->last_map, s->map, n * sizeof *s->map);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -552,12 +650,29 @@ static void check_hitch(tlog_summary *s, uint32_t gi, const tlog_frame *f)
     keep_hitch(s, &h);
 }
 
+/* Room in the group's map for a frame of n nodes; what it held is kept
+ * only as far as it goes (it is a cache). */
+static bool map_room(tlog_summary *s, tlog_group *g, size_t n)
+{
+    if (n <= g->capmap)
+        return true;
+    uint32_t *map = tlog_malloc_(n * sizeof *map);
+    if (!map)
+        return false;
+    memset(map, 0xff, n * sizeof *map);
+    if (g->capmap)
+        memcpy(map, g->map, g->capmap * sizeof *map);
+    s->bytes += (n - g->capmap) * sizeof *map;
+    free(g->map);
+    g->map = map;
+    g->capmap = n;
+    return true;
+}
+
 int tlog_summary_add(tlog_summary *s, const tlog_frame *f)
 {
     if (!s || !f || !f->nnodes)
         return TLOG_EINVAL;
-    if (!grow(s, (void **)&s->map, &s->capmap, f->nnodes, sizeof *s->map))
-        return TLOG_ENOMEM;
     size_t nrows = s->nrows, ngroups = s->ngroups;
     uint64_t refused = 0;
     uint32_t g;
@@ -567,21 +682,20 @@ int tlog_summary_add(tlog_summary *s, const tlog_frame *f)
         s->rows_refused += f->nnodes;   /* no room even for its root */
         return TLOG_OK;
     }
-    if (rc == TLOG_OK)
-        rc = map_rows(s, f, g, &refused);
-    if (rc == TLOG_OK && s->groups[g].recent &&
-        !sketch_reserve(s, &s->groups[g].window, bucket_of(f->nodes[0].total_ns)))
+    if (rc == TLOG_OK && (!map_room(s, &s->groups[g], f->nnodes) ||
+                          (s->groups[g].recent &&
+                           !sketch_reserve(s, &s->groups[g].window,
+                                           bucket_of(f->nodes[0].total_ns)))))
         rc = TLOG_ENOMEM;
+    if (rc == TLOG_OK)
+        rc = count_frame(s, g, f, &refused);
     if (rc != TLOG_OK) {
         roll_back(s, nrows, ngroups);
         return rc;
     }
-    s->stamp++;
-    count_rows(s, f);
     s->frames++;
     s->rows_refused += refused;
     check_hitch(s, g, f);
-    remember_map(s, &s->groups[g], f->nnodes);
     return TLOG_OK;
 }
 
@@ -650,9 +764,16 @@ static int map_merged_row(tlog_summary *into, const tlog_summary *from, uint32_t
         to = found;
     }
     map[r] = to;
-    for (int q = 0; to != NONE && q < 3; q++)
-        if (!reserve_sketch(into, &into->rows[to].acc[q].sk, &x->acc[q].sk))
-            return TLOG_ENOMEM;
+    if (to == NONE)
+        return TLOG_OK;
+    tlog_stat_row *y = &into->rows[to];
+    bool same = y->self_same && x->self_same;
+    if (!reserve_sketch(into, &y->acc[TLOG_STAT_TOTAL].sk, &x->acc[TLOG_STAT_TOTAL].sk) ||
+        !reserve_sketch(into, &y->acc[TLOG_STAT_COUNT].sk, &x->acc[TLOG_STAT_COUNT].sk) ||
+        (!same && y->self_same && !split_self(into, y)) ||
+        (!same && !reserve_sketch(into, &y->acc[TLOG_STAT_SELF].sk,
+                                  &tlog_row_acc_(x, TLOG_STAT_SELF)->sk)))
+        return TLOG_ENOMEM;
     return TLOG_OK;
 }
 
@@ -696,8 +817,12 @@ int tlog_summary_merge(tlog_summary *into, const tlog_summary *from)
         const tlog_stat_row *x = &from->rows[r];
         to->frames += x->frames;
         to->flags |= x->flags;
-        for (int q = 0; q < 3; q++)
-            add_acc(&to->acc[q], &x->acc[q]);
+        add_acc(&to->acc[TLOG_STAT_TOTAL], &x->acc[TLOG_STAT_TOTAL]);
+        add_acc(&to->acc[TLOG_STAT_COUNT], &x->acc[TLOG_STAT_COUNT]);
+        if (!(to->self_same && x->self_same)) {
+            add_acc(&to->acc[TLOG_STAT_SELF], tlog_row_acc_(x, TLOG_STAT_SELF));
+            to->self_same = false;
+        }
     }
     into->frames += from->frames;
     into->rows_refused += from->rows_refused + refused;
@@ -766,7 +891,7 @@ static void release_all(tlog_summary *s)
     for (size_t g = 0; g < s->ngroups; g++) {
         free(s->groups[g].recent);
         free(s->groups[g].window.bins);
-        free(s->groups[g].last_map);
+        free(s->groups[g].map);
     }
     while (s->arena) {
         tlog_arena_block *next = s->arena->next;
@@ -776,7 +901,7 @@ static void release_all(tlog_summary *s)
     free(s->rows);
     free(s->groups);
     free(s->index);
-    free(s->map);
+    free(s->undo);
 }
 
 int tlog_summary_reset(tlog_summary *s)
@@ -861,9 +986,9 @@ int tlog_stat_row_get_info(const tlog_stat_row *row, tlog_stat_info *out)
         .frames = row->frames,
         .group_frames = s->rows[g->root].frames,
     };
-    tlog_stat_value_(&row->acc[TLOG_STAT_TOTAL], row->frames, &info.total_ns);
-    tlog_stat_value_(&row->acc[TLOG_STAT_SELF], row->frames, &info.self_ns);
-    tlog_stat_value_(&row->acc[TLOG_STAT_COUNT], row->frames, &info.count);
+    tlog_stat_value_(tlog_row_acc_(row, TLOG_STAT_TOTAL), row->frames, &info.total_ns);
+    tlog_stat_value_(tlog_row_acc_(row, TLOG_STAT_SELF), row->frames, &info.self_ns);
+    tlog_stat_value_(tlog_row_acc_(row, TLOG_STAT_COUNT), row->frames, &info.count);
     return tlog_copy_sized_(out, &info, sizeof info);
 }
 
@@ -871,7 +996,7 @@ int tlog_stat_row_quantile(const tlog_stat_row *row, tlog_stat_of of, double q, 
 {
     if (!row || !out || (unsigned)of > TLOG_STAT_COUNT || !(q >= 0 && q <= 1))
         return TLOG_EINVAL;
-    *out = tlog_sketch_quantile_(&row->acc[of], row->frames, q);
+    *out = tlog_sketch_quantile_(tlog_row_acc_(row, of), row->frames, q);
     return TLOG_OK;
 }
 

@@ -32,20 +32,35 @@ typedef struct tlog_acc {
 #define TLOG_ROW_NONE UINT32_MAX
 
 struct tlog_stat_row {
-    const struct tlog_summary *owner;
-    uint32_t parent, first_child, last_child, next_sibling;
-    uint32_t group;
-    uint32_t hash_next;      /* the next row in its bucket of the index */
-    const char *name;        /* the summary's copy */
-    const char *device;      /* the summary's copy, or NULL */
-    uint64_t site_id;
-    uint64_t frames;
-    uint64_t stamp;          /* the add that last counted it */
-    int depth;
+    /* What adding a frame reads and writes, together. */
+    uint32_t parent;
     uint8_t kind;
     uint8_t flags;
+    /* Its self time has been its total in every frame so far (a leaf):
+     * acc[TLOG_STAT_SELF] is not kept, acc[TLOG_STAT_TOTAL] stands for it. */
+    bool self_same;
+    const char *name;        /* the summary's copy */
+    uint64_t frames;
     tlog_acc acc[3];         /* tlog_stat_of: total, self, count */
+    /* The rest. */
+    const struct tlog_summary *owner;
+    uint32_t first_child, last_child, next_sibling;
+    uint32_t group;
+    uint32_t hash_next;      /* the next row in its bucket of the index */
+    int depth;
+    const char *device;      /* the summary's copy, or NULL */
+    uint64_t site_id;
 };
+
+/* What a row was before a frame changed what cannot be subtracted again
+ * (a minimum, a maximum, a flag, a sum that saturated): an add that fails
+ * half-way puts it back. */
+typedef struct tlog_undo {
+    uint32_t row;
+    uint8_t flags;
+    bool self_same;
+    uint64_t min[3], max[3], sum[3];
+} tlog_undo;
 
 /* A hitch kept: the frame, with a reference. */
 typedef struct tlog_hitch {
@@ -66,8 +81,8 @@ typedef struct tlog_group {
     uint64_t *recent;        /* ring of the last window root totals */
     uint32_t nrecent, next_recent;
     tlog_sketch window;      /* the same totals, for their quantile */
-    uint32_t *last_map;      /* rows of the last frame's nodes, by index */
-    size_t nlast_map;
+    uint32_t *map;           /* rows of the last frame's nodes, by index */
+    size_t capmap;
 } tlog_group;
 
 /* Strings, in blocks that never move. */
@@ -87,13 +102,12 @@ struct tlog_summary {
     size_t ngroups, capgroups;
     uint32_t last_group;      /* where the search for a frame's group starts */
     tlog_arena_block *arena;
-    uint32_t *map;            /* scratch: frame node index -> row */
-    size_t capmap;
+    tlog_undo *undo;          /* scratch of an add */
+    size_t nundo, capundo;
     tlog_hitch *hitches;      /* ring of cfg.max_hitches */
     size_t hitch_first, nhitches;
     uint64_t hitches_seen;
     uint64_t frames;
-    uint64_t stamp;
     uint64_t rows_refused;
     size_t bytes;             /* what it holds, besides hitch frames */
 };
@@ -107,6 +121,12 @@ TLOG_INTERNAL void tlog_summary_map_frame_(const tlog_summary *s, const tlog_fra
                                            uint32_t *rows);
 TLOG_INTERNAL uint64_t tlog_sketch_quantile_(const tlog_acc *a, uint64_t n, double q);
 TLOG_INTERNAL void tlog_stat_value_(const tlog_acc *a, uint64_t n, tlog_stat_value *v);
+/* One quantity of a row. */
+static inline const tlog_acc *tlog_row_acc_(const tlog_stat_row *r, tlog_stat_of of)
+{
+    return &r->acc[of == TLOG_STAT_SELF && r->self_same ? TLOG_STAT_TOTAL : of];
+}
+
 /* The path's rows, in `rows` of the summary, for print helpers. */
 static inline const tlog_stat_row *tlog_stat_row_at_(const tlog_summary *s, uint32_t i)
 {

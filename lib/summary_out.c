@@ -55,12 +55,12 @@ static void scratch_free(scratch *sc)
 
 static double mean_of(const tlog_stat_row *r, tlog_stat_of of)
 {
-    return r->frames ? (double)r->acc[of].sum / (double)r->frames : 0.0;
+    return r->frames ? (double)tlog_row_acc_(r, of)->sum / (double)r->frames : 0.0;
 }
 
 static uint64_t median_of(const tlog_stat_row *r, tlog_stat_of of)
 {
-    return tlog_sketch_quantile_(&r->acc[of], r->frames, 0.5);
+    return tlog_sketch_quantile_(tlog_row_acc_(r, of), r->frames, 0.5);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -340,7 +340,7 @@ int tlog_summary_dump_hitch(const tlog_summary *s, size_t index, FILE *out,
 static void json_value(FILE *out, const char *name, const tlog_stat_row *r, tlog_stat_of of)
 {
     tlog_stat_value v;
-    tlog_stat_value_(&r->acc[of], r->frames, &v);
+    tlog_stat_value_(tlog_row_acc_(r, of), r->frames, &v);
     fprintf(out, ",\"%s\":{\"mean\":", name);
     tlog_put_fixed_(out, v.mean, 3);
     fprintf(out, ",\"min\":%" PRIu64 ",\"median\":%" PRIu64 ",\"p90\":%" PRIu64
@@ -508,7 +508,7 @@ static void csv_row_path(FILE *out, const tlog_summary *s, uint32_t r, const voi
 static void csv_value(FILE *out, const tlog_stat_row *r, tlog_stat_of of)
 {
     tlog_stat_value v;
-    tlog_stat_value_(&r->acc[of], r->frames, &v);
+    tlog_stat_value_(tlog_row_acc_(r, of), r->frames, &v);
     fputc(',', out);
     tlog_put_fixed_(out, v.mean, 3);
     fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, v.min, v.median,

@@ -106,6 +106,20 @@ static tlog_summary_info summary_info(const tlog_summary *s)
     return i;
 }
 
+static char *csv_of(const tlog_summary *s)
+{
+    FILE *fp = tmpfile();
+    assert_int_equal(tlog_summary_export_csv(s, fp), TLOG_OK);
+    return read_back(fp);
+}
+
+static char *json_of(const tlog_summary *s)
+{
+    FILE *fp = tmpfile();
+    assert_int_equal(tlog_summary_export_json(s, fp), TLOG_OK);
+    return read_back(fp);
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -271,6 +285,64 @@ static void rows_count_only_the_frames_that_have_them(void **state)
     assert_int_equal(i.group_frames, 6);
     assert_true(i.total_ns.mean == 50.0);
     tlog_summary_destroy(s);
+    tlog_destroy(log);
+}
+
+/* A row that is a leaf in some frames (its self time is its total) and
+ * has a child in others: its self time over all of them, exactly; and the
+ * same when the two kinds of frames were summed apart and merged. */
+static void self_time_of_a_row_that_gains_children(void **state)
+{
+    (void)state;
+    tlog_log *log = plain_log();
+    tlog_summary *all = make_summary(NULL), *leaf = make_summary(NULL),
+                 *parent = make_summary(NULL);
+    for (int k = 0; k < 6; k++) {
+        at_ns(10000u * (uint64_t)k);
+        tlog_log_begin(log, site_named("Frame"));
+        tlog_log_begin(log, site_named("Work"));
+        if (k >= 3) {   /* 30 ns of its 100 in a child */
+            at_ns(test_now + 20);
+            tlog_log_begin(log, site_named("Inner"));
+            at_ns(test_now + 30);
+            tlog_log_end(log, site_named("Inner"));
+            at_ns(test_now + 50);
+        } else {
+            at_ns(test_now + 100 + (uint64_t)k);
+        }
+        tlog_log_end(log, site_named("Work"));
+        tlog_log_end(log, site_named("Frame"));
+        tlog_frame *f = pop(log);
+        assert_int_equal(tlog_summary_add(all, f), TLOG_OK);
+        assert_int_equal(tlog_summary_add(k < 3 ? leaf : parent, f), TLOG_OK);
+        tlog_frame_release(f);
+    }
+    tlog_stat_info w = stat_info(stat_child(tlog_summary_root(all, 0), "Work"));
+    assert_int_equal(w.frames, 6);
+    assert_int_equal(w.self_ns.min, 70);
+    assert_int_equal(w.self_ns.max, 102);
+    assert_true(w.self_ns.mean == (100 + 101 + 102 + 3 * 70) / 6.0);
+    assert_int_equal(w.self_ns.median, 70);   /* the 3rd of 70, 70, 70, 100, 101, 102 */
+    assert_int_equal(w.total_ns.min, 100);
+    assert_int_equal(w.total_ns.max, 102);
+    /* Merged either way round. */
+    tlog_summary *a = make_summary(NULL);
+    assert_int_equal(tlog_summary_merge(a, leaf), TLOG_OK);
+    assert_int_equal(tlog_summary_merge(a, parent), TLOG_OK);
+    assert_int_equal(tlog_summary_merge(parent, leaf), TLOG_OK);
+    char *x = csv_of(all), *y = csv_of(a);
+    assert_string_equal(x, y);
+    free(y);
+    /* parent then leaf: the same statistics, rows in another order. */
+    tlog_stat_info p = stat_info(stat_child(tlog_summary_root(parent, 0), "Work"));
+    assert_int_equal(p.self_ns.min, 70);
+    assert_int_equal(p.self_ns.max, 102);
+    assert_true(p.self_ns.mean == w.self_ns.mean);
+    free(x);
+    tlog_summary_destroy(a);
+    tlog_summary_destroy(all);
+    tlog_summary_destroy(leaf);
+    tlog_summary_destroy(parent);
     tlog_destroy(log);
 }
 
@@ -842,20 +914,6 @@ static void frame_rows_have_a_statistics_view(void **state)
 /* Merging, streams, logs                                                   */
 /* ------------------------------------------------------------------------ */
 
-static char *csv_of(const tlog_summary *s)
-{
-    FILE *fp = tmpfile();
-    assert_int_equal(tlog_summary_export_csv(s, fp), TLOG_OK);
-    return read_back(fp);
-}
-
-static char *json_of(const tlog_summary *s)
-{
-    FILE *fp = tmpfile();
-    assert_int_equal(tlog_summary_export_json(s, fp), TLOG_OK);
-    return read_back(fp);
-}
-
 /* Two summaries of halves, merged, are the summary of the whole: two
  * groups, the second only in the second half. */
 static void merging_halves_gives_the_whole(void **state)
@@ -1118,6 +1176,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(exact_statistics_of_manual_clock_frames),
         cmocka_unit_test(rows_count_only_the_frames_that_have_them),
+        cmocka_unit_test(self_time_of_a_row_that_gains_children),
         cmocka_unit_test(quantiles_within_bound_on_skewed_data),
         cmocka_unit_test(quantiles_within_bound_on_bimodal_data),
         cmocka_unit_test(quantiles_within_bound_over_the_whole_range),
