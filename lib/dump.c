@@ -44,7 +44,7 @@ static void put_column(FILE *out, const char *label, bool known, uint64_t ns)
 void tlog_put_stat_columns_(FILE *out, const tlog_stat_row *row, unsigned columns, uint64_t ns)
 {
     tlog_stat_value v = {0};
-    const tlog_acc *a = row ? &row->acc[TLOG_STAT_TOTAL] : NULL;
+    const tlog_acc *a = row ? &row->acc[TLOG_ACC_TOTAL] : NULL;
     if (row)
         tlog_stat_value_(a, row->frames, &v);
     bool known = row && row->frames;

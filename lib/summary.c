@@ -46,6 +46,7 @@ static uint64_t bucket_value(unsigned i)
 }
 
 static bool sketch_widen(tlog_summary *s, tlog_sketch *sk, unsigned i);
+static void sketch_free(tlog_summary *s, tlog_sketch *sk);
 
 /* Widens `sk` to hold bucket i; false when memory ran out (it stays as it
  * was). Almost always it holds it already. */
@@ -56,27 +57,33 @@ static inline bool sketch_reserve(tlog_summary *s, tlog_sketch *sk, unsigned i)
 
 static bool sketch_widen(tlog_summary *s, tlog_sketch *sk, unsigned i)
 {
-    unsigned lo = sk->cap ? (i < sk->lo ? i : sk->lo) : (i >= 2 ? i - 2 : 0);
-    unsigned hi = sk->cap ? (i >= (unsigned)sk->lo + sk->cap ? i + 1 : sk->lo + sk->cap)
-                          : lo + 4;
+    if (!sk->cap) {   /* the first value: in place */
+        sk->lo = (uint16_t)i;
+        sk->cap = 1;
+        sk->u.one = 0;
+        return true;
+    }
+    unsigned lo = i < sk->lo ? i : sk->lo;
+    unsigned hi = i >= (unsigned)sk->lo + sk->cap ? i + 1 : sk->lo + sk->cap;
     unsigned cap = hi - lo;
     if (cap < 2u * sk->cap)
         cap = 2u * sk->cap;   /* doubling: a histogram widens a few times only */
+    if (cap < 4)
+        cap = 4;
     if (cap > TLOG_SKETCH_BUCKETS)
         cap = TLOG_SKETCH_BUCKETS;
     /* Grow towards the new bucket, keeping the span within the range. */
-    if (sk->cap && i < sk->lo)
+    if (i < sk->lo)
         lo = hi > cap ? hi - cap : 0;
     if (lo + cap > TLOG_SKETCH_BUCKETS)
         lo = TLOG_SKETCH_BUCKETS - cap;
     uint64_t *bins = tlog_calloc_(cap, sizeof *bins);
     if (!bins)
         return false;
-    if (sk->cap)
-        memcpy(bins + (sk->lo - lo), sk->bins, sk->cap * sizeof *bins);
-    free(sk->bins);
-    s->bytes += (cap - sk->cap) * sizeof *bins;
-    sk->bins = bins;
+    memcpy(bins + (sk->lo - lo), tlog_bins_(sk), sk->cap * sizeof *bins);
+    sketch_free(s, sk);
+    s->bytes += cap * sizeof *bins;
+    sk->u.heap = bins;
     sk->lo = (uint16_t)lo;
     sk->cap = (uint16_t)cap;
     return true;
@@ -84,9 +91,11 @@ static bool sketch_widen(tlog_summary *s, tlog_sketch *sk, unsigned i)
 
 static void sketch_free(tlog_summary *s, tlog_sketch *sk)
 {
-    s->bytes -= sk->cap * sizeof *sk->bins;
-    free(sk->bins);
-    sk->bins = NULL;
+    if (sk->cap > 1) {
+        s->bytes -= sk->cap * sizeof *sk->u.heap;
+        free(sk->u.heap);
+    }
+    sk->u.heap = NULL;
     sk->cap = sk->lo = 0;
 }
 
@@ -94,16 +103,19 @@ static void sketch_free(tlog_summary *s, tlog_sketch *sk)
  * was). */
 static bool sketch_copy(tlog_summary *s, tlog_sketch *to, const tlog_sketch *from)
 {
-    uint64_t *bins = from->cap ? tlog_malloc_(from->cap * sizeof *bins) : NULL;
-    if (from->cap && !bins)
+    uint64_t *bins = NULL;
+    if (from->cap > 1 && !(bins = tlog_malloc_(from->cap * sizeof *bins)))
         return false;
-    if (from->cap)
-        memcpy(bins, from->bins, from->cap * sizeof *bins);
     sketch_free(s, to);
-    to->bins = bins;
+    if (from->cap > 1) {
+        memcpy(bins, from->u.heap, from->cap * sizeof *bins);
+        s->bytes += from->cap * sizeof *bins;
+        to->u.heap = bins;
+    } else {
+        to->u.one = from->u.one;
+    }
     to->lo = from->lo;
     to->cap = from->cap;
-    s->bytes += to->cap * sizeof *bins;
     return true;
 }
 
@@ -112,8 +124,8 @@ static bool sketch_copy(tlog_summary *s, tlog_sketch *to, const tlog_sketch *fro
  * caller once it counts). */
 static bool split_self(tlog_summary *s, tlog_stat_row *x)
 {
-    tlog_acc *self = &x->acc[TLOG_STAT_SELF];
-    const tlog_acc *total = &x->acc[TLOG_STAT_TOTAL];
+    tlog_acc *self = &x->acc[TLOG_ACC_SELF];
+    const tlog_acc *total = &x->acc[TLOG_ACC_TOTAL];
     if (!sketch_copy(s, &self->sk, &total->sk))
         return false;
     self->sum = total->sum;
@@ -145,7 +157,7 @@ static uint64_t sketch_quantile(const tlog_sketch *sk, uint64_t n, double q, uin
     if (rank == 0 || rank == n - 1)   /* the extremes are kept exactly */
         return rank ? max : min;
     for (unsigned k = 0; k < sk->cap; k++) {
-        seen += sk->bins[k];
+        seen += tlog_cbins_(sk)[k];
         if (seen > rank) {
             uint64_t v = bucket_value(sk->lo + k);
             return v < min ? min : v > max ? max : v;
@@ -159,7 +171,7 @@ static unsigned quantile_bucket(const tlog_sketch *sk, uint64_t n, double q)
 {
     uint64_t rank = rank_of(q, n), seen = 0;
     for (unsigned k = 0; k < sk->cap; k++) {
-        seen += sk->bins[k];
+        seen += tlog_cbins_(sk)[k];
         if (seen > rank)
             return sk->lo + k;
     }
@@ -300,10 +312,28 @@ typedef struct row_key {
     const tlog_site *site;
 } row_key;
 
+/* Room for one more row, in an array aligned as rows are. */
+static bool rows_room(tlog_summary *s)
+{
+    if (s->nrows < s->caprows)
+        return true;
+    size_t n = s->caprows ? s->caprows * 2 : 16;
+    tlog_stat_row *rows = tlog_aligned_alloc_(_Alignof(tlog_stat_row), n * sizeof *rows);
+    if (!rows)
+        return false;
+    if (s->nrows)
+        memcpy(rows, s->rows, s->nrows * sizeof *rows);
+    free(s->rows);
+    s->bytes += (n - s->caprows) * sizeof *rows;
+    s->rows = rows;
+    s->caprows = n;
+    return true;
+}
+
 /* A new row, last child of its parent; NONE when memory ran out. */
 static uint32_t new_row(tlog_summary *s, const row_key *k)
 {
-    if (!grow(s, (void **)&s->rows, &s->caprows, s->nrows + 1, sizeof *s->rows) ||
+    if (!rows_room(s) ||
         (k->parent != NONE && !index_room(s)))
         return NONE;
     const char *name = keep_string(s, k->name ? k->name : "");
@@ -377,7 +407,7 @@ static void group_free(tlog_summary *s, tlog_group *g)
 static bool same_group(const tlog_summary *s, const tlog_group *g, const char *thread,
                        const char *root)
 {
-    return strcmp(g->thread_name, thread) == 0 && strcmp(s->rows[g->root].name, root) == 0;
+    return same_name(g->thread_name, thread) && same_name(s->rows[g->root].name, root);
 }
 
 static uint32_t find_group(const tlog_summary *s, const char *thread, const char *root)
@@ -506,7 +536,7 @@ static inline void acc_count(tlog_acc *a, uint64_t v, unsigned b)
         a->min = v;
     if (v > a->max)
         a->max = v;
-    a->sk.bins[b - a->sk.lo]++;
+    tlog_bins_(&a->sk)[b - a->sk.lo]++;
 }
 
 /* Counts node n in row r: first what may fail (room in the histograms, a
@@ -514,21 +544,21 @@ static inline void acc_count(tlog_acc *a, uint64_t v, unsigned b)
 static bool count_node(tlog_summary *s, uint32_t r, const tlog_node *n)
 {
     tlog_stat_row *x = &s->rows[r];
-    const uint64_t v[3] = {n->total_ns, n->self_ns, n->count};
+    const uint64_t v[3] = {n->total_ns, n->count, n->self_ns};   /* TLOG_ACC_ order */
     const unsigned b[3] = {bucket_of(v[0]), bucket_of(v[1]), bucket_of(v[2])};
-    bool same = x->self_same && v[1] == v[0];
-    if (!sketch_reserve(s, &x->acc[TLOG_STAT_TOTAL].sk, b[0]) ||
-        !sketch_reserve(s, &x->acc[TLOG_STAT_COUNT].sk, b[2]) ||
+    bool same = x->self_same && v[TLOG_ACC_SELF] == v[TLOG_ACC_TOTAL];
+    if (!sketch_reserve(s, &x->acc[TLOG_ACC_TOTAL].sk, b[TLOG_ACC_TOTAL]) ||
+        !sketch_reserve(s, &x->acc[TLOG_ACC_COUNT].sk, b[TLOG_ACC_COUNT]) ||
         (x->self_same && !same && !split_self(s, x)) ||
-        (!same && !sketch_reserve(s, &x->acc[TLOG_STAT_SELF].sk, b[1])) ||
+        (!same && !sketch_reserve(s, &x->acc[TLOG_ACC_SELF].sk, b[TLOG_ACC_SELF])) ||
         !note_undo(s, r, n, v, same))
         return false;
     x->frames++;
     x->flags |= n->flags;
-    acc_count(&x->acc[TLOG_STAT_TOTAL], v[0], b[0]);
+    acc_count(&x->acc[TLOG_ACC_TOTAL], v[TLOG_ACC_TOTAL], b[TLOG_ACC_TOTAL]);
+    acc_count(&x->acc[TLOG_ACC_COUNT], v[TLOG_ACC_COUNT], b[TLOG_ACC_COUNT]);
     if (!same)
-        acc_count(&x->acc[TLOG_STAT_SELF], v[1], b[1]);
-    acc_count(&x->acc[TLOG_STAT_COUNT], v[2], b[2]);
+        acc_count(&x->acc[TLOG_ACC_SELF], v[TLOG_ACC_SELF], b[TLOG_ACC_SELF]);
     x->self_same = same;
     return true;
 }
@@ -545,13 +575,13 @@ static void undo_counts(tlog_summary *s, const tlog_group *g, const tlog_frame *
             continue;
         tlog_stat_row *x = &s->rows[g->map[i]];
         const tlog_node *n = &f->nodes[i];
-        const uint64_t v[3] = {n->total_ns, n->self_ns, n->count};
+        const uint64_t v[3] = {n->total_ns, n->count, n->self_ns};
         x->frames--;
         for (int q = 0; q < 3; q++) {
-            if (q == TLOG_STAT_SELF && x->self_same)
+            if (q == TLOG_ACC_SELF && x->self_same)
                 continue;
             x->acc[q].sum -= v[q];
-            x->acc[q].sk.bins[bucket_of(v[q]) - x->acc[q].sk.lo]--;
+            tlog_bins_(&x->acc[q].sk)[bucket_of(v[q]) - x->acc[q].sk.lo]--;
         }
     }
     while (s->nundo) {
@@ -611,13 +641,13 @@ static void window_push(tlog_summary *s, tlog_group *g, uint64_t ns)
     uint32_t w = s->cfg.hitch_window;
     if (g->nrecent == w) {
         uint64_t old = g->recent[g->next_recent];
-        g->window.bins[bucket_of(old) - g->window.lo]--;
+        tlog_bins_(&g->window)[bucket_of(old) - g->window.lo]--;
     } else {
         g->nrecent++;
     }
     g->recent[g->next_recent] = ns;
     g->next_recent = (g->next_recent + 1) % w;
-    g->window.bins[bucket_of(ns) - g->window.lo]++;
+    tlog_bins_(&g->window)[bucket_of(ns) - g->window.lo]++;
 }
 
 static void check_hitch(tlog_summary *s, uint32_t gi, const tlog_frame *f)
@@ -646,7 +676,7 @@ static void check_hitch(tlog_summary *s, uint32_t gi, const tlog_frame *f)
         return;
     const tlog_stat_row *root = &s->rows[g->root];
     h.number = ++s->hitches_seen;
-    h.median_ns = tlog_sketch_quantile_(&root->acc[TLOG_STAT_TOTAL], root->frames, 0.5);
+    h.median_ns = tlog_sketch_quantile_(&root->acc[TLOG_ACC_TOTAL], root->frames, 0.5);
     keep_hitch(s, &h);
 }
 
@@ -709,7 +739,7 @@ static bool reserve_sketch(tlog_summary *s, tlog_sketch *into, const tlog_sketch
     unsigned first = 0, last = 0;
     bool any = false;
     for (unsigned k = 0; k < from->cap; k++)
-        if (from->bins[k]) {
+        if (tlog_cbins_(from)[k]) {
             if (!any)
                 first = from->lo + k;
             last = from->lo + k;
@@ -726,8 +756,8 @@ static void add_acc(tlog_acc *into, const tlog_acc *from)
     if (from->max > into->max)
         into->max = from->max;
     for (unsigned k = 0; k < from->sk.cap; k++)
-        if (from->sk.bins[k])
-            into->sk.bins[from->sk.lo + k - into->sk.lo] += from->sk.bins[k];
+        if (tlog_cbins_(&from->sk)[k])
+            tlog_bins_(&into->sk)[from->sk.lo + k - into->sk.lo] += tlog_cbins_(&from->sk)[k];
 }
 
 /* The row of `into` for row r of `from`, made if new, with room for its
@@ -768,10 +798,10 @@ static int map_merged_row(tlog_summary *into, const tlog_summary *from, uint32_t
         return TLOG_OK;
     tlog_stat_row *y = &into->rows[to];
     bool same = y->self_same && x->self_same;
-    if (!reserve_sketch(into, &y->acc[TLOG_STAT_TOTAL].sk, &x->acc[TLOG_STAT_TOTAL].sk) ||
-        !reserve_sketch(into, &y->acc[TLOG_STAT_COUNT].sk, &x->acc[TLOG_STAT_COUNT].sk) ||
+    if (!reserve_sketch(into, &y->acc[TLOG_ACC_TOTAL].sk, &x->acc[TLOG_ACC_TOTAL].sk) ||
+        !reserve_sketch(into, &y->acc[TLOG_ACC_COUNT].sk, &x->acc[TLOG_ACC_COUNT].sk) ||
         (!same && y->self_same && !split_self(into, y)) ||
-        (!same && !reserve_sketch(into, &y->acc[TLOG_STAT_SELF].sk,
+        (!same && !reserve_sketch(into, &y->acc[TLOG_ACC_SELF].sk,
                                   &tlog_row_acc_(x, TLOG_STAT_SELF)->sk)))
         return TLOG_ENOMEM;
     return TLOG_OK;
@@ -817,10 +847,10 @@ int tlog_summary_merge(tlog_summary *into, const tlog_summary *from)
         const tlog_stat_row *x = &from->rows[r];
         to->frames += x->frames;
         to->flags |= x->flags;
-        add_acc(&to->acc[TLOG_STAT_TOTAL], &x->acc[TLOG_STAT_TOTAL]);
-        add_acc(&to->acc[TLOG_STAT_COUNT], &x->acc[TLOG_STAT_COUNT]);
+        add_acc(&to->acc[TLOG_ACC_TOTAL], &x->acc[TLOG_ACC_TOTAL]);
+        add_acc(&to->acc[TLOG_ACC_COUNT], &x->acc[TLOG_ACC_COUNT]);
         if (!(to->self_same && x->self_same)) {
-            add_acc(&to->acc[TLOG_STAT_SELF], tlog_row_acc_(x, TLOG_STAT_SELF));
+            add_acc(&to->acc[TLOG_ACC_SELF], tlog_row_acc_(x, TLOG_STAT_SELF));
             to->self_same = false;
         }
     }
@@ -887,10 +917,12 @@ static void release_all(tlog_summary *s)
     s->nhitches = s->hitch_first = 0;
     for (size_t r = 0; r < s->nrows; r++)
         for (int q = 0; q < 3; q++)
-            free(s->rows[r].acc[q].sk.bins);
+            if (s->rows[r].acc[q].sk.cap > 1)
+                free(s->rows[r].acc[q].sk.u.heap);
     for (size_t g = 0; g < s->ngroups; g++) {
         free(s->groups[g].recent);
-        free(s->groups[g].window.bins);
+        if (s->groups[g].window.cap > 1)
+            free(s->groups[g].window.u.heap);
         free(s->groups[g].map);
     }
     while (s->arena) {

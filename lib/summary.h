@@ -12,15 +12,29 @@
  * 64 equal buckets, so a bucket is at most 1/64 of its lowest value wide
  * and its middle is within 1/128 of every value in it. 3776 buckets cover
  * every uint64; a histogram holds only the span [lo, lo + cap) it has
- * needed, grown on demand.
+ * needed, grown on demand, and one bucket in place.
  */
 #define TLOG_SKETCH_SUB 64u
 #define TLOG_SKETCH_BUCKETS 3776u
 
 typedef struct tlog_sketch {
-    uint64_t *bins;
+    union {
+        uint64_t *heap;      /* cap > 1 */
+        uint64_t one;        /* cap == 1: a histogram of one value so far
+                              * (a count that never changes) holds it here */
+    } u;
     uint16_t lo, cap;
 } tlog_sketch;
+
+static inline uint64_t *tlog_bins_(tlog_sketch *sk)
+{
+    return sk->cap == 1 ? &sk->u.one : sk->u.heap;
+}
+
+static inline const uint64_t *tlog_cbins_(const tlog_sketch *sk)
+{
+    return sk->cap == 1 ? &sk->u.one : sk->u.heap;
+}
 
 /* One quantity of a row over frames. */
 typedef struct tlog_acc {
@@ -31,17 +45,22 @@ typedef struct tlog_acc {
 
 #define TLOG_ROW_NONE UINT32_MAX
 
+/* A row's quantities, in the order they lie in it: a leaf's total and
+ * count fill its first two cache lines. */
+enum { TLOG_ACC_TOTAL, TLOG_ACC_COUNT, TLOG_ACC_SELF };
+
 struct tlog_stat_row {
-    /* What adding a frame reads and writes, together. */
-    uint32_t parent;
+    /* What adding a frame reads and writes, together, from the start of a
+     * cache line (rows are allocated aligned). */
+    _Alignas(64) uint32_t parent;
     uint8_t kind;
     uint8_t flags;
     /* Its self time has been its total in every frame so far (a leaf):
-     * acc[TLOG_STAT_SELF] is not kept, acc[TLOG_STAT_TOTAL] stands for it. */
+     * acc[TLOG_ACC_SELF] is not kept, acc[TLOG_ACC_TOTAL] stands for it. */
     bool self_same;
     const char *name;        /* the summary's copy */
     uint64_t frames;
-    tlog_acc acc[3];         /* tlog_stat_of: total, self, count */
+    tlog_acc acc[3];         /* TLOG_ACC_TOTAL, _COUNT, _SELF */
     /* The rest. */
     const struct tlog_summary *owner;
     uint32_t first_child, last_child, next_sibling;
@@ -124,7 +143,9 @@ TLOG_INTERNAL void tlog_stat_value_(const tlog_acc *a, uint64_t n, tlog_stat_val
 /* One quantity of a row. */
 static inline const tlog_acc *tlog_row_acc_(const tlog_stat_row *r, tlog_stat_of of)
 {
-    return &r->acc[of == TLOG_STAT_SELF && r->self_same ? TLOG_STAT_TOTAL : of];
+    if (of == TLOG_STAT_SELF)
+        return &r->acc[r->self_same ? TLOG_ACC_TOTAL : TLOG_ACC_SELF];
+    return &r->acc[of == TLOG_STAT_COUNT ? TLOG_ACC_COUNT : TLOG_ACC_TOTAL];
 }
 
 /* The path's rows, in `rows` of the summary, for print helpers. */
