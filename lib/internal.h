@@ -480,6 +480,8 @@ TLOG_INTERNAL int tlog_stats_open_(tlog_log *log);
 TLOG_INTERNAL void tlog_stats_report_env_(tlog_log *log);
 /* Counts a frame this call resolved, if the log keeps statistics. */
 TLOG_INTERNAL void tlog_stats_feed_(tlog_frame *f);
+/* Counts a frame pushed out of the queue unread; a failure is said. */
+TLOG_INTERNAL void tlog_stats_count_evicted_(tlog_frame *f);
 /* Writes the report TIMERLOG_REPORT asks for, if any, once. */
 TLOG_INTERNAL void tlog_stats_write_report_(tlog_log *log);
 TLOG_INTERNAL void tlog_stats_close_(tlog_log *log);

@@ -266,7 +266,7 @@ static void count_evicted(tlog_log *log, tlog_frame *f)
         return;
     if (!tlog_frame_ready_(f))
         tlog_devices_poll_(log);
-    tlog_frame_resolve_once_(f, false);
+    tlog_stats_count_evicted_(f);
 }
 
 /* Returns the frame's serial, 0 if it was lost. */

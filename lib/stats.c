@@ -148,6 +148,56 @@ void tlog_stats_feed_(tlog_frame *f)
                  (unsigned long long)f->serial, tlog_strerror(rc));
 }
 
+/* Whether frame f of the queue is to be resolved now: it is not yet, and
+ * its device work is done (or will be waited for). */
+static bool to_settle(tlog_frame *f, bool wait)
+{
+    return !atomic_load_explicit(&f->resolved, memory_order_acquire) &&
+           (wait || tlog_frame_ready_(f));
+}
+
+/* Resolves the frames still waiting in the queue that are ready (with
+ * `wait`, all of them, waiting for their device work), so that the
+ * statistics count them. A frame that cannot be resolved for lack of
+ * memory stays for a later read, and is said. */
+static void settle_queue(tlog_log *log, bool wait)
+{
+    tlog_lock_(&log->lock);
+    size_t n = 0;
+    for (tlog_frame *f = log->oldest; f; f = f->newer)
+        n += to_settle(f, wait);
+    tlog_frame **held = n ? tlog_malloc_(n * sizeof *held) : NULL;
+    size_t k = 0;
+    for (tlog_frame *f = log->oldest; held && f && k < n; f = f->newer)
+        if (to_settle(f, wait)) {
+            atomic_fetch_add(&f->refs, 1);
+            held[k++] = f;
+        }
+    tlog_unlock_(&log->lock);
+    if (n && !held)
+        tlog_report_(log, NULL, TLOG_ENOMEM, NULL, "out of memory: %zu frames waiting to be "
+                     "resolved are not counted in the statistics yet", n);
+    for (size_t i = 0; i < k; i++) {
+        int rc = tlog_frame_resolve_once_(held[i], wait);
+        if (rc != TLOG_OK)
+            tlog_report_(log, NULL, rc, NULL, "cannot resolve frame %llu for the statistics: "
+                         "%s; a later read will try again",
+                         (unsigned long long)held[i]->serial, tlog_strerror(rc));
+        tlog_frame_release(held[i]);
+    }
+    free(held);
+}
+
+void tlog_stats_count_evicted_(tlog_frame *f)
+{
+    int rc = tlog_frame_resolve_once_(f, false);
+    if (rc == TLOG_OK)
+        return;
+    atomic_fetch_add_explicit(&f->log->stats_lost, 1, memory_order_relaxed);
+    tlog_report_(f->log, NULL, rc, NULL, "frame %llu, pushed out of the queue, is left out of "
+                 "the statistics: %s", (unsigned long long)f->serial, tlog_strerror(rc));
+}
+
 int tlog_log_summary(tlog_log *log, tlog_summary **out)
 {
     if (!out)
@@ -158,6 +208,7 @@ int tlog_log_summary(tlog_log *log, tlog_summary **out)
         return TLOG_ENOMEM;
     if (!tlog_stats_on_(log))
         return TLOG_EINVAL;
+    settle_queue(log, false);
     tlog_summary *copy;
     int rc = tlog_summary_create(&log->summary->cfg, &copy);
     if (rc != TLOG_OK)
@@ -186,29 +237,6 @@ int tlog_log_summary_reset(tlog_log *log)
     return TLOG_OK;
 }
 
-/* Resolves the frames still waiting in the queue, waiting for their device
- * work, so that the report counts them. */
-static void settle_queue(tlog_log *log)
-{
-    tlog_lock_(&log->lock);
-    size_t n = 0;
-    for (tlog_frame *f = log->oldest; f; f = f->newer)
-        n += !atomic_load_explicit(&f->resolved, memory_order_acquire);
-    tlog_frame **held = n ? tlog_malloc_(n * sizeof *held) : NULL;
-    size_t k = 0;
-    for (tlog_frame *f = log->oldest; held && f && k < n; f = f->newer)
-        if (!atomic_load_explicit(&f->resolved, memory_order_acquire)) {
-            atomic_fetch_add(&f->refs, 1);
-            held[k++] = f;
-        }
-    tlog_unlock_(&log->lock);
-    for (size_t i = 0; i < k; i++) {
-        tlog_frame_resolve_once_(held[i], true);
-        tlog_frame_release(held[i]);
-    }
-    free(held);
-}
-
 static int write_to(FILE *out, const tlog_summary *s, int format)
 {
     if (format == REPORT_CSV)
@@ -224,7 +252,7 @@ void tlog_stats_write_report_(tlog_log *log)
     struct tlog_report *r = log->report;
     if (!r || atomic_exchange(&r->written, true))
         return;
-    settle_queue(log);
+    settle_queue(log, true);
     tlog_summary *snap;
     int rc = tlog_log_summary(log, &snap);
     if (rc != TLOG_OK) {

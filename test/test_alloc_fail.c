@@ -392,12 +392,232 @@ static void dump_without_memory_says_so_and_keeps_the_frame(void **state)
     tlog_destroy(log);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Statistics                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* Frames that make a summary grow every way it can: new rows, a row whose
+ * self time parts from its total, a count that changes, a second group, a
+ * hitch over the budget and one over the quantile of recent frames. */
+static void stats_frame(tlog_log *log, int k)
+{
+    uint64_t t = 100000u * (uint64_t)k;
+    at_ms(0);
+    test_now = t;
+    const char *root = k == 3 ? "Load" : "Frame";
+    tlog_log_begin(log, site_named(root));
+    for (int i = 0; i < (k == 5 ? 3 : 1); i++) {
+        tlog_log_begin(log, site_named(k == 3 ? "Read" : "Work"));
+        test_now += k == 4 ? 50000 : 100 + 100u * (uint64_t)k;
+        if (k == 1) {
+            tlog_log_begin(log, site_named("Inner"));
+            test_now += 50;
+            tlog_log_end(log, site_named("Inner"));
+        }
+        tlog_log_end(log, site_named(k == 3 ? "Read" : "Work"));
+    }
+    if (k == 2) {
+        tlog_log_begin(log, site_named("New"));
+        test_now += 10;
+        tlog_log_end(log, site_named("New"));
+    }
+    test_now += 5;
+    tlog_log_end(log, site_named(root));
+}
+
+enum { STATS_FRAMES = 7 };
+
+static const tlog_summary_config stats_cfg = {.size = sizeof stats_cfg, .hitch_ns = 20000,
+                                              .hitch_quantile = 0.5, .hitch_window = 2};
+
+static int walk_stats_node(void *user, const tlog_node *node, const tlog_node_info *info,
+                           const tlog_stat_info *stats);
+
+/* Every output of a summary, each call tried again after TLOG_ENOMEM, which
+ * must have written nothing. */
+static char *stats_outputs(const tlog_summary *s, tlog_frame *const *frames, int *enomem)
+{
+    FILE *all = tmpfile();
+    assert_non_null(all);
+    tlog_dump_options cols = {.size = sizeof cols, .summary = s};
+    for (int k = 0; k < 8; k++) {
+        int rc;
+        do {
+            FILE *fp = tmpfile();
+            assert_non_null(fp);
+            switch (k) {
+            case 0: rc = tlog_summary_dump(s, fp, NULL); break;
+            case 1: rc = tlog_summary_export_csv(s, fp); break;
+            case 2: rc = tlog_summary_export_json(s, fp); break;
+            case 3: rc = tlog_summary_export_hitches_csv(s, fp); break;
+            case 4: rc = tlog_summary_dump_hitch(s, 0, fp, NULL); break;
+            case 5: rc = tlog_dump_frame(frames[1], fp, &cols); break;
+            case 6: rc = tlog_frame_walk_stats(frames[1], s, walk_stats_node, fp); break;
+            default:
+                fprintf(fp, "%d\n", tlog_summary_find(s, frames[2], tlog_node_first_child(
+                                                         tlog_frame_root(frames[2]))) != NULL);
+                rc = TLOG_OK;
+            }
+            if (rc == TLOG_ENOMEM) {
+                assert_int_equal(ftell(fp), 0);
+                ++*enomem;
+            } else {
+                assert_int_equal(rc, TLOG_OK);
+                char *text = read_back(fp);
+                fputs(text, all);
+                free(text);
+                fp = NULL;
+            }
+            if (fp)
+                fclose(fp);
+        } while (rc == TLOG_ENOMEM);
+    }
+    return read_back(all);
+}
+
+/* A summary made, fed every frame, merged into another and written out
+ * while allocation `n` fails (0: none): each call that answers TLOG_ENOMEM
+ * is tried again, as an application would, and must have changed nothing.
+ * Returns what the outputs were; *failed says whether allocation n came. */
+static char *stats_run(tlog_frame *const *frames, uint64_t n, bool *failed, int *enomem)
+{
+    tlog_test_fail_alloc(n);
+    tlog_summary *s = NULL, *m = NULL;
+    int rc;
+    while ((rc = tlog_summary_create(&stats_cfg, &s)) == TLOG_ENOMEM)
+        ++*enomem;
+    assert_int_equal(rc, TLOG_OK);
+    for (int k = 0; k < STATS_FRAMES; k++) {
+        while ((rc = tlog_summary_add(s, frames[k])) == TLOG_ENOMEM)
+            ++*enomem;
+        assert_int_equal(rc, TLOG_OK);
+    }
+    while ((rc = tlog_summary_create(&stats_cfg, &m)) == TLOG_ENOMEM)
+        ++*enomem;
+    while ((rc = tlog_summary_merge(m, s)) == TLOG_ENOMEM)
+        ++*enomem;
+    assert_int_equal(rc, TLOG_OK);
+    char *out = stats_outputs(m, frames, enomem);
+    char *own = stats_outputs(s, frames, enomem);
+    /* A summary merged into is the summary it was merged from, hitches
+     * and all, but for the median frame each hitch was compared with. */
+    assert_non_null(strstr(own, "# hitches: "));
+    tlog_summary_destroy(s);
+    tlog_summary_destroy(m);
+    *failed = tlog_test_alloc_failed();
+    tlog_test_fail_alloc(0);
+    size_t a = strlen(out);
+    char *both = realloc(out, a + strlen(own) + 1);
+    strcpy(both + a, own);
+    free(own);
+    return both;
+}
+
+static int walk_stats_node(void *user, const tlog_node *node, const tlog_node_info *info,
+                           const tlog_stat_info *stats)
+{
+    (void)node;
+    fprintf(user, "%s %llu\n", info->name,
+            stats ? (unsigned long long)stats->total_ns.median : 0ull);
+    return 0;
+}
+
+static void statistics_survive_every_allocation_failure(void **state)
+{
+    (void)state;
+    collected_errors errors = {0};
+    tlog_config c = test_config(&errors);
+    c.max_frames = STATS_FRAMES;
+    tlog_log *log = make_log(&c);
+    const char *all_names[] = {"Frame", "Work", "Inner", "New", "Load", "Read"};
+    for (size_t i = 0; i < sizeof all_names / sizeof all_names[0]; i++)
+        assert_non_null(site_named(all_names[i]));
+    tlog_frame *frames[STATS_FRAMES];
+    for (int k = 0; k < STATS_FRAMES; k++) {
+        stats_frame(log, k);
+        frames[k] = tlog_frame_pop(log);
+        assert_non_null(frames[k]);
+    }
+    bool failed;
+    int enomem = 0;
+    char *reference = stats_run(frames, 0, &failed, &enomem);
+    assert_false(failed);
+    assert_int_equal(enomem, 0);
+    assert_non_null(strstr(reference, "# hitches: 3 seen, the last 3 kept"));
+    uint64_t n = 1;
+    for (;; n++) {
+        enomem = 0;
+        char *got = stats_run(frames, n, &failed, &enomem);
+        if (!failed) {
+            free(got);
+            break;
+        }
+        if (strcmp(got, reference) != 0)
+            differs(n, "statistics after a failure taken back", got, reference);
+        assert_int_equal(enomem, 1);   /* the failure was answered, once */
+        free(got);
+    }
+    print_message("swept %llu allocations of statistics\n", (unsigned long long)n - 1);
+    assert_true(n > 20);
+    free(reference);
+    for (int k = 0; k < STATS_FRAMES; k++)
+        tlog_frame_release(frames[k]);
+    tlog_destroy(log);
+    assert_int_equal(errors.count, 0);
+}
+
+/* A log that keeps statistics, recording while allocation n fails: a
+ * frame the statistics could not take is reported; without a report, they
+ * are those of every frame. */
+static void log_statistics_report_what_they_lose(void **state)
+{
+    (void)state;
+    char *reference = NULL;
+    for (uint64_t n = 0;; n++) {
+        collected_errors errors = {0};
+        tlog_config c = test_config(&errors);
+        c.flags |= TLOG_CONFIG_STATS;
+        c.stats = stats_cfg;
+        c.max_frames = 2;
+        tlog_log *log = NULL;
+        assert_int_equal(tlog_create(&c, &log), TLOG_OK);
+        tlog_test_fail_alloc(n);
+        for (int k = 0; k < STATS_FRAMES; k++)
+            stats_frame(log, k);
+        bool failed = tlog_test_alloc_failed();
+        tlog_test_fail_alloc(0);
+        tlog_summary *s = NULL;
+        assert_int_equal(tlog_log_summary(log, &s), TLOG_OK);
+        FILE *fp = tmpfile();
+        assert_int_equal(tlog_summary_export_csv(s, fp), TLOG_OK);
+        char *csv = read_back(fp);
+        tlog_summary_destroy(s);
+        tlog_destroy(log);
+        if (n == 0) {
+            reference = csv;
+            continue;
+        }
+        if (!failed) {
+            free(csv);
+            print_message("swept %llu allocations of a log keeping statistics\n",
+                          (unsigned long long)n - 1);
+            break;
+        }
+        if (strcmp(csv, reference) != 0 && count_code(&errors, TLOG_ENOMEM) == 0)
+            differs(n, "statistics lost a frame without a report", csv, reference);
+        free(csv);
+    }
+    free(reference);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(lost_thread_state_drops_the_frame_with_its_children),
         cmocka_unit_test(dump_without_memory_says_so_and_keeps_the_frame),
         cmocka_unit_test_setup_teardown(every_allocation_may_fail, sweep_setup, sweep_teardown),
+        cmocka_unit_test(statistics_survive_every_allocation_failure),
+        cmocka_unit_test(log_statistics_report_what_they_lose),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
