@@ -5,6 +5,8 @@
  * same statistics from a stream read back; a log's own statistics, its
  * device rows and its report. */
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <unistd.h>
 
 #include "device_fixture.h"
@@ -1081,6 +1083,86 @@ static void log_counts_every_frame_read_or_not(void **state)
     sim_fixture_free(fx);
 }
 
+/* Threads record frames into a log that keeps statistics while another
+ * pops frames (resolving some before their own thread does) and others
+ * copy the statistics: every frame is counted once, in its thread's
+ * group. */
+enum { RECORDERS = 3, FRAMES_EACH = 300 };
+
+static tlog_log *shared_log;
+static atomic_int recording;
+
+static void *record_frames(void *arg)
+{
+    char name[32];
+    snprintf(name, sizeof name, "Recorder %d", (int)(intptr_t)arg);
+    tlog_thread_name(name);
+    for (int k = 0; k < FRAMES_EACH; k++)
+        known_frame(shared_log, 1000u * (uint64_t)k, 100 + (uint64_t)(k % 7), 10);
+    atomic_fetch_sub(&recording, 1);
+    return NULL;
+}
+
+static void *read_frames(void *arg)
+{
+    (void)arg;
+    while (atomic_load(&recording))
+        tlog_frame_release(tlog_frame_pop(shared_log));
+    return NULL;
+}
+
+static void *copy_statistics(void *arg)
+{
+    (void)arg;
+    while (atomic_load(&recording)) {
+        tlog_summary *s = NULL;
+        assert_int_equal(tlog_log_summary(shared_log, &s), TLOG_OK);
+        tlog_summary_info si = summary_info(s);
+        assert_true(si.frames <= RECORDERS * FRAMES_EACH);
+        tlog_summary_destroy(s);
+    }
+    return NULL;
+}
+
+static void threads_record_while_statistics_are_read(void **state)
+{
+    (void)state;
+    collected_errors errors = {0};
+    tlog_config c = test_config(&errors);
+    c.flags |= TLOG_CONFIG_STATS;
+    c.max_frames = 2;
+    c.stats.hitch_ns = 105;   /* a few hitches, kept and evicted as they come */
+    c.stats.max_hitches = 4;
+    shared_log = make_log(&c);
+    atomic_store(&recording, RECORDERS);
+    pthread_t rec[RECORDERS], reader, copier;
+    assert_int_equal(pthread_create(&reader, NULL, read_frames, NULL), 0);
+    assert_int_equal(pthread_create(&copier, NULL, copy_statistics, NULL), 0);
+    for (intptr_t k = 0; k < RECORDERS; k++)
+        assert_int_equal(pthread_create(&rec[k], NULL, record_frames, (void *)k), 0);
+    for (int k = 0; k < RECORDERS; k++)
+        pthread_join(rec[k], NULL);
+    pthread_join(reader, NULL);
+    pthread_join(copier, NULL);
+    tlog_summary *s;
+    assert_int_equal(tlog_log_summary(shared_log, &s), TLOG_OK);
+    tlog_summary_info si = summary_info(s);
+    assert_int_equal(si.frames, RECORDERS * FRAMES_EACH);
+    assert_int_equal(si.groups, RECORDERS);
+    for (size_t g = 0; g < RECORDERS; g++) {
+        tlog_stat_info r = stat_info(tlog_summary_root(s, g));
+        assert_int_equal(r.frames, FRAMES_EACH);
+        assert_non_null(strstr(r.thread_name, "Recorder "));
+        tlog_stat_info w = stat_info(stat_child(tlog_summary_root(s, g), "Work"));
+        assert_int_equal(w.total_ns.min, 100);
+        assert_int_equal(w.total_ns.max, 106);
+    }
+    assert_int_equal(si.hitches, 4);
+    tlog_summary_destroy(s);
+    tlog_destroy(shared_log);
+    assert_int_equal(errors.count, 0);
+}
+
 static void bad_settings_are_refused(void **state)
 {
     (void)state;
@@ -1191,6 +1273,7 @@ int main(void)
         cmocka_unit_test(merging_halves_gives_the_whole),
         cmocka_unit_test(stream_read_back_gives_the_same_statistics),
         cmocka_unit_test(log_counts_every_frame_read_or_not),
+        cmocka_unit_test(threads_record_while_statistics_are_read),
         cmocka_unit_test(bad_settings_are_refused),
         cmocka_unit_test(report_variable_writes_the_statistics_when_the_log_goes),
     };
