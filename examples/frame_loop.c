@@ -2,9 +2,12 @@
  * A few frames of a small simulation: nested scopes on the main thread, a
  * pool of worker threads doing work for a scope, and the tree printed after
  * every frame.
+ *
+ * Usage: frame_loop [frames]   (default 3)
  */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include <timerlog/timerlog.h>
@@ -62,10 +65,11 @@ static void filter(void)
     parallel_section();
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    int frames = argc > 1 ? atoi(argv[1]) : 3;
     tlog_thread_name("Main");
-    for (int frame = 0; frame < 3; frame++) {
+    for (int frame = 0; frame < frames; frame++) {
         {
             TIMERLOG_SCOPE("Frame");
             {

@@ -75,7 +75,8 @@ static char *pick(char (*paths)[600], size_t n, const char *arg)
 static int takes_value(const char *option)
 {
     static const char *const with_value[] = {"--frame", "--frames", "--thread", "--root",
-                                             "--min-percent", "-o"};
+                                             "--min-percent", "-o", "--hitch",
+                                             "--hitch-quantile", "--max-hitches"};
     for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
         if (strcmp(option, with_value[k]) == 0)
             return 1;

@@ -115,7 +115,8 @@ TLOG_API uint64_t tlog_site_id(const tlog_site *site) TLOG_NOEXCEPT;
 
 /*
  * How many scopes of this site have been resolved into frames so far (frames
- * are resolved when first read; frames dropped unread are not counted).
+ * are resolved when first read, or, in a log keeping statistics, as soon as
+ * they are ready; frames dropped unread are not counted otherwise).
  * 0 for a NULL site. Thread-safe.
  */
 TLOG_API uint64_t tlog_site_instances(const tlog_site *site) TLOG_NOEXCEPT;
