@@ -192,6 +192,13 @@ static size_t subtree_size(const tlog_node *n)
 
 int tlog_dump_frame(const tlog_frame *frame, FILE *out, const tlog_dump_options *options)
 {
+    return tlog_dump_frame_headed_(frame, out, options, NULL, NULL);
+}
+
+int tlog_dump_frame_headed_(const tlog_frame *frame, FILE *out,
+                            const tlog_dump_options *options,
+                            void (*head)(FILE *out, const void *arg), const void *arg)
+{
     if (!frame || !frame->nnodes)
         return TLOG_EINVAL;
     /* Older callers pass a shorter struct: missing fields stay zero. A size
@@ -215,6 +222,8 @@ int tlog_dump_frame(const tlog_frame *frame, FILE *out, const tlog_dump_options 
     if (rows)
         tlog_summary_map_frame_(sc.summary, frame, rows);
     sc.rows = rows;
+    if (head)
+        head(out, arg);
     for (const tlog_node *n = &frame->nodes[0]; n;) {
         bool hide = options && below(n, &opts) && !(keep && keep[n - frame->nodes]);
         if (hide)

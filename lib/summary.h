@@ -155,6 +155,12 @@ static inline const tlog_stat_row *tlog_stat_row_at_(const tlog_summary *s, uint
 }
 
 /* dump.c: pieces of the text dump the statistics share. */
+/* tlog_dump_frame, calling head(out, arg) once nothing can fail before
+ * the first row. */
+TLOG_INTERNAL int tlog_dump_frame_headed_(const tlog_frame *frame, FILE *out,
+                                          const tlog_dump_options *options,
+                                          void (*head)(FILE *out, const void *arg),
+                                          const void *arg);
 TLOG_INTERNAL void tlog_dump_prefix_(FILE *out, int depth, int kind);
 TLOG_INTERNAL void tlog_put_seconds_(FILE *out, uint64_t ns);
 /* The statistics columns of `row` (NULL: `-` in each), and with

@@ -297,6 +297,18 @@ int tlog_summary_dump(const tlog_summary *s, FILE *out, const tlog_dump_options 
     return ferror(out) ? TLOG_EIO : TLOG_OK;
 }
 
+typedef struct hitch_head {
+    const tlog_summary *s;
+    const tlog_hitch *h;
+} hitch_head;
+
+static void put_hitch_line(FILE *out, const void *arg)
+{
+    const hitch_head *hh = arg;
+    put_hitch_head(out, hh->s, hh->h);
+    fputc('\n', out);
+}
+
 int tlog_summary_dump_hitch(const tlog_summary *s, size_t index, FILE *out,
                             const tlog_dump_options *options)
 {
@@ -312,23 +324,13 @@ int tlog_summary_dump_hitch(const tlog_summary *s, size_t index, FILE *out,
     o.summary = s;
     if (!o.columns)
         o.columns = TLOG_COLUMN_MEDIAN | TLOG_COLUMN_DELTA;
-    /* The frame's own dump may fail for memory: then nothing is written. */
-    FILE *tmp = tmpfile();
-    int rc = tmp ? tlog_dump_frame(h->frame, tmp, &o) : TLOG_EIO;
+    hitch_head hh = {s, h};
+    int rc = tlog_dump_frame_headed_(h->frame, out, &o, put_hitch_line, &hh);
     if (rc == TLOG_OK) {
-        put_hitch_head(out, s, h);
-        fputc('\n', out);
-        rewind(tmp);
-        char buf[4096];
-        size_t n;
-        while ((n = fread(buf, 1, sizeof buf, tmp)) > 0)
-            fwrite(buf, 1, n, out);
         put_culprits(out, s, h, map, "# ");
         fputc('\n', out);
         rc = ferror(out) ? TLOG_EIO : TLOG_OK;
     }
-    if (tmp)
-        fclose(tmp);
     free(map);
     return rc;
 }
