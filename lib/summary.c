@@ -5,10 +5,12 @@
  * self, count), a sum, a minimum, a maximum and a histogram of logarithmic
  * buckets (summary.h), so its memory does not grow with the frames.
  *
- * Adding a frame is all or nothing: first every row is found or made and
- * every histogram widened to take the frame's values (all that may fail),
- * then the values are counted (nothing fails). Rows made by an add that
- * fails are taken back, newest first.
+ * Adding a frame takes one pass over its rows, each found (first where the
+ * group's last frame had it) or made, widened to take its values, then
+ * counted. It is all or nothing: when something cannot be had half-way,
+ * the counts of the pass are taken back (from a note of what subtracting
+ * them cannot restore), and the rows it made, newest first. Merging
+ * summaries makes and widens everything first, then adds.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -24,100 +26,8 @@
 #define DEFAULT_ROWS (1u << 20)
 
 /* ------------------------------------------------------------------------ */
-/* Histograms                                                               */
+/* Rows                                                                     */
 /* ------------------------------------------------------------------------ */
-
-static inline unsigned bucket_of(uint64_t v)
-{
-    if (v < 2 * TLOG_SKETCH_SUB)
-        return (unsigned)v;
-    unsigned e = 63u - (unsigned)__builtin_clzll(v);
-    return TLOG_SKETCH_SUB * (e - 6u) + (unsigned)(v >> (e - 6u));
-}
-
-/* The middle of bucket i: within 1/128 of every value in it. */
-static uint64_t bucket_value(unsigned i)
-{
-    if (i < 2 * TLOG_SKETCH_SUB)
-        return i;
-    unsigned e = i / TLOG_SKETCH_SUB + 5u;
-    uint64_t low = (uint64_t)(TLOG_SKETCH_SUB + i % TLOG_SKETCH_SUB) << (e - 6u);
-    return low + ((uint64_t)1 << (e - 6u)) / 2;
-}
-
-static bool sketch_widen(tlog_summary *s, tlog_sketch *sk, unsigned i);
-static void sketch_free(tlog_summary *s, tlog_sketch *sk);
-
-/* Widens `sk` to hold bucket i; false when memory ran out (it stays as it
- * was). Almost always it holds it already. */
-static inline bool sketch_reserve(tlog_summary *s, tlog_sketch *sk, unsigned i)
-{
-    return (i - sk->lo < sk->cap) || sketch_widen(s, sk, i);
-}
-
-static bool sketch_widen(tlog_summary *s, tlog_sketch *sk, unsigned i)
-{
-    if (!sk->cap) {   /* the first value: in place */
-        sk->lo = (uint16_t)i;
-        sk->cap = 1;
-        sk->u.one = 0;
-        return true;
-    }
-    unsigned lo = i < sk->lo ? i : sk->lo;
-    unsigned hi = i >= (unsigned)sk->lo + sk->cap ? i + 1 : sk->lo + sk->cap;
-    unsigned cap = hi - lo;
-    if (cap < 2u * sk->cap)
-        cap = 2u * sk->cap;   /* doubling: a histogram widens a few times only */
-    if (cap < 4)
-        cap = 4;
-    if (cap > TLOG_SKETCH_BUCKETS)
-        cap = TLOG_SKETCH_BUCKETS;
-    /* Grow towards the new bucket, keeping the span within the range. */
-    if (i < sk->lo)
-        lo = hi > cap ? hi - cap : 0;
-    if (lo + cap > TLOG_SKETCH_BUCKETS)
-        lo = TLOG_SKETCH_BUCKETS - cap;
-    uint64_t *bins = tlog_calloc_(cap, sizeof *bins);
-    if (!bins)
-        return false;
-    memcpy(bins + (sk->lo - lo), tlog_bins_(sk), sk->cap * sizeof *bins);
-    sketch_free(s, sk);
-    s->bytes += cap * sizeof *bins;
-    sk->u.heap = bins;
-    sk->lo = (uint16_t)lo;
-    sk->cap = (uint16_t)cap;
-    return true;
-}
-
-static void sketch_free(tlog_summary *s, tlog_sketch *sk)
-{
-    if (sk->cap > 1) {
-        s->bytes -= sk->cap * sizeof *sk->u.heap;
-        free(sk->u.heap);
-    }
-    sk->u.heap = NULL;
-    sk->cap = sk->lo = 0;
-}
-
-/* Makes `to` a copy of `from`; false when memory ran out (it stays as it
- * was). */
-static bool sketch_copy(tlog_summary *s, tlog_sketch *to, const tlog_sketch *from)
-{
-    uint64_t *bins = NULL;
-    if (from->cap > 1 && !(bins = tlog_malloc_(from->cap * sizeof *bins)))
-        return false;
-    sketch_free(s, to);
-    if (from->cap > 1) {
-        memcpy(bins, from->u.heap, from->cap * sizeof *bins);
-        s->bytes += from->cap * sizeof *bins;
-        to->u.heap = bins;
-    } else {
-        to->u.one = from->u.one;
-    }
-    to->lo = from->lo;
-    to->cap = from->cap;
-    return true;
-}
 
 /* A row whose self time parts from its total: its self time so far, which
  * was its total, is kept apart from now on (self_same is cleared by the
@@ -126,7 +36,7 @@ static bool split_self(tlog_summary *s, tlog_stat_row *x)
 {
     tlog_acc *self = &x->acc[TLOG_ACC_SELF];
     const tlog_acc *total = &x->acc[TLOG_ACC_TOTAL];
-    if (!sketch_copy(s, &self->sk, &total->sk))
+    if (!tlog_sketch_copy_(&s->bytes, &self->sk, &total->sk))
         return false;
     self->sum = total->sum;
     self->min = total->min;
@@ -134,71 +44,6 @@ static bool split_self(tlog_summary *s, tlog_stat_row *x)
     return true;
 }
 
-/* The rank the q-quantile of n values is at: ceil(q * n) - 1, at least 0,
- * without libm; a product a hair above a whole number (0.99 * 100) is
- * taken as that number. */
-static uint64_t rank_of(double q, uint64_t n)
-{
-    double x = q * (double)n;
-    uint64_t r = (uint64_t)x;
-    if ((double)r < x - 1e-9 * (x > 1 ? x : 1))
-        r++;
-    if (r > n)
-        r = n;
-    return r ? r - 1 : 0;
-}
-
-static uint64_t sketch_quantile(const tlog_sketch *sk, uint64_t n, double q, uint64_t min,
-                                uint64_t max)
-{
-    if (!n)
-        return 0;
-    uint64_t rank = rank_of(q, n), seen = 0;
-    if (rank == 0 || rank == n - 1)   /* the extremes are kept exactly */
-        return rank ? max : min;
-    for (unsigned k = 0; k < sk->cap; k++) {
-        seen += tlog_cbins_(sk)[k];
-        if (seen > rank) {
-            uint64_t v = bucket_value(sk->lo + k);
-            return v < min ? min : v > max ? max : v;
-        }
-    }
-    return max;
-}
-
-/* The bucket the q-quantile of n values is in. */
-static unsigned quantile_bucket(const tlog_sketch *sk, uint64_t n, double q)
-{
-    uint64_t rank = rank_of(q, n), seen = 0;
-    for (unsigned k = 0; k < sk->cap; k++) {
-        seen += tlog_cbins_(sk)[k];
-        if (seen > rank)
-            return sk->lo + k;
-    }
-    return sk->cap ? sk->lo + sk->cap - 1u : 0;
-}
-
-uint64_t tlog_sketch_quantile_(const tlog_acc *a, uint64_t n, double q)
-{
-    return sketch_quantile(&a->sk, n, q, a->min, a->max);
-}
-
-void tlog_stat_value_(const tlog_acc *a, uint64_t n, tlog_stat_value *v)
-{
-    memset(v, 0, sizeof *v);
-    if (!n)
-        return;
-    v->mean = (double)a->sum / (double)n;
-    v->min = a->min;
-    v->max = a->max;
-    v->median = tlog_sketch_quantile_(a, n, 0.5);
-    v->p90 = tlog_sketch_quantile_(a, n, 0.9);
-    v->p99 = tlog_sketch_quantile_(a, n, 0.99);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Memory                                                                   */
-/* ------------------------------------------------------------------------ */
 
 /* Grows an array of `size`-byte items to hold `need`; false when memory
  * ran out (it stays as it was). */
@@ -239,9 +84,6 @@ static const char *keep_string(tlog_summary *s, const char *str)
     return at;
 }
 
-/* ------------------------------------------------------------------------ */
-/* Rows                                                                     */
-/* ------------------------------------------------------------------------ */
 
 static uint64_t row_hash(uint32_t parent, unsigned kind, const char *name)
 {
@@ -250,17 +92,7 @@ static uint64_t row_hash(uint32_t parent, unsigned kind, const char *name)
     return h ^ (h >> 29);
 }
 
-/* strcmp(a, b) == 0 for the short titles rows have, without a call. */
-static inline bool same_name(const char *a, const char *b)
-{
-    while (*a && *a == *b) {
-        a++;
-        b++;
-    }
-    return *a == *b;
-}
-
-static uint32_t find_row(const tlog_summary *s, uint32_t parent, unsigned kind,
+uint32_t tlog_summary_find_row_(const tlog_summary *s, uint32_t parent, unsigned kind,
                          const char *name)
 {
     if (!s->index)
@@ -268,7 +100,7 @@ static uint32_t find_row(const tlog_summary *s, uint32_t parent, unsigned kind,
     uint32_t r = s->index[row_hash(parent, kind, name) & s->index_mask];
     for (; r != NONE; r = s->rows[r].hash_next) {
         const tlog_stat_row *x = &s->rows[r];
-        if (x->parent == parent && x->kind == kind && same_name(x->name, name))
+        if (x->parent == parent && x->kind == kind && tlog_same_name_(x->name, name))
             return r;
     }
     return NONE;
@@ -387,7 +219,7 @@ static void drop_newest_row(tlog_summary *s)
         s->index[row_hash(x->parent, x->kind, x->name) & s->index_mask] = x->hash_next;
     }
     for (int q = 0; q < 3; q++)
-        sketch_free(s, &x->acc[q].sk);
+        tlog_sketch_free_(&s->bytes, &x->acc[q].sk);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -399,7 +231,7 @@ static void group_free(tlog_summary *s, tlog_group *g)
     if (g->recent)
         s->bytes -= s->cfg.hitch_window * sizeof *g->recent;
     free(g->recent);
-    sketch_free(s, &g->window);
+    tlog_sketch_free_(&s->bytes, &g->window);
     s->bytes -= g->capmap * sizeof *g->map;
     free(g->map);
 }
@@ -407,10 +239,10 @@ static void group_free(tlog_summary *s, tlog_group *g)
 static bool same_group(const tlog_summary *s, const tlog_group *g, const char *thread,
                        const char *root)
 {
-    return same_name(g->thread_name, thread) && same_name(s->rows[g->root].name, root);
+    return tlog_same_name_(g->thread_name, thread) && tlog_same_name_(s->rows[g->root].name, root);
 }
 
-static uint32_t find_group(const tlog_summary *s, const char *thread, const char *root)
+uint32_t tlog_summary_find_group_(const tlog_summary *s, const char *thread, const char *root)
 {
     for (size_t k = 0; k < s->ngroups; k++) {
         size_t g = (s->last_group + k) % s->ngroups;
@@ -424,7 +256,7 @@ static uint32_t find_group(const tlog_summary *s, const char *thread, const char
 static int group_for(tlog_summary *s, const char *thread, const tlog_node *root,
                      uint32_t *out)
 {
-    uint32_t g = find_group(s, thread, root->name);
+    uint32_t g = tlog_summary_find_group_(s, thread, root->name);
     if (g != NONE) {
         *out = s->last_group = g;
         return TLOG_OK;
@@ -476,7 +308,7 @@ static uint32_t cached_row(const tlog_summary *s, const tlog_group *g, size_t i,
     if (r >= s->nrows)
         return NONE;
     const tlog_stat_row *x = &s->rows[r];
-    return x->parent == parent && x->kind == n->kind && same_name(x->name, n->name) ? r
+    return x->parent == parent && x->kind == n->kind && tlog_same_name_(x->name, n->name) ? r
                                                                                   : NONE;
 }
 
@@ -491,7 +323,7 @@ static bool row_of_node(tlog_summary *s, uint32_t g, const tlog_frame *f, size_t
     uint32_t p = i && parent < i ? grp->map[parent] : NONE;
     uint32_t r = !i ? grp->root : p == NONE ? NONE : cached_row(s, grp, i, p, n);
     if (p != NONE && r == NONE)
-        r = find_row(s, p, n->kind, n->name);
+        r = tlog_summary_find_row_(s, p, n->kind, n->name);
     if (p != NONE && r == NONE && s->nrows >= s->cfg.max_rows) {
         ++*refused;
     } else if (p != NONE && r == NONE) {
@@ -545,12 +377,12 @@ static bool count_node(tlog_summary *s, uint32_t r, const tlog_node *n)
 {
     tlog_stat_row *x = &s->rows[r];
     const uint64_t v[3] = {n->total_ns, n->count, n->self_ns};   /* TLOG_ACC_ order */
-    const unsigned b[3] = {bucket_of(v[0]), bucket_of(v[1]), bucket_of(v[2])};
+    const unsigned b[3] = {tlog_bucket_of_(v[0]), tlog_bucket_of_(v[1]), tlog_bucket_of_(v[2])};
     bool same = x->self_same && v[TLOG_ACC_SELF] == v[TLOG_ACC_TOTAL];
-    if (!sketch_reserve(s, &x->acc[TLOG_ACC_TOTAL].sk, b[TLOG_ACC_TOTAL]) ||
-        !sketch_reserve(s, &x->acc[TLOG_ACC_COUNT].sk, b[TLOG_ACC_COUNT]) ||
+    if (!tlog_sketch_reserve_(&s->bytes, &x->acc[TLOG_ACC_TOTAL].sk, b[TLOG_ACC_TOTAL]) ||
+        !tlog_sketch_reserve_(&s->bytes, &x->acc[TLOG_ACC_COUNT].sk, b[TLOG_ACC_COUNT]) ||
         (x->self_same && !same && !split_self(s, x)) ||
-        (!same && !sketch_reserve(s, &x->acc[TLOG_ACC_SELF].sk, b[TLOG_ACC_SELF])) ||
+        (!same && !tlog_sketch_reserve_(&s->bytes, &x->acc[TLOG_ACC_SELF].sk, b[TLOG_ACC_SELF])) ||
         !note_undo(s, r, n, v, same))
         return false;
     x->frames++;
@@ -581,7 +413,7 @@ static void undo_counts(tlog_summary *s, const tlog_group *g, const tlog_frame *
             if (q == TLOG_ACC_SELF && x->self_same)
                 continue;
             x->acc[q].sum -= v[q];
-            tlog_bins_(&x->acc[q].sk)[bucket_of(v[q]) - x->acc[q].sk.lo]--;
+            tlog_bins_(&x->acc[q].sk)[tlog_bucket_of_(v[q]) - x->acc[q].sk.lo]--;
         }
     }
     while (s->nundo) {
@@ -641,13 +473,13 @@ static void window_push(tlog_summary *s, tlog_group *g, uint64_t ns)
     uint32_t w = s->cfg.hitch_window;
     if (g->nrecent == w) {
         uint64_t old = g->recent[g->next_recent];
-        tlog_bins_(&g->window)[bucket_of(old) - g->window.lo]--;
+        tlog_bins_(&g->window)[tlog_bucket_of_(old) - g->window.lo]--;
     } else {
         g->nrecent++;
     }
     g->recent[g->next_recent] = ns;
     g->next_recent = (g->next_recent + 1) % w;
-    tlog_bins_(&g->window)[bucket_of(ns) - g->window.lo]++;
+    tlog_bins_(&g->window)[tlog_bucket_of_(ns) - g->window.lo]++;
 }
 
 static void check_hitch(tlog_summary *s, uint32_t gi, const tlog_frame *f)
@@ -662,13 +494,13 @@ static void check_hitch(tlog_summary *s, uint32_t gi, const tlog_frame *f)
     if (g->recent) {
         unsigned at;
         if (g->nrecent == s->cfg.hitch_window &&
-            bucket_of(ns) > (at = quantile_bucket(&g->window, g->nrecent,
+            tlog_bucket_of_(ns) > (at = tlog_sketch_quantile_bucket_(&g->window, g->nrecent,
                                                   s->cfg.hitch_quantile))) {
             /* Past the quantile's whole bucket: a frame as long as the
              * quantile never counts, whatever side of the bucket's middle
              * it falls. */
             h.reasons |= TLOG_HITCH_QUANTILE;
-            h.quantile_ns = bucket_value(at);
+            h.quantile_ns = tlog_sketch_bucket_value_(at);
         }
         window_push(s, g, ns);
     }
@@ -714,8 +546,8 @@ int tlog_summary_add(tlog_summary *s, const tlog_frame *f)
     }
     if (rc == TLOG_OK && (!map_room(s, &s->groups[g], f->nnodes) ||
                           (s->groups[g].recent &&
-                           !sketch_reserve(s, &s->groups[g].window,
-                                           bucket_of(f->nodes[0].total_ns)))))
+                           !tlog_sketch_reserve_(&s->bytes, &s->groups[g].window,
+                                           tlog_bucket_of_(f->nodes[0].total_ns)))))
         rc = TLOG_ENOMEM;
     if (rc == TLOG_OK)
         rc = count_frame(s, g, f, &refused);
@@ -732,33 +564,6 @@ int tlog_summary_add(tlog_summary *s, const tlog_frame *f)
 /* ------------------------------------------------------------------------ */
 /* Merging summaries                                                        */
 /* ------------------------------------------------------------------------ */
-
-/* Widens `into` to hold every bucket `from` has counts in. */
-static bool reserve_sketch(tlog_summary *s, tlog_sketch *into, const tlog_sketch *from)
-{
-    unsigned first = 0, last = 0;
-    bool any = false;
-    for (unsigned k = 0; k < from->cap; k++)
-        if (tlog_cbins_(from)[k]) {
-            if (!any)
-                first = from->lo + k;
-            last = from->lo + k;
-            any = true;
-        }
-    return !any || (sketch_reserve(s, into, first) && sketch_reserve(s, into, last));
-}
-
-static void add_acc(tlog_acc *into, const tlog_acc *from)
-{
-    into->sum = into->sum + from->sum < into->sum ? UINT64_MAX : into->sum + from->sum;
-    if (from->min < into->min)
-        into->min = from->min;
-    if (from->max > into->max)
-        into->max = from->max;
-    for (unsigned k = 0; k < from->sk.cap; k++)
-        if (tlog_cbins_(&from->sk)[k])
-            tlog_bins_(&into->sk)[from->sk.lo + k - into->sk.lo] += tlog_cbins_(&from->sk)[k];
-}
 
 /* The row of `into` for row r of `from`, made if new, with room for its
  * histograms; rows past max_rows are NONE and counted. */
@@ -781,7 +586,7 @@ static int map_merged_row(tlog_summary *into, const tlog_summary *from, uint32_t
             into->rows[to].site_id = x->site_id;
         }
     } else if ((to = map[x->parent]) != NONE) {
-        uint32_t found = find_row(into, to, x->kind, x->name);
+        uint32_t found = tlog_summary_find_row_(into, to, x->kind, x->name);
         if (found == NONE && into->nrows >= into->cfg.max_rows) {
             *refused += x->frames;
         } else if (found == NONE) {
@@ -798,10 +603,10 @@ static int map_merged_row(tlog_summary *into, const tlog_summary *from, uint32_t
         return TLOG_OK;
     tlog_stat_row *y = &into->rows[to];
     bool same = y->self_same && x->self_same;
-    if (!reserve_sketch(into, &y->acc[TLOG_ACC_TOTAL].sk, &x->acc[TLOG_ACC_TOTAL].sk) ||
-        !reserve_sketch(into, &y->acc[TLOG_ACC_COUNT].sk, &x->acc[TLOG_ACC_COUNT].sk) ||
+    if (!tlog_sketch_reserve_like_(&into->bytes, &y->acc[TLOG_ACC_TOTAL].sk, &x->acc[TLOG_ACC_TOTAL].sk) ||
+        !tlog_sketch_reserve_like_(&into->bytes, &y->acc[TLOG_ACC_COUNT].sk, &x->acc[TLOG_ACC_COUNT].sk) ||
         (!same && y->self_same && !split_self(into, y)) ||
-        (!same && !reserve_sketch(into, &y->acc[TLOG_ACC_SELF].sk,
+        (!same && !tlog_sketch_reserve_like_(&into->bytes, &y->acc[TLOG_ACC_SELF].sk,
                                   &tlog_row_acc_(x, TLOG_STAT_SELF)->sk)))
         return TLOG_ENOMEM;
     return TLOG_OK;
@@ -847,10 +652,10 @@ int tlog_summary_merge(tlog_summary *into, const tlog_summary *from)
         const tlog_stat_row *x = &from->rows[r];
         to->frames += x->frames;
         to->flags |= x->flags;
-        add_acc(&to->acc[TLOG_ACC_TOTAL], &x->acc[TLOG_ACC_TOTAL]);
-        add_acc(&to->acc[TLOG_ACC_COUNT], &x->acc[TLOG_ACC_COUNT]);
+        tlog_acc_add_(&to->acc[TLOG_ACC_TOTAL], &x->acc[TLOG_ACC_TOTAL]);
+        tlog_acc_add_(&to->acc[TLOG_ACC_COUNT], &x->acc[TLOG_ACC_COUNT]);
         if (!(to->self_same && x->self_same)) {
-            add_acc(&to->acc[TLOG_ACC_SELF], tlog_row_acc_(x, TLOG_STAT_SELF));
+            tlog_acc_add_(&to->acc[TLOG_ACC_SELF], tlog_row_acc_(x, TLOG_STAT_SELF));
             to->self_same = false;
         }
     }
@@ -959,187 +764,3 @@ void tlog_summary_destroy(tlog_summary *s)
     free(s);
 }
 
-/* ------------------------------------------------------------------------ */
-/* Reading                                                                  */
-/* ------------------------------------------------------------------------ */
-
-int tlog_summary_get_info(const tlog_summary *s, tlog_summary_info *out)
-{
-    if (!s)
-        return TLOG_EINVAL;
-    tlog_summary_info info = {
-        .size = sizeof info,
-        .groups = s->ngroups,
-        .rows = s->nrows,
-        .frames = s->frames,
-        .rows_refused = s->rows_refused,
-        .hitches_seen = s->hitches_seen,
-        .hitches = s->nhitches,
-        .bytes = s->bytes,
-    };
-    return tlog_copy_sized_(out, &info, sizeof info);
-}
-
-const tlog_stat_row *tlog_summary_root(const tlog_summary *s, size_t group)
-{
-    return s && group < s->ngroups ? &s->rows[s->groups[group].root] : NULL;
-}
-
-const tlog_stat_row *tlog_stat_row_parent(const tlog_stat_row *row)
-{
-    return row ? tlog_stat_row_at_(row->owner, row->parent) : NULL;
-}
-
-const tlog_stat_row *tlog_stat_row_first_child(const tlog_stat_row *row)
-{
-    return row ? tlog_stat_row_at_(row->owner, row->first_child) : NULL;
-}
-
-const tlog_stat_row *tlog_stat_row_next_sibling(const tlog_stat_row *row)
-{
-    return row ? tlog_stat_row_at_(row->owner, row->next_sibling) : NULL;
-}
-
-int tlog_stat_row_get_info(const tlog_stat_row *row, tlog_stat_info *out)
-{
-    if (!row)
-        return TLOG_EINVAL;
-    const tlog_summary *s = row->owner;
-    const tlog_group *g = &s->groups[row->group];
-    tlog_stat_info info = {
-        .size = sizeof info,
-        .name = row->name,
-        .kind = (tlog_kind)row->kind,
-        .depth = row->depth,
-        .thread_name = g->thread_name,
-        .device = row->device,
-        .site_id = row->site_id,
-        .flags = row->flags,
-        .frames = row->frames,
-        .group_frames = s->rows[g->root].frames,
-    };
-    tlog_stat_value_(tlog_row_acc_(row, TLOG_STAT_TOTAL), row->frames, &info.total_ns);
-    tlog_stat_value_(tlog_row_acc_(row, TLOG_STAT_SELF), row->frames, &info.self_ns);
-    tlog_stat_value_(tlog_row_acc_(row, TLOG_STAT_COUNT), row->frames, &info.count);
-    return tlog_copy_sized_(out, &info, sizeof info);
-}
-
-int tlog_stat_row_quantile(const tlog_stat_row *row, tlog_stat_of of, double q, uint64_t *out)
-{
-    if (!row || !out || (unsigned)of > TLOG_STAT_COUNT || !(q >= 0 && q <= 1))
-        return TLOG_EINVAL;
-    *out = tlog_sketch_quantile_(tlog_row_acc_(row, of), row->frames, q);
-    return TLOG_OK;
-}
-
-/* The row after r in pre-order within its group, skipping r's children
- * unless `into`. */
-static uint32_t row_next(const tlog_summary *s, uint32_t r, bool into)
-{
-    if (into && s->rows[r].first_child != NONE)
-        return s->rows[r].first_child;
-    while (r != NONE && s->rows[r].next_sibling == NONE)
-        r = s->rows[r].parent;
-    return r == NONE ? NONE : s->rows[r].next_sibling;
-}
-
-int tlog_summary_walk(const tlog_summary *s, tlog_stat_visit_fn visit, void *user)
-{
-    if (!s || !visit)
-        return TLOG_EINVAL;
-    tlog_stat_info info = {.size = sizeof info};
-    for (size_t g = 0; g < s->ngroups; g++) {
-        int rc = 0;
-        for (uint32_t r = s->groups[g].root; r != NONE;
-             r = row_next(s, r, rc != TLOG_WALK_SKIP_CHILDREN)) {
-            tlog_stat_row_get_info(&s->rows[r], &info);
-            rc = visit(user, &s->rows[r], &info);
-            if (rc && rc != TLOG_WALK_SKIP_CHILDREN)
-                return rc;
-        }
-    }
-    return TLOG_OK;
-}
-
-void tlog_summary_map_frame_(const tlog_summary *s, const tlog_frame *f, uint32_t *rows)
-{
-    uint32_t g = find_group(s, f->thread_name, f->nodes[0].name);
-    for (const tlog_node *n = &f->nodes[0]; n; n = tlog_node_next_(n, true)) {
-        size_t i = (size_t)(n - f->nodes);
-        if (!n->parent)
-            rows[i] = g == NONE ? NONE : s->groups[g].root;
-        else if (rows[n->parent - f->nodes] == NONE)
-            rows[i] = NONE;
-        else
-            rows[i] = find_row(s, rows[n->parent - f->nodes], n->kind, n->name);
-    }
-}
-
-const tlog_stat_row *tlog_summary_find(const tlog_summary *s, const tlog_frame *f,
-                                       const tlog_node *node)
-{
-    if (!s || !f || !node || !f->nnodes || node < f->nodes || node >= f->nodes + f->nnodes)
-        return NULL;
-    uint32_t g = find_group(s, f->thread_name, f->nodes[0].name);
-    if (g == NONE)
-        return NULL;
-    /* The path from the root down to the node, as ancestors at each depth. */
-    enum { SHORT = 64 };
-    const tlog_node *shallow[SHORT], **path = shallow;
-    if (node->depth >= SHORT && !(path = tlog_malloc_(((size_t)node->depth + 1) * sizeof *path)))
-        return NULL;
-    for (const tlog_node *n = node; n; n = n->parent)
-        path[n->depth] = n;
-    uint32_t r = s->groups[g].root;
-    for (int d = 1; d <= node->depth && r != NONE; d++)
-        r = find_row(s, r, path[d]->kind, path[d]->name);
-    if (path != shallow)
-        free(path);
-    return tlog_stat_row_at_(s, r);
-}
-
-int tlog_frame_walk_stats(const tlog_frame *f, const tlog_summary *s,
-                          tlog_frame_stat_visit_fn visit, void *user)
-{
-    if (!f || !s || !visit || !f->nnodes)
-        return TLOG_EINVAL;
-    uint32_t *rows = tlog_malloc_(f->nnodes * sizeof *rows);
-    if (!rows)
-        return TLOG_ENOMEM;
-    tlog_summary_map_frame_(s, f, rows);
-    tlog_node_info info = {.size = sizeof info};
-    tlog_stat_info stats = {.size = sizeof stats};
-    int rc = 0;
-    for (const tlog_node *n = &f->nodes[0]; n; n = tlog_node_next_(n, rc != TLOG_WALK_SKIP_CHILDREN)) {
-        uint32_t r = rows[n - f->nodes];
-        tlog_node_get_info(n, &info);
-        if (r != NONE)
-            tlog_stat_row_get_info(&s->rows[r], &stats);
-        rc = visit(user, n, &info, r != NONE ? &stats : NULL);
-        if (rc && rc != TLOG_WALK_SKIP_CHILDREN)
-            break;
-    }
-    free(rows);
-    return rc == TLOG_WALK_SKIP_CHILDREN ? TLOG_OK : rc;
-}
-
-int tlog_summary_hitch(const tlog_summary *s, size_t index, tlog_hitch_info *out)
-{
-    if (!s || !out || index >= s->nhitches)
-        return TLOG_EINVAL;
-    const tlog_hitch *h = &s->hitches[(s->hitch_first + index) % s->cfg.max_hitches];
-    const tlog_group *g = &s->groups[h->group];
-    tlog_hitch_info info = {
-        .size = sizeof info,
-        .frame = h->frame,
-        .thread_name = g->thread_name,
-        .root = s->rows[g->root].name,
-        .number = h->number,
-        .duration_ns = h->duration_ns,
-        .reasons = h->reasons,
-        .budget_ns = h->budget_ns,
-        .quantile_ns = h->quantile_ns,
-        .median_ns = h->median_ns,
-    };
-    return tlog_copy_sized_(out, &info, sizeof info);
-}

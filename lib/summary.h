@@ -1,6 +1,7 @@
 /* Statistics across frames: the summary and its histograms, shared by
- * summary.c (keeping them), summary_out.c (printing them), dump.c (their
- * columns) and log.c (a log's own). Not installed. */
+ * sketch.c (the histograms), summary.c (keeping them), summary_read.c
+ * (reading them), summary_out.c (writing them out), dump.c (their columns)
+ * and stats.c (a log's own). Not installed. */
 #ifndef TIMERLOG_SUMMARY_H
 #define TIMERLOG_SUMMARY_H
 
@@ -131,13 +132,61 @@ struct tlog_summary {
     size_t bytes;             /* what it holds, besides hitch frames */
 };
 
+/* sketch.c: histograms */
+/* The bucket of v. */
+static inline unsigned tlog_bucket_of_(uint64_t v)
+{
+    if (v < 2 * TLOG_SKETCH_SUB)
+        return (unsigned)v;
+    unsigned e = 63u - (unsigned)__builtin_clzll(v);
+    return TLOG_SKETCH_SUB * (e - 6u) + (unsigned)(v >> (e - 6u));
+}
+/* Widens `sk` to hold bucket i, adding what it takes to *bytes; false when
+ * memory ran out (it stays as it was). */
+TLOG_INTERNAL bool tlog_sketch_widen_(size_t *bytes, tlog_sketch *sk, unsigned i);
+/* The same, almost always without a call: it holds bucket i already. */
+static inline bool tlog_sketch_reserve_(size_t *bytes, tlog_sketch *sk, unsigned i)
+{
+    return (i - sk->lo < sk->cap) || tlog_sketch_widen_(bytes, sk, i);
+}
+/* Widens `into` to hold every bucket `from` has counts in. */
+TLOG_INTERNAL bool tlog_sketch_reserve_like_(size_t *bytes, tlog_sketch *into,
+                                             const tlog_sketch *from);
+TLOG_INTERNAL void tlog_sketch_free_(size_t *bytes, tlog_sketch *sk);
+/* Makes `to` a copy of `from`; false when memory ran out (it stays as it
+ * was). */
+TLOG_INTERNAL bool tlog_sketch_copy_(size_t *bytes, tlog_sketch *to, const tlog_sketch *from);
+/* Adds `from` to `into`, which holds its buckets (tlog_sketch_reserve_like_). */
+TLOG_INTERNAL void tlog_acc_add_(tlog_acc *into, const tlog_acc *from);
+/* The bucket the q-quantile of n values is in, and a bucket's middle. */
+TLOG_INTERNAL unsigned tlog_sketch_quantile_bucket_(const tlog_sketch *sk, uint64_t n,
+                                                    double q);
+TLOG_INTERNAL uint64_t tlog_sketch_bucket_value_(unsigned i);
+
+/* strcmp(a, b) == 0 for the short titles rows have, without a call. */
+static inline bool tlog_same_name_(const char *a, const char *b)
+{
+    while (*a && *a == *b) {
+        a++;
+        b++;
+    }
+    return *a == *b;
+}
+
 /* summary.c */
 TLOG_INTERNAL int tlog_summary_normalize_(const tlog_summary_config *in,
                                           tlog_summary_config *out);
+/* The row under `parent` of that kind and title, or TLOG_ROW_NONE. */
+TLOG_INTERNAL uint32_t tlog_summary_find_row_(const tlog_summary *s, uint32_t parent,
+                                              unsigned kind, const char *name);
+/* The group of (thread name, root title), or TLOG_ROW_NONE. */
+TLOG_INTERNAL uint32_t tlog_summary_find_group_(const tlog_summary *s, const char *thread,
+                                                const char *root);
 /* The rows of `s` for every node of `f`, by node index (TLOG_ROW_NONE where
  * it has none), into rows[f->nnodes]. */
 TLOG_INTERNAL void tlog_summary_map_frame_(const tlog_summary *s, const tlog_frame *f,
                                            uint32_t *rows);
+/* Quantiles of n values counted in `a`, and all its figures (sketch.c). */
 TLOG_INTERNAL uint64_t tlog_sketch_quantile_(const tlog_acc *a, uint64_t n, double q);
 TLOG_INTERNAL void tlog_stat_value_(const tlog_acc *a, uint64_t n, tlog_stat_value *v);
 /* One quantity of a row. */
