@@ -22,4 +22,20 @@ TLOG_API int tlog_frame_encode_(const tlog_frame *frame, void **data, size_t *le
  */
 TLOG_API int tlog_frame_intern_sites_(tlog_frame *frame);
 
+/*
+ * A summary's groups and rows, with every figure and histogram (not its
+ * hitches, which are frames), as bytes that tlog_summary_decode_ reads back
+ * into an equal summary of default configuration; for passing statistics
+ * between processes. *data is malloc'd. TLOG_EINVAL for NULL arguments,
+ * TLOG_ENOMEM.
+ */
+TLOG_API int tlog_summary_encode_(const tlog_summary *summary, void **data, size_t *len);
+
+/*
+ * Reads what tlog_summary_encode_ wrote. Input is untrusted: TLOG_EFORMAT,
+ * with *out NULL, for anything that is not such bytes, whole; TLOG_ENOMEM;
+ * TLOG_EINVAL for NULL arguments.
+ */
+TLOG_API int tlog_summary_decode_(const void *data, size_t len, tlog_summary **out);
+
 #endif

@@ -627,13 +627,10 @@ static void merge_hitches(tlog_summary *into, const tlog_summary *from, const ui
     into->hitches_seen += from->hitches_seen;
 }
 
-int tlog_summary_merge(tlog_summary *into, const tlog_summary *from)
+/* Merges `from` into `into`, leaving in map[] the row of `into` each row
+ * of `from` went to (NONE: left out). */
+static int merge_mapped(tlog_summary *into, const tlog_summary *from, uint32_t *map)
 {
-    if (!into || !from || into == from)
-        return TLOG_EINVAL;
-    uint32_t *map = tlog_malloc_((from->nrows ? from->nrows : 1) * sizeof *map);
-    if (!map)
-        return TLOG_ENOMEM;
     size_t nrows = into->nrows, ngroups = into->ngroups;
     uint64_t refused = 0;
     int rc = TLOG_OK;
@@ -642,7 +639,6 @@ int tlog_summary_merge(tlog_summary *into, const tlog_summary *from)
         rc = map_merged_row(into, from, r, map, &refused);
     if (rc != TLOG_OK) {
         roll_back(into, nrows, ngroups);
-        free(map);
         return rc;
     }
     for (uint32_t r = 0; r < from->nrows; r++) {
@@ -662,8 +658,126 @@ int tlog_summary_merge(tlog_summary *into, const tlog_summary *from)
     into->frames += from->frames;
     into->rows_refused += from->rows_refused + refused;
     merge_hitches(into, from, map);
-    free(map);
     return TLOG_OK;
+}
+
+int tlog_summary_merge(tlog_summary *into, const tlog_summary *from)
+{
+    if (!into || !from || into == from)
+        return TLOG_EINVAL;
+    uint32_t *map = tlog_malloc_((from->nrows ? from->nrows : 1) * sizeof *map);
+    if (!map)
+        return TLOG_ENOMEM;
+    int rc = merge_mapped(into, from, map);
+    free(map);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reducing across ranks                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* Room for the spread of every row; new rows have none yet. */
+static bool ranks_room(tlog_summary *s)
+{
+    if (s->nranks >= s->nrows)
+        return true;
+    tlog_row_ranks *p = tlog_realloc_(s->ranks, s->nrows * sizeof *p);
+    if (!p)
+        return false;
+    memset(p + s->nranks, 0, (s->nrows - s->nranks) * sizeof *p);
+    s->bytes += (s->nrows - s->nranks) * sizeof *p;
+    s->ranks = p;
+    s->nranks = s->nrows;
+    return true;
+}
+
+/* Each row of input `rank` adds its median and p99 to the spread of the
+ * row it went to. */
+static void note_spread(tlog_summary *out, const tlog_summary *in, const uint32_t *map,
+                        uint32_t rank)
+{
+    for (uint32_t r = 0; r < in->nrows; r++) {
+        if (map[r] == NONE)
+            continue;
+        const tlog_stat_row *x = &in->rows[r];
+        tlog_row_ranks *k = &out->ranks[map[r]];
+        const tlog_acc *a = &x->acc[TLOG_ACC_TOTAL];
+        uint64_t p99 = tlog_sketch_quantile_(a, x->frames, 0.99);
+        k->median_sum += (double)tlog_sketch_quantile_(a, x->frames, 0.5);
+        if (k->present++ == 0 || p99 > k->p99_max) {
+            k->p99_max = p99;
+            k->p99_max_rank = rank;
+        }
+    }
+}
+
+int tlog_summary_reduce(const tlog_summary *const *in, size_t n, tlog_summary **out)
+{
+    if (out)
+        *out = NULL;
+    if (!in || !out || !n || n > UINT32_MAX)
+        return TLOG_EINVAL;
+    const tlog_summary *first = NULL;
+    size_t rows = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (in[i] && !first)
+            first = in[i];
+        if (in[i] && in[i]->nrows > rows)
+            rows = in[i]->nrows;
+    }
+    tlog_summary *s = NULL;
+    int rc = tlog_summary_create(first ? &first->cfg : NULL, &s);
+    uint32_t *map = rc == TLOG_OK ? tlog_malloc_(rows * sizeof *map) : NULL;
+    if (rc == TLOG_OK && !map)
+        rc = TLOG_ENOMEM;
+    for (size_t i = 0; rc == TLOG_OK && i < n; i++) {
+        if (!in[i])
+            continue;
+        if (in[i] == s)
+            rc = TLOG_EINVAL;
+        else if ((rc = merge_mapped(s, in[i], map)) == TLOG_OK)
+            rc = ranks_room(s) ? TLOG_OK : TLOG_ENOMEM;
+        if (rc == TLOG_OK)
+            note_spread(s, in[i], map, (uint32_t)i);
+    }
+    free(map);
+    if (rc != TLOG_OK) {
+        tlog_summary_destroy(s);
+        return rc;
+    }
+    s->reduced = (uint32_t)n;
+    *out = s;
+    return TLOG_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Rows from elsewhere (summary_codec.c)                                    */
+/* ------------------------------------------------------------------------ */
+
+int tlog_summary_load_group_(tlog_summary *s, const char *thread, const char *root,
+                             unsigned kind, uint32_t *row)
+{
+    if (tlog_summary_find_group_(s, thread, root) != NONE)
+        return TLOG_EFORMAT;
+    tlog_node node = {.name = root, .kind = (uint8_t)kind};
+    uint32_t g;
+    int rc = group_for(s, thread, &node, &g);
+    if (rc == TLOG_EFULL)
+        return TLOG_ENOMEM;   /* past max_rows, which loading never sets */
+    if (rc == TLOG_OK)
+        *row = s->groups[g].root;
+    return rc;
+}
+
+int tlog_summary_load_row_(tlog_summary *s, uint32_t parent, unsigned kind, const char *name,
+                           const char *device, uint32_t *row)
+{
+    if (tlog_summary_find_row_(s, parent, kind, name) != NONE)
+        return TLOG_EFORMAT;
+    row_key k = {s->rows[parent].group, parent, kind, name, device, NULL};
+    *row = new_row(s, &k);
+    return *row == NONE ? TLOG_ENOMEM : TLOG_OK;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -739,6 +853,7 @@ static void release_all(tlog_summary *s)
     free(s->groups);
     free(s->index);
     free(s->undo);
+    free(s->ranks);
 }
 
 int tlog_summary_reset(tlog_summary *s)

@@ -105,6 +105,14 @@ typedef struct tlog_group {
     size_t capmap;
 } tlog_group;
 
+/* A row's spread over the inputs of a reduction (one per rank). */
+typedef struct tlog_row_ranks {
+    uint32_t present;        /* inputs that had the row */
+    uint32_t p99_max_rank;   /* the input with the largest p99 */
+    double median_sum;       /* of the inputs' medians */
+    uint64_t p99_max;
+} tlog_row_ranks;
+
 /* Strings, in blocks that never move. */
 typedef struct tlog_arena_block {
     struct tlog_arena_block *next;
@@ -129,8 +137,20 @@ struct tlog_summary {
     uint64_t hitches_seen;
     uint64_t frames;
     uint64_t rows_refused;
+    /* From tlog_summary_reduce: its inputs, and each row's spread over
+     * them (rows made later have none). */
+    uint32_t reduced;
+    tlog_row_ranks *ranks;
+    size_t nranks;
     size_t bytes;             /* what it holds, besides hitch frames */
 };
+
+/* The spread of row r over the inputs of a reduction, or NULL. */
+static inline const tlog_row_ranks *tlog_row_ranks_(const tlog_summary *s, const tlog_stat_row *r)
+{
+    size_t i = (size_t)(r - s->rows);
+    return s->ranks && i < s->nranks && s->ranks[i].present ? &s->ranks[i] : NULL;
+}
 
 /* sketch.c: histograms */
 /* The bucket of v. */
@@ -182,6 +202,13 @@ TLOG_INTERNAL uint32_t tlog_summary_find_row_(const tlog_summary *s, uint32_t pa
 /* The group of (thread name, root title), or TLOG_ROW_NONE. */
 TLOG_INTERNAL uint32_t tlog_summary_find_group_(const tlog_summary *s, const char *thread,
                                                 const char *root);
+/* A new group and its root row, or a new row under `parent`, for rows
+ * read back (summary_codec.c): TLOG_EFORMAT when it is there already,
+ * TLOG_ENOMEM. */
+TLOG_INTERNAL int tlog_summary_load_group_(tlog_summary *s, const char *thread,
+                                           const char *root, unsigned kind, uint32_t *row);
+TLOG_INTERNAL int tlog_summary_load_row_(tlog_summary *s, uint32_t parent, unsigned kind,
+                                         const char *name, const char *device, uint32_t *row);
 /* The rows of `s` for every node of `f`, by node index (TLOG_ROW_NONE where
  * it has none), into rows[f->nnodes]. */
 TLOG_INTERNAL void tlog_summary_map_frame_(const tlog_summary *s, const tlog_frame *f,

@@ -183,6 +183,14 @@ static void print_stat_row(FILE *out, const tlog_summary *s, const tlog_stat_row
     put_percent(out, mean, p ? mean_of(p, TLOG_STAT_TOTAL) : 0, !p);
     tlog_put_seconds_(out, tlog_ns_from_double_(mean + 0.5));
     tlog_put_stat_columns_(out, r, columns & ~(unsigned)TLOG_COLUMN_DELTA, 0);
+    const tlog_row_ranks *k = tlog_row_ranks_(s, r);
+    if (k) {   /* a reduction: the ranks' medians and the slowest rank */
+        fputs(" | median of ranks ", out);
+        tlog_put_seconds_(out, tlog_ns_from_double_(k->median_sum / k->present + 0.5));
+        fputs(" | slowest p99 ", out);
+        tlog_put_seconds_(out, k->p99_max);
+        fprintf(out, " (rank %u)", k->p99_max_rank);
+    }
     fprintf(out, " | (%c) %s", r->kind == TLOG_KIND_EXECUTION ? 'E' : 'C', r->name);
     uint64_t count = median_of(r, TLOG_STAT_COUNT);
     if (count > 1)
@@ -191,6 +199,8 @@ static void print_stat_row(FILE *out, const tlog_summary *s, const tlog_stat_row
     if (r->frames < group_frames && !(columns & TLOG_COLUMN_FRAMES))
         fprintf(out, " [in %llu/%llu frames]", (unsigned long long)r->frames,
                 (unsigned long long)group_frames);
+    if (k && k->present < s->reduced)
+        fprintf(out, " [on %u/%u ranks]", k->present, s->reduced);
     if (r->flags & TLOG_NODE_UNRESOLVED)
         fputs(" [unresolved]", out);
     fputc('\n', out);
@@ -282,6 +292,10 @@ int tlog_summary_dump(const tlog_summary *s, FILE *out, const tlog_dump_options 
     }
     if (!s->ngroups)
         fputs("# no frames\n", out);
+    if (s->reduced)
+        fprintf(out, "# reduced over %u ranks: times over the frames of all; beside them, "
+                     "the mean of the ranks' medians and the slowest rank's p99\n",
+                s->reduced);
     if (s->rows_refused)
         fprintf(out, "# %llu rows left out (max_rows %u)\n",
                 (unsigned long long)s->rows_refused, s->cfg.max_rows);
@@ -380,6 +394,13 @@ static void json_row_fields(FILE *out, const tlog_stat_row *r)
     json_value(out, "total_ns", r, TLOG_STAT_TOTAL);
     json_value(out, "self_ns", r, TLOG_STAT_SELF);
     json_value(out, "count", r, TLOG_STAT_COUNT);
+    const tlog_row_ranks *k = tlog_row_ranks_(r->owner, r);
+    if (k) {
+        fprintf(out, ",\"ranks\":{\"present\":%u,\"median_mean_ns\":", k->present);
+        tlog_put_fixed_(out, k->median_sum / k->present, 1);
+        fprintf(out, ",\"p99_max_ns\":%" PRIu64 ",\"p99_max_rank\":%u}", k->p99_max,
+                k->p99_max_rank);
+    }
     fputs(",\"children\":[", out);
 }
 
@@ -468,8 +489,8 @@ int tlog_summary_export_json(const tlog_summary *s, FILE *out)
     fprintf(out, "{\"relative_error\":");
     tlog_put_fixed_(out, TLOG_STATS_RELATIVE_ERROR, 8);
     fprintf(out, ",\"frames\":%" PRIu64 ",\"rows_refused\":%" PRIu64
-                 ",\"hitches_seen\":%" PRIu64 ",\"groups\":[",
-            s->frames, s->rows_refused, s->hitches_seen);
+                 ",\"hitches_seen\":%" PRIu64 ",\"reduced_ranks\":%u,\"groups\":[",
+            s->frames, s->rows_refused, s->hitches_seen, s->reduced);
     for (size_t g = 0; g < s->ngroups; g++) {
         fputs(g ? ",\n" : "\n", out);
         json_group(out, s, &s->groups[g]);
@@ -531,6 +552,8 @@ int tlog_summary_export_csv(const tlog_summary *s, FILE *out)
     for (int q = 0; q < 3; q++)
         fprintf(out, ",%s_mean,%s_min,%s_median,%s_p90,%s_p99,%s_max", of[q], of[q], of[q],
                 of[q], of[q], of[q]);
+    if (s->reduced)
+        fputs(",ranks,rank_median_mean,rank_p99_max,rank_p99_max_rank", out);
     fputc('\n', out);
     for (size_t g = 0; g < s->ngroups; g++) {
         const tlog_group *grp = &s->groups[g];
@@ -546,6 +569,14 @@ int tlog_summary_export_csv(const tlog_summary *s, FILE *out)
             fprintf(out, ",%" PRIu64, x->frames);
             for (int q = 0; q < 3; q++)
                 csv_value(out, x, (tlog_stat_of)q);
+            const tlog_row_ranks *k = tlog_row_ranks_(s, x);
+            if (s->reduced && k) {
+                fprintf(out, ",%u,", k->present);
+                tlog_put_fixed_(out, k->median_sum / k->present, 1);
+                fprintf(out, ",%" PRIu64 ",%u", k->p99_max, k->p99_max_rank);
+            } else if (s->reduced) {
+                fputs(",0,,,", out);
+            }
             fputc('\n', out);
         }
     }

@@ -22,6 +22,7 @@ int tlog_summary_get_info(const tlog_summary *s, tlog_summary_info *out)
         .hitches_seen = s->hitches_seen,
         .hitches = s->nhitches,
         .bytes = s->bytes,
+        .reduced_ranks = s->reduced,
     };
     return tlog_copy_sized_(out, &info, sizeof info);
 }
@@ -67,6 +68,13 @@ int tlog_stat_row_get_info(const tlog_stat_row *row, tlog_stat_info *out)
     tlog_stat_value_(tlog_row_acc_(row, TLOG_STAT_TOTAL), row->frames, &info.total_ns);
     tlog_stat_value_(tlog_row_acc_(row, TLOG_STAT_SELF), row->frames, &info.self_ns);
     tlog_stat_value_(tlog_row_acc_(row, TLOG_STAT_COUNT), row->frames, &info.count);
+    const tlog_row_ranks *k = tlog_row_ranks_(s, row);
+    if (k) {
+        info.ranks = k->present;
+        info.rank_median_mean_ns = k->median_sum / k->present;
+        info.rank_p99_max_ns = k->p99_max;
+        info.rank_p99_max_rank = k->p99_max_rank;
+    }
     return tlog_copy_sized_(out, &info, sizeof info);
 }
 

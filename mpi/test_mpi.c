@@ -1,8 +1,9 @@
 /*
  * Four ranks each record a frame with known timings (a simulated clock);
  * rank 0 reduces them and checks the spread of every row, the rows only
- * some ranks have, a rank without a frame, and the printed tree. Every rank
- * checks what it got; the job fails if any check failed anywhere.
+ * some ranks have, a rank without a frame, and the printed tree; then the
+ * same for the statistics of ten frames per rank. Every rank checks what
+ * it got; the job fails if any check failed anywhere.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -126,6 +127,82 @@ static void check_dump(const tlog_frame *f)
         fputs(text, stderr);
 }
 
+/* Statistics: rank r records ten frames whose Compute takes 5 ms * (r + 1)
+ * plus 0, 1 or 2 ms in turn; rank 0 alone writes a Checkpoint. */
+static void check_statistics(int rank)
+{
+    tlog_config c = {.size = sizeof c, .clock = sim_clock,
+                     .flags = TLOG_CONFIG_IGNORE_ENV | TLOG_CONFIG_STATS};
+    tlog_log *log;
+    CHECK(tlog_create(&c, &log) == TLOG_OK);
+    for (int k = 0; k < 10; k++) {
+        tlog_log_begin(log, site("Frame"));
+        scope(log, "Compute", 5 * (uint64_t)(rank + 1) + (uint64_t)(k % 3));
+        scope(log, "Exchange", 1);
+        if (rank == 0)
+            scope(log, "Checkpoint", 3);
+        tlog_log_end(log, site("Frame"));
+    }
+    tlog_summary *mine = NULL, *all = NULL;
+    CHECK(tlog_log_summary(log, &mine) == TLOG_OK);
+    CHECK(tlog_mpi_reduce_summary(mine, MPI_COMM_WORLD, 0, &all) == TLOG_OK);
+    if (rank == 0) {
+        tlog_summary_info si = {.size = sizeof si};
+        CHECK(all && tlog_summary_get_info(all, &si) == TLOG_OK);
+        CHECK(si.reduced_ranks == 4 && si.frames == 40);
+        const tlog_stat_row *root = tlog_summary_root(all, 0), *r;
+        tlog_stat_info compute = {.size = sizeof compute}, cp = {.size = sizeof cp};
+        for (r = tlog_stat_row_first_child(root); r; r = tlog_stat_row_next_sibling(r)) {
+            tlog_stat_info i = {.size = sizeof i};
+            tlog_stat_row_get_info(r, &i);
+            if (strcmp(i.name, "Compute") == 0)
+                compute = i;
+            if (strcmp(i.name, "Checkpoint") == 0)
+                cp = i;
+        }
+        CHECK(compute.frames == 40 && compute.ranks == 4);
+        /* Each rank's median is its base plus 1 ms; their mean 13.5 ms. */
+        CHECK(compute.rank_median_mean_ns > 13.5 * MS * (1 - TLOG_STATS_RELATIVE_ERROR) &&
+              compute.rank_median_mean_ns < 13.5 * MS * (1 + TLOG_STATS_RELATIVE_ERROR));
+        CHECK(compute.rank_p99_max_ns == 22 * MS && compute.rank_p99_max_rank == 3);
+        CHECK(compute.total_ns.min == 5 * MS && compute.total_ns.max == 22 * MS);
+        CHECK(cp.ranks == 1 && cp.frames == 10 && cp.rank_p99_max_rank == 0);
+    } else {
+        CHECK(all == NULL);
+    }
+    tlog_summary_destroy(all);
+
+    /* Rank 3 has none: left out, at its index; rank 1 receives. */
+    all = NULL;
+    CHECK(tlog_mpi_reduce_summary(rank == 3 ? NULL : mine, MPI_COMM_WORLD, 1, &all) ==
+          TLOG_OK);
+    if (rank == 1) {
+        tlog_summary_info si = {.size = sizeof si};
+        CHECK(all && tlog_summary_get_info(all, &si) == TLOG_OK);
+        CHECK(si.reduced_ranks == 4 && si.frames == 30);
+    }
+    tlog_summary_destroy(all);
+    tlog_summary_destroy(mine);
+
+    /* The one-call form prints on root only. */
+    char text[8192] = {0};
+    FILE *mem = fmemopen(text, sizeof text - 1, "w");
+    CHECK(tlog_mpi_dump_stats(log, MPI_COMM_WORLD, 0, mem) == TLOG_OK);
+    fclose(mem);
+    if (rank == 0) {
+        CHECK(strstr(text, "# thread \"") != NULL);
+        CHECK(strstr(text, "| slowest p99 0.022000s (rank 3) | (C) Compute\n") != NULL);
+        CHECK(strstr(text, "(rank 0) | (C) Checkpoint [in 10/40 frames] [on 1/4 ranks]\n") !=
+              NULL);
+        CHECK(strstr(text, "# reduced over 4 ranks") != NULL);
+        if (failures)
+            fputs(text, stderr);
+    } else {
+        CHECK(text[0] == 0);
+    }
+    tlog_destroy(log);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -224,6 +301,7 @@ int main(int argc, char **argv)
 
     tlog_frame_release(mine);
     tlog_destroy(log);
+    check_statistics(rank);
     int total = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)

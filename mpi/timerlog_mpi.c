@@ -2,7 +2,8 @@
  * Reducing frames across MPI ranks: each rank encodes its frame's rows as a
  * small stream in memory (doc/stream.md) and sends its length, then the
  * bytes in chunks of at most 16 KiB, to root, which reads them back and
- * reduces them with tlog_frame_reduce.
+ * reduces them with tlog_frame_reduce. Statistics travel the same way,
+ * encoded by tlog_summary_encode_ and reduced with tlog_summary_reduce.
  *
  * Messages go over a private duplicate of the caller's communicator, made
  * once per communicator and kept as its attribute, so that no receive of
@@ -236,6 +237,128 @@ int tlog_mpi_reduce(const tlog_frame *frame, MPI_Comm comm, int root, tlog_frame
     else
         tlog_frame_release(reduced);
     return rc != TLOG_OK ? rc : got;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Statistics                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* Root's side of rank r: its summary, if it sent one and it could be read;
+ * NULL otherwise, with why in the result (TLOG_ENOFRAME: it had none). */
+static int take_summary(int r, int me, void *mine, unsigned long my_len, MPI_Comm comm,
+                        tlog_summary **out)
+{
+    *out = NULL;
+    unsigned long len = my_len;
+    void *bytes = mine;
+    if (r != me) {
+        int rc = from_mpi(MPI_Recv(&len, 1, MPI_UNSIGNED_LONG, r, LEN_TAG, comm,
+                                   MPI_STATUS_IGNORE));
+        if (rc != TLOG_OK)
+            return rc;
+        bytes = len ? malloc(len) : NULL;
+        rc = recv_chunks(bytes, len, r, comm);
+        if (rc == TLOG_OK && len && !bytes)
+            rc = TLOG_ENOMEM;
+        if (rc != TLOG_OK) {
+            free(bytes);
+            return rc;
+        }
+    }
+    int rc = len ? tlog_summary_decode_(bytes, len, out) : TLOG_ENOFRAME;
+    if (bytes != mine)
+        free(bytes);
+    return rc;
+}
+
+/* Root: takes every rank's summary in rank order (its own is `mine`) and
+ * reduces those that could be read, each at its rank's index. */
+static int gather_summaries(void *mine, unsigned long my_len, int size, int me,
+                            MPI_Comm comm, tlog_summary **out)
+{
+    tlog_summary **in = calloc((size_t)size, sizeof *in);
+    int rc = in ? TLOG_OK : TLOG_ENOMEM, n = 0;
+    for (int r = 0; r < size; r++) {
+        tlog_summary *got = NULL;
+        int taken = take_summary(r, me, r == me ? mine : NULL, my_len, comm, &got);
+        if (taken == TLOG_OK && in) {
+            in[r] = got;
+            n++;
+        } else {
+            tlog_summary_destroy(got);
+            if (taken != TLOG_ENOFRAME && rc == TLOG_OK)
+                rc = taken == TLOG_ENOMEM || taken == TLOG_EIO ? taken : TLOG_EFORMAT;
+        }
+    }
+    if (n) {
+        int reduced = tlog_summary_reduce((const tlog_summary *const *)in, (size_t)size, out);
+        if (reduced != TLOG_OK)
+            rc = reduced;
+    } else if (rc == TLOG_OK) {
+        rc = TLOG_ENOFRAME;
+    }
+    for (int r = 0; in && r < size; r++)
+        tlog_summary_destroy(in[r]);
+    free(in);
+    return rc;
+}
+
+int tlog_mpi_reduce_summary(const tlog_summary *summary, MPI_Comm comm, int root,
+                            tlog_summary **out)
+{
+    if (out)
+        *out = NULL;
+    int me, size, inter = 0;
+    if (MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+        return inter ? TLOG_EINVAL : TLOG_EIO;
+    if (MPI_Comm_rank(comm, &me) != MPI_SUCCESS || MPI_Comm_size(comm, &size) != MPI_SUCCESS)
+        return TLOG_EIO;
+    if (root < 0 || root >= size)
+        return TLOG_EINVAL;
+    MPI_Comm inner;
+    int rc = private_comm(comm, &inner);
+    if (rc != TLOG_OK)
+        return rc;
+    void *bytes = NULL;
+    size_t n = 0;
+    rc = !out ? TLOG_EINVAL : summary ? tlog_summary_encode_(summary, &bytes, &n) : TLOG_OK;
+    if (rc == TLOG_OK && n > MAX_FRAME)
+        rc = TLOG_ENOMEM;
+    if (rc != TLOG_OK) {   /* takes part all the same, with nothing */
+        free(bytes);
+        bytes = NULL;
+        n = 0;
+    }
+    if (me != root) {
+        int sent = send_frame(bytes, (unsigned long)n, root, inner);
+        free(bytes);
+        return rc != TLOG_OK ? rc : sent;
+    }
+    tlog_summary *reduced = NULL;
+    int got = gather_summaries(bytes, (unsigned long)n, size, me, inner, &reduced);
+    free(bytes);
+    if (out)
+        *out = reduced;
+    else
+        tlog_summary_destroy(reduced);
+    return rc != TLOG_OK ? rc : got;
+}
+
+int tlog_mpi_dump_stats(tlog_log *log, MPI_Comm comm, int root, FILE *out)
+{
+    tlog_summary *mine = NULL, *reduced = NULL;
+    int kept = tlog_log_summary(log, &mine);
+    int rc = tlog_mpi_reduce_summary(mine, comm, root, &reduced);
+    tlog_summary_destroy(mine);
+    if (rc == TLOG_OK && kept != TLOG_OK && kept != TLOG_EINVAL)
+        rc = kept;
+    if (reduced) {
+        int printed = tlog_summary_dump(reduced, out, NULL);
+        if (rc == TLOG_OK)
+            rc = printed;
+        tlog_summary_destroy(reduced);
+    }
+    return rc;
 }
 
 int tlog_mpi_dump(tlog_log *log, MPI_Comm comm, int root, FILE *out)

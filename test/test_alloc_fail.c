@@ -15,6 +15,9 @@
 #include "device_fixture.h"
 
 void tlog_test_fail_alloc(uint64_t n);
+/* Exported for libtimerlog-mpi (lib/exchange.h). */
+int tlog_summary_encode_(const tlog_summary *summary, void **data, size_t *len);
+int tlog_summary_decode_(const void *data, size_t len, tlog_summary **out);
 uint64_t tlog_test_alloc_count(void);
 bool tlog_test_alloc_failed(void);
 
@@ -497,6 +500,30 @@ static char *stats_run(tlog_frame *const *frames, uint64_t n, bool *failed, int 
     while ((rc = tlog_summary_merge(m, s)) == TLOG_ENOMEM)
         ++*enomem;
     assert_int_equal(rc, TLOG_OK);
+    /* Reduced with a rank that has none, and passed through bytes. */
+    const tlog_summary *ranks[] = {s, NULL, m};
+    tlog_summary *reduced = NULL, *back = NULL;
+    while ((rc = tlog_summary_reduce(ranks, 3, &reduced)) == TLOG_ENOMEM)
+        ++*enomem;
+    assert_int_equal(rc, TLOG_OK);
+    void *bytes = NULL;
+    size_t len = 0;
+    while ((rc = tlog_summary_encode_(s, &bytes, &len)) == TLOG_ENOMEM)
+        ++*enomem;
+    assert_int_equal(rc, TLOG_OK);
+    while ((rc = tlog_summary_decode_(bytes, len, &back)) == TLOG_ENOMEM)
+        ++*enomem;
+    assert_int_equal(rc, TLOG_OK);
+    free(bytes);
+    FILE *more = tmpfile();
+    assert_non_null(more);
+    while ((rc = tlog_summary_export_csv(reduced, more)) == TLOG_ENOMEM)
+        ++*enomem;
+    while ((rc = tlog_summary_export_csv(back, more)) == TLOG_ENOMEM)
+        ++*enomem;
+    char *extra = read_back(more);
+    tlog_summary_destroy(reduced);
+    tlog_summary_destroy(back);
     char *out = stats_outputs(m, frames, enomem);
     char *own = stats_outputs(s, frames, enomem);
     /* A summary merged into is the summary it was merged from, hitches
@@ -506,11 +533,13 @@ static char *stats_run(tlog_frame *const *frames, uint64_t n, bool *failed, int 
     tlog_summary_destroy(m);
     *failed = tlog_test_alloc_failed();
     tlog_test_fail_alloc(0);
-    size_t a = strlen(out);
-    char *both = realloc(out, a + strlen(own) + 1);
-    strcpy(both + a, own);
+    size_t a = strlen(out), b = strlen(own);
+    char *all = realloc(out, a + b + strlen(extra) + 1);
+    strcpy(all + a, own);
+    strcpy(all + a + b, extra);
     free(own);
-    return both;
+    free(extra);
+    return all;
 }
 
 static int walk_stats_node(void *user, const tlog_node *node, const tlog_node_info *info,

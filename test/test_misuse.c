@@ -839,6 +839,20 @@ static void summary_calls_with_null_or_out_of_range(void **state)
     assert_int_equal(tlog_summary_merge(s, NULL), TLOG_EINVAL);
     assert_int_equal(tlog_summary_merge(s, s), TLOG_EINVAL);
     assert_int_equal(tlog_summary_reset(NULL), TLOG_EINVAL);
+    const tlog_summary *inputs[] = {s, NULL};
+    tlog_summary *reduced = SENTINEL(tlog_summary);
+    assert_int_equal(tlog_summary_reduce(NULL, 1, &reduced), TLOG_EINVAL);
+    assert_null(reduced);
+    reduced = SENTINEL(tlog_summary);
+    assert_int_equal(tlog_summary_reduce(inputs, 0, &reduced), TLOG_EINVAL);
+    assert_null(reduced);
+    assert_int_equal(tlog_summary_reduce(inputs, 2, NULL), TLOG_EINVAL);
+    assert_int_equal(tlog_summary_reduce(inputs + 1, 1, &reduced), TLOG_OK);   /* all NULL */
+    tlog_summary_info ri = {.size = sizeof ri};
+    assert_int_equal(tlog_summary_get_info(reduced, &ri), TLOG_OK);
+    assert_int_equal(ri.frames, 0);
+    assert_int_equal(ri.reduced_ranks, 1);
+    tlog_summary_destroy(reduced);
     tlog_summary_info si = {.size = sizeof si};
     assert_int_equal(tlog_summary_get_info(NULL, &si), TLOG_EINVAL);
     assert_int_equal(tlog_summary_get_info(s, NULL), TLOG_EINVAL);

@@ -1163,6 +1163,156 @@ static void threads_record_while_statistics_are_read(void **state)
     assert_int_equal(errors.count, 0);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Across ranks                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* Exported for libtimerlog-mpi (lib/exchange.h). */
+int tlog_summary_encode_(const tlog_summary *summary, void **data, size_t *len);
+int tlog_summary_decode_(const void *data, size_t len, tlog_summary **out);
+
+/* A summary of `frames` frames whose Work takes base, 2 base, ... ns, with
+ * a child row on odd frames and, for rank 0 only, a Checkpoint row. */
+static tlog_summary *rank_summary(tlog_log *log, int rank, int frames, uint64_t base)
+{
+    tlog_summary *s = make_summary(NULL);
+    for (int k = 0; k < frames; k++) {
+        at_ns(1000000u * (uint64_t)k);
+        tlog_log_begin(log, site_named("Frame"));
+        tlog_log_begin(log, site_named("Work"));
+        if (k % 2) {
+            tlog_log_begin(log, site_named("Inner"));
+            at_ns(test_now + 7);
+            tlog_log_end(log, site_named("Inner"));
+        }
+        at_ns(test_now + base * (uint64_t)(k + 1));
+        tlog_log_end(log, site_named("Work"));
+        if (rank == 0) {
+            tlog_log_begin(log, site_named("Checkpoint"));
+            at_ns(test_now + 300);
+            tlog_log_end(log, site_named("Checkpoint"));
+        }
+        tlog_log_end(log, site_named("Frame"));
+        tlog_frame *f = pop(log);
+        assert_int_equal(tlog_summary_add(s, f), TLOG_OK);
+        tlog_frame_release(f);
+    }
+    return s;
+}
+
+/* Three ranks (the second without statistics): the reduction is their
+ * merge, and each row says how its ranks spread. */
+static void reduce_keeps_each_rank_s_spread(void **state)
+{
+    (void)state;
+    tlog_log *log = plain_log();
+    tlog_summary *r0 = rank_summary(log, 0, 5, 100), *r2 = rank_summary(log, 2, 9, 1000);
+    const tlog_summary *in[] = {r0, NULL, r2};
+    tlog_summary *out = (tlog_summary *)1;
+    assert_int_equal(tlog_summary_reduce(in, 0, &out), TLOG_EINVAL);
+    assert_null(out);
+    assert_int_equal(tlog_summary_reduce(in, 3, &out), TLOG_OK);
+    tlog_summary_info si = summary_info(out);
+    assert_int_equal(si.reduced_ranks, 3);
+    assert_int_equal(si.frames, 14);
+    /* The figures over all frames are those of a plain merge. */
+    tlog_summary *merged = make_summary(NULL);
+    assert_int_equal(tlog_summary_merge(merged, r0), TLOG_OK);
+    assert_int_equal(tlog_summary_merge(merged, r2), TLOG_OK);
+    tlog_stat_info w = stat_info(stat_child(tlog_summary_root(out, 0), "Work"));
+    tlog_stat_info m = stat_info(stat_child(tlog_summary_root(merged, 0), "Work"));
+    assert_int_equal(w.frames, 14);
+    assert_true(w.total_ns.mean == m.total_ns.mean);
+    assert_int_equal(w.total_ns.median, m.total_ns.median);
+    assert_int_equal(m.ranks, 0);
+    /* The spread: the mean of Work's medians on ranks 0 and 2, and its
+     * largest p99 (of fewer than 100 frames, the maximum: 9000 ns on rank
+     * 2's last frame). */
+    tlog_stat_info w0 = stat_info(stat_child(tlog_summary_root(r0, 0), "Work"));
+    tlog_stat_info w2 = stat_info(stat_child(tlog_summary_root(r2, 0), "Work"));
+    assert_int_equal(w.ranks, 2);
+    assert_true(w.rank_median_mean_ns ==
+                ((double)w0.total_ns.median + (double)w2.total_ns.median) / 2);
+    assert_int_equal(w.rank_p99_max_ns, w2.total_ns.p99);
+    assert_int_equal(w.rank_p99_max_ns, 9000);
+    assert_int_equal(w.rank_p99_max_rank, 2);
+    tlog_stat_info cp = stat_info(stat_child(tlog_summary_root(out, 0), "Checkpoint"));
+    assert_int_equal(cp.ranks, 1);
+    assert_int_equal(cp.rank_p99_max_rank, 0);
+    FILE *fp = tmpfile();
+    assert_int_equal(tlog_summary_dump(out, fp, NULL), TLOG_OK);
+    char *text = read_back(fp);
+    contains(text, "# reduced over 3 ranks: ");
+    contains(text, " (rank 2) | (C) Work [on 2/3 ranks]\n");   /* rank 1 kept none */
+    contains(text, " (rank 0) | (C) Checkpoint [in 5/14 frames] [on 1/3 ranks]\n");
+    free(text);
+    tlog_summary_destroy(merged);
+    tlog_summary_destroy(out);
+    tlog_summary_destroy(r0);
+    tlog_summary_destroy(r2);
+    tlog_destroy(log);
+}
+
+/* A summary as bytes and back is the same summary; every shorter piece of
+ * the bytes, and bytes flipped anywhere, are refused or read as something
+ * whole, never read past. */
+static void encoded_summary_reads_back_the_same(void **state)
+{
+    (void)state;
+    tlog_log *log = plain_log();
+    tlog_summary *s = rank_summary(log, 0, 7, 1000);
+    /* Another group. */
+    at_ns(0);
+    tlog_log_begin(log, site_named("Load"));
+    tlog_log_begin(log, site_named("Read"));
+    at_ns(40);
+    tlog_log_end(log, site_named("Read"));
+    tlog_log_end(log, site_named("Load"));
+    tlog_frame *f = pop(log);
+    assert_int_equal(tlog_summary_add(s, f), TLOG_OK);
+    tlog_frame_release(f);
+    assert_int_equal(summary_info(s).groups, 2);
+    void *bytes;
+    size_t len;
+    assert_int_equal(tlog_summary_encode_(s, &bytes, &len), TLOG_OK);
+    tlog_summary *back;
+    assert_int_equal(tlog_summary_decode_(bytes, len, &back), TLOG_OK);
+    char *x = csv_of(s), *y = csv_of(back);
+    assert_string_equal(x, y);
+    free(y);
+    assert_int_equal(summary_info(back).frames, summary_info(s).frames);
+    tlog_summary_destroy(back);
+    for (size_t n = 0; n < len; n++) {
+        tlog_summary *cut = (tlog_summary *)1;
+        assert_int_equal(tlog_summary_decode_(bytes, n, &cut), TLOG_EFORMAT);
+        assert_null(cut);
+    }
+    rng_state = 5;
+    uint8_t *copy = malloc(len);
+    for (int k = 0; k < 2000; k++) {
+        memcpy(copy, bytes, len);
+        copy[rng() % len] ^= (uint8_t)(1u << (rng() % 8));
+        tlog_summary *d = NULL;
+        int rc = tlog_summary_decode_(copy, len, &d);
+        assert_true(rc == TLOG_OK || rc == TLOG_EFORMAT);
+        if (d) {   /* what reads must be whole: every output works */
+            char *z = csv_of(d);
+            free(z);
+            FILE *fp = tmpfile();
+            assert_int_equal(tlog_summary_dump(d, fp, NULL), TLOG_OK);
+            fclose(fp);
+        }
+        tlog_summary_destroy(d);
+    }
+    free(copy);
+    free(x);
+    free(bytes);
+    assert_int_equal(tlog_summary_decode_(NULL, 0, &back), TLOG_EINVAL);
+    assert_int_equal(tlog_summary_encode_(NULL, &bytes, &len), TLOG_EINVAL);
+    tlog_summary_destroy(s);
+    tlog_destroy(log);
+}
+
 static void bad_settings_are_refused(void **state)
 {
     (void)state;
@@ -1274,6 +1424,8 @@ int main(void)
         cmocka_unit_test(stream_read_back_gives_the_same_statistics),
         cmocka_unit_test(log_counts_every_frame_read_or_not),
         cmocka_unit_test(threads_record_while_statistics_are_read),
+        cmocka_unit_test(reduce_keeps_each_rank_s_spread),
+        cmocka_unit_test(encoded_summary_reads_back_the_same),
         cmocka_unit_test(bad_settings_are_refused),
         cmocka_unit_test(report_variable_writes_the_statistics_when_the_log_goes),
     };

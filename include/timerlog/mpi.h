@@ -57,6 +57,34 @@ TLOG_API int tlog_mpi_reduce(const tlog_frame *frame, MPI_Comm comm, int root,
  */
 TLOG_API int tlog_mpi_dump(tlog_log *log, MPI_Comm comm, int root, FILE *out) TLOG_NOEXCEPT;
 
+/*
+ * Collective over `comm`, as tlog_mpi_reduce: every rank passes its
+ * statistics (a summary, as tlog_log_summary gives them; NULL if it has
+ * none: it is then left out, keeping its index), and rank `root` receives
+ * in *out their reduction with tlog_summary_reduce, input i being rank i:
+ * each row's figures over the frames of every rank, and beside them the
+ * mean of the ranks' medians and the slowest rank's p99, with its rank
+ * (tlog_stat_info.rank_*). Hitches are frames and stay on their ranks.
+ * The summary is the caller's (tlog_summary_destroy); other ranks get
+ * *out = NULL. Returns as tlog_mpi_reduce (TLOG_ENOFRAME on root when no
+ * rank passed a summary; TLOG_EFORMAT when a rank's arrived damaged).
+ */
+TLOG_API int tlog_mpi_reduce_summary(const tlog_summary *summary, MPI_Comm comm, int root,
+                                     tlog_summary **out) TLOG_NOEXCEPT;
+
+/*
+ * Collective: reduces the statistics each rank's `log` keeps (NULL: the
+ * default log; TLOG_CONFIG_STATS or TIMERLOG_REPORT=stats; a rank whose log
+ * keeps none is left out) and prints them on `root` to `out` (NULL:
+ * stdout), as tlog_summary_dump does:
+ *
+ *   |-> 87.72% 0.012500s | median ... | median of ranks 0.012500s | slowest p99 0.020000s (rank 3) | (C) Compute
+ *
+ * Returns as tlog_mpi_reduce_summary, or TLOG_EIO when printing failed.
+ */
+TLOG_API int tlog_mpi_dump_stats(tlog_log *log, MPI_Comm comm, int root,
+                                 FILE *out) TLOG_NOEXCEPT;
+
 #ifdef __cplusplus
 }
 #endif

@@ -1209,6 +1209,21 @@ TLOG_API int tlog_summary_add(tlog_summary *summary, const tlog_frame *frame) TL
  */
 TLOG_API int tlog_summary_merge(tlog_summary *into, const tlog_summary *from) TLOG_NOEXCEPT;
 
+/*
+ * One summary out of n, one per rank (or per run): merged as
+ * tlog_summary_merge does, in order, and each row also gets its spread over
+ * the inputs that have it (tlog_stat_info.ranks, rank_median_mean_ns,
+ * rank_p99_max_ns, rank_p99_max_rank): the mean of their medians and the
+ * slowest one's p99. An input may be NULL (a rank without statistics): it
+ * is left out, but keeps its index, so that indexes stay ranks. The result
+ * takes the configuration of the first input, and is the caller's
+ * (tlog_summary_destroy). See timerlog/mpi.h to reduce across the ranks of
+ * an MPI job. TLOG_EINVAL, with *out NULL, for a NULL array or out or n of
+ * 0; TLOG_ENOMEM.
+ */
+TLOG_API int tlog_summary_reduce(const tlog_summary *const *summaries, size_t n,
+                                 tlog_summary **out) TLOG_NOEXCEPT;
+
 /* Empties a summary (rows, counts, hitches); the configuration stays.
  * TLOG_EINVAL for NULL. */
 TLOG_API int tlog_summary_reset(tlog_summary *summary) TLOG_NOEXCEPT;
@@ -1237,6 +1252,7 @@ typedef struct tlog_summary_info {
     uint64_t hitches_seen;    /* frames found to be hitches */
     size_t hitches;           /* of those, kept now */
     size_t bytes;             /* memory the summary holds, besides hitch frames */
+    uint32_t reduced_ranks;   /* from tlog_summary_reduce: its inputs; else 0 */
 } tlog_summary_info;
 
 /* TLOG_EINVAL for a NULL summary. */
@@ -1278,6 +1294,12 @@ typedef struct tlog_stat_info {
     tlog_stat_value total_ns; /* the row's total in a frame */
     tlog_stat_value self_ns;  /* its self time in a frame */
     tlog_stat_value count;    /* its instances in a frame */
+    /* Summaries from tlog_summary_reduce (one input per rank): the row's
+     * total over the inputs that have it. All 0 for other summaries. */
+    uint32_t ranks;           /* inputs (ranks) that have this row */
+    double rank_median_mean_ns; /* the mean of their medians */
+    uint64_t rank_p99_max_ns; /* the largest of their p99s: the slowest rank's */
+    uint32_t rank_p99_max_rank; /* which input that was (its index) */
 } tlog_stat_info;
 
 /* TLOG_EINVAL for a NULL row. */
