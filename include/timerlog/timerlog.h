@@ -1380,10 +1380,12 @@ TLOG_API int tlog_summary_hitch(const tlog_summary *summary, size_t index,
  *   |-> 60.00% 0.010020s | median 0.010000s | p90 ... | (C) Simulation
  *   # hitch 1: thread "Main", frame 312: 0.031000s (budget 0.016600s; median frame 0.016500s): Render +0.012000s, Physics +0.002500s
  *
- * Each row shows the mean of its total per frame, as a percentage of its
- * parent's mean, then the columns of options->columns (0:
- * TLOG_COLUMNS_SUMMARY), and ` [xN]` when it ran N > 1 times in a median
- * frame. options->min_ns and min_percent hide rows by their mean; NULL
+ * Each row shows the mean of its total over the frames that had it, as a
+ * percentage of its parent's mean, then the columns of options->columns (0:
+ * TLOG_COLUMNS_SUMMARY), ` [xN]` when it ran N > 1 times in a median
+ * frame and ` [in F/G frames]` when only F of its group's G frames had it;
+ * a reduced summary adds the mean of the ranks' medians and the slowest
+ * rank's p99. options->min_ns and min_percent hide rows by their mean; NULL
  * options print every row with the default columns; NULL out: stdout.
  * TLOG_EINVAL for a NULL summary, TLOG_ENOMEM (nothing written), TLOG_EIO
  * on a write error.
