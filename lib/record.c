@@ -470,6 +470,8 @@ static void report_unmatched(tlog_thread *t, tlog_log *log, const tlog_site *sit
     /* A guard whose begin was skipped by the level check ends here too. */
     if (!tlog_level_on_(site->level, atomic_load_explicit(&log->level, memory_order_relaxed)))
         return;
+    if (tlog_thread_forked_end_(log))
+        return;
     TLOG_COUNT(log, unmatched_ends);
     tlog_report_(log, t, TLOG_ENOTOPEN, site,
                  "end of \"%s\" (%s:%d) matches no open scope; ignored",
@@ -896,7 +898,9 @@ int tlog_adopt_begin(const tlog_token *token)
     if (!token || !token->thread)
         return TLOG_EINVAL;
     tlog_log *log = tlog_resolve_log_(token->log);
-    tlog_thread *t = log ? tlog_thread_get_(log) : NULL;
+    if (!log)
+        return tlog_no_log_(token->log);
+    tlog_thread *t = tlog_thread_get_(log);
     if (!t)
         return TLOG_ENOMEM;
     if (t->adopt.active)
@@ -968,8 +972,11 @@ int tlog_insert(tlog_log *log, const tlog_site *site, tlog_kind kind,
 {
     if (!site || !kind_valid(kind) || end < start)
         return TLOG_EINVAL;
+    tlog_log *asked = log;
     log = tlog_resolve_log_(log);
-    tlog_thread *t = log ? tlog_thread_get_(log) : NULL;
+    if (!log)
+        return tlog_no_log_(asked);
+    tlog_thread *t = tlog_thread_get_(log);
     if (!t)
         return TLOG_ENOMEM;
     size_t depth = tlog_thread_depth_(t);
@@ -992,7 +999,9 @@ int tlog_insert_to(const tlog_token *token, const tlog_site *site, tlog_kind kin
     if (!token || !token->thread || !site || !kind_valid(kind) || end < start)
         return TLOG_EINVAL;
     tlog_log *log = tlog_resolve_log_(token->log);
-    tlog_thread *t = log ? tlog_thread_get_(log) : NULL;
+    if (!log)
+        return tlog_no_log_(token->log);
+    tlog_thread *t = tlog_thread_get_(log);
     if (!t)
         return TLOG_ENOMEM;
     tlog_attachment *a = tlog_attachment_new_(log, 1);

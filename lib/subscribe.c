@@ -79,6 +79,21 @@ __attribute__((destructor)) static void delete_slot_key(void)
         pthread_key_delete(slot_key);
 }
 
+/* In a forked child the other threads are gone: their slots are free, and
+ * none of them reads a list any more. */
+void tlog_subscribe_atfork_(int phase)
+{
+    if (phase != TLOG_FORK_CHILD)
+        return;
+    for (busy_slot *s = atomic_load(&slots); s; s = s->next) {
+        if (s == my_slot)
+            continue;
+        if (atomic_load_explicit(&s->seq, memory_order_relaxed) & 1)
+            atomic_fetch_add_explicit(&s->seq, 1, memory_order_relaxed);
+        atomic_store_explicit(&s->owned, false, memory_order_relaxed);
+    }
+}
+
 static busy_slot *claim_free_slot(void)
 {
     for (busy_slot *s = atomic_load(&slots); s; s = s->next) {
@@ -362,9 +377,10 @@ int tlog_subscribe(tlog_log *log, const tlog_subscriber *subscriber,
     if (!subscriber ||
         (subscriber->size && subscriber->size < offsetof(tlog_subscriber, scope_begin)))
         return TLOG_EINVAL;
+    tlog_log *asked = log;
     log = tlog_resolve_log_(log);
     if (!log)
-        return TLOG_ENOMEM;
+        return tlog_no_log_(asked);
     tlog_subscription *sub = tlog_calloc_(1, sizeof *sub);
     if (!sub)
         return TLOG_ENOMEM;
@@ -428,7 +444,7 @@ static void keep_until_destroy(tlog_log *log, tlog_subscription *sub)
 
 void tlog_unsubscribe(tlog_subscription *sub)
 {
-    if (!sub)
+    if (!sub || tlog_log_inherited_(sub->log))
         return;
     tlog_log *log = sub->log;
     atomic_store_explicit(&sub->gone, true, memory_order_seq_cst);

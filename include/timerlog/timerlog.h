@@ -12,6 +12,12 @@
  *    aborts the process.
  *  - A `tlog_log *` argument may be NULL, meaning the process-wide default log
  *    (created on first use).
+ *  - After fork(), the child leaves every log made before it (and its frames,
+ *    devices and subscriptions) to the parent: its default log is made afresh
+ *    at its first use, with the same configuration (tlog_default_config may
+ *    set another before that), and a log it inherited records nothing, is
+ *    never locked, and makes functions that return a code answer TLOG_EINVAL
+ *    (reported once).
  *  - Structs that the library fills (`*_info`, tlog_stats) start with a `size`
  *    member: set it to sizeof the struct you pass; the library fills only that
  *    many bytes, so code built against an older header keeps working. A NULL
