@@ -390,6 +390,7 @@ int tlog_get_stats(tlog_log *log, tlog_stats *out)
     TLOG_READ(threads);
     s.record_bytes = atomic_load_explicit(&log->chunk_bytes, memory_order_relaxed);
     tlog_stream_stats_(log, &s.frames_streamed, &s.frames_not_streamed);
+    s.subscribers = tlog_subs_count_(log);
 #undef TLOG_READ
     return tlog_copy_sized_(out, &s, sizeof s);
 }

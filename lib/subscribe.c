@@ -463,6 +463,15 @@ void tlog_unsubscribe(tlog_subscription *sub)
         free(sub);
 }
 
+uint64_t tlog_subs_count_(tlog_log *log)
+{
+    tlog_lock_(&log->sub_lock);
+    tlog_sublist *list = atomic_load_explicit(&log->subs, memory_order_relaxed);
+    uint64_t n = list ? list->n : 0;
+    tlog_unlock_(&log->sub_lock);
+    return n;
+}
+
 void tlog_subs_destroy_(tlog_log *log)
 {
     tlog_lock_(&log->sub_lock);

@@ -352,6 +352,8 @@ typedef struct tlog_stats {
     uint64_t frames_streamed;   /* frames written to the stream */
     uint64_t frames_not_streamed; /* frames the stream could not take or
                                    * write (after a write error) */
+    uint64_t subscribers;       /* subscriptions on the log now, the NVTX and
+                                 * roctx forwarders' included */
 } tlog_stats;
 
 /* Fills *out (set out->size first). Thread-safe. */
