@@ -19,18 +19,11 @@ static const atfork_fn modules[] = {
 };
 #define NMODULES (sizeof modules / sizeof modules[0])
 
-static _Atomic unsigned generation;
+_Atomic unsigned tlog_fork_generation_now_;
 static atomic_bool inherited_said;
 
-unsigned tlog_fork_generation_(void)
+bool tlog_log_inherited_said_(void)
 {
-    return atomic_load_explicit(&generation, memory_order_relaxed);
-}
-
-bool tlog_log_inherited_(const tlog_log *log)
-{
-    if (TLOG_LIKELY(!log || log->fork_generation == tlog_fork_generation_()))
-        return false;
     if (!atomic_exchange(&inherited_said, true)) {
         tlog_log *here = tlog_default();
         if (here)
@@ -71,7 +64,7 @@ static void in_parent(void) { release(TLOG_FORK_PARENT); }
 
 static void in_child(void)
 {
-    atomic_fetch_add(&generation, 1);
+    atomic_fetch_add(&tlog_fork_generation_now_, 1);
     atomic_store(&inherited_said, false);
     release(TLOG_FORK_CHILD);
 }

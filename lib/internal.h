@@ -503,9 +503,20 @@ TLOG_INTERNAL void tlog_stream_stats_(tlog_log *log, uint64_t *written, uint64_t
  * afresh, and a log it inherited is refused (tlog_log_inherited_). */
 enum { TLOG_FORK_PREPARE, TLOG_FORK_PARENT, TLOG_FORK_CHILD };
 /* How many forks stand between the first process and this one. */
-TLOG_INTERNAL unsigned tlog_fork_generation_(void);
-/* True for a log made by an ancestor process; says so the first time. */
-TLOG_INTERNAL bool tlog_log_inherited_(const tlog_log *log);
+extern TLOG_INTERNAL _Atomic unsigned tlog_fork_generation_now_;
+static inline unsigned tlog_fork_generation_(void)
+{
+    return atomic_load_explicit(&tlog_fork_generation_now_, memory_order_relaxed);
+}
+/* Says, the first time, that an inherited log was used; true. */
+TLOG_INTERNAL bool tlog_log_inherited_said_(void);
+/* True for a log made by an ancestor process, said the first time. Inline:
+ * tlog_log_begin asks it of every scope. */
+static inline bool tlog_log_inherited_(const tlog_log *log)
+{
+    return TLOG_UNLIKELY(log && log->fork_generation != tlog_fork_generation_()) &&
+           tlog_log_inherited_said_();
+}
 /* What a function answers when the log it was given resolves to NULL:
  * TLOG_EINVAL for a log inherited across fork(), TLOG_ENOMEM when the
  * default log could not be made. */
