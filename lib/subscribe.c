@@ -15,6 +15,7 @@
 #include <stdlib.h>
 
 #include "alloc.h"
+#include "fence.h"
 #include "internal.h"
 
 struct tlog_subscription {
@@ -140,30 +141,38 @@ static bool enter(tlog_log *log, bool nested_ok, reading *r)
     busy_slot *s = own_slot();
     if (!s)
         return false;
-    bool nested = atomic_load_explicit(&s->seq, memory_order_relaxed) & 1;
+    uint64_t seq = atomic_load_explicit(&s->seq, memory_order_relaxed);
+    bool nested = seq & 1;
     if (nested && !nested_ok)
         return false;
-    /* Sequentially consistent with the unsubscriber's publish-then-scan:
-     * either it sees this slot busy, or this thread sees its new list. A
-     * nested reader is covered by the busy mark of the outer one. */
-    if (!nested)
-        atomic_fetch_add_explicit(&s->seq, 1, memory_order_seq_cst);
-    tlog_sublist *list = atomic_load_explicit(&log->subs, memory_order_seq_cst);
+    /* Ordered against the unsubscriber's publish-then-scan (its heavy
+     * fence between them): either it sees this slot busy, or this thread
+     * sees its new list. Only this thread writes its slot, so plain stores
+     * do; no locked instruction on the recording thread. A nested reader is
+     * covered by the busy mark of the outer one. */
+    if (!nested) {
+        atomic_store_explicit(&s->seq, seq + 1, memory_order_relaxed);
+        tlog_fence_light_();
+    }
+    tlog_sublist *list = atomic_load_explicit(&log->subs, memory_order_acquire);
     *r = (reading){.slot = s, .list = list, .nested = nested};
     if (!list && !nested)
-        atomic_fetch_add_explicit(&s->seq, 1, memory_order_release);
+        atomic_store_explicit(&s->seq, seq + 2, memory_order_release);
     return list != NULL;
 }
 
 static void leave(const reading *r)
 {
     if (!r->nested)
-        atomic_fetch_add_explicit(&r->slot->seq, 1, memory_order_release);
+        atomic_store_explicit(&r->slot->seq,
+                              atomic_load_explicit(&r->slot->seq, memory_order_relaxed) + 1,
+                              memory_order_release);
 }
 
 /* Waits until every other thread has left the lists it was using. */
 static void wait_for_readers(void)
 {
+    tlog_fence_heavy_();   /* the light fences of readers now count */
     for (busy_slot *s = atomic_load(&slots); s; s = s->next) {
         if (s == my_slot)
             continue;
