@@ -536,7 +536,7 @@ static void usage_errors_exit_2_with_the_help(void **state)
 }
 
 /* Selections work as in dump: --root picks frames, and a selection that
- * leaves a run empty is trouble. */
+ * leaves a run empty is trouble. Too few frames to tell anything is said. */
 static void selection_that_leaves_nothing_is_trouble(void **state)
 {
     (void)state;
@@ -544,6 +544,17 @@ static void selection_that_leaves_nothing_is_trouble(void **state)
     write_run(good, &(run_spec){.seed = 13, .frames = 10});
     result r = diff("--root", "Frame", good, good, NULL);
     assert_int_equal(r.status, TIMERLOG_DIFF_SAME);
+    result_free(&r);
+    /* Too few frames for any change to be significant: said, not hidden. */
+    const char *few = path_in_dir("few.tlog");
+    write_run(few, &(run_spec){.seed = 14, .frames = 3});
+    r = diff(few, few, NULL);
+    assert_int_equal(r.status, TIMERLOG_DIFF_SAME);
+    assert_non_null(strstr(r.err, "with 3 and 3 frames no change can be significant at "
+                                  "alpha 0.01 (the smallest p is 0.1)"));
+    result_free(&r);
+    r = diff(good, good, NULL);
+    assert_string_equal(r.err, "");
     result_free(&r);
     r = diff("--root", "Loading", good, good, NULL);
     assert_int_equal(r.status, TIMERLOG_DIFF_TROUBLE);

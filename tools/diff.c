@@ -610,6 +610,21 @@ static bool compare_root(const diff_cmd *d, root_diff *rd)
     return true;
 }
 
+/* Says so when a root has too few frames for any change to be significant:
+ * even runs whose every frame is slower than every frame of the other give
+ * p = 2 / C(n_a + n_b, n_a), before any adjustment. */
+static void warn_few_frames(const diff_cmd *d, const root_diff *rd)
+{
+    if (!rd->base || !rd->new)
+        return;
+    double na = (double)rd->base->frames, nb = (double)rd->new->frames;
+    double smallest = 2 * exp(lgamma(na + 1) + lgamma(nb + 1) - lgamma(na + nb + 1));
+    if (smallest >= d->opt.alpha)
+        fprintf(d->err, "timerlog: warning: root \"%s\": with %zu and %zu frames no change "
+                "can be significant at alpha %g (the smallest p is %.2g)\n", rd->title,
+                rd->base->frames, rd->new->frames, d->opt.alpha, smallest);
+}
+
 /* Adjusts the p-values of every row compared, as one family, and gives each
  * its verdict; returns the count of slower rows, or -1 without memory. */
 static long judge(const diff_cmd *d, root_diff *rds, size_t nrds)
@@ -1186,8 +1201,10 @@ static int run_diff(diff_cmd *d)
     if (!rds)
         return trouble(d, "out of memory");
     bool ok = true;
-    for (size_t k = 0; k < n && ok; k++)
+    for (size_t k = 0; k < n && ok; k++) {
         ok = compare_root(d, &rds[k]);
+        warn_few_frames(d, &rds[k]);
+    }
     long slower = ok ? judge(d, rds, n) : -1;
     if (slower < 0) {
         free_roots(rds, n);
