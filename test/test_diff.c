@@ -356,9 +356,10 @@ static void rows_match_by_kind_not_by_thread(void **state)
     result_free(&r);
 }
 
-/* One Frame row per frame: "Step" takes `ms` in frame k when k % every == 0,
+/* Frames titled `root`: "Step" takes `ms` in frame k when k % every == 0,
  * and is absent from the others. */
-static void write_steps(const char *path, int frames, double ms, int every)
+static void write_steps_of(const char *path, const char *root, int frames, double ms,
+                           int every)
 {
     collected_errors errors = {0};
     tlog_config c = test_config(&errors);
@@ -366,15 +367,20 @@ static void write_steps(const char *path, int frames, double ms, int every)
     tlog_log *log = make_log(&c);
     for (int k = 0; k < frames; k++) {
         double t = 10.0 * k;
-        begin_at(log, "Frame", t);
+        begin_at(log, root, t);
         if (k % every == 0) {
             begin_at(log, "Step", t + 1);
             end_at(log, "Step", t + 1 + ms);
         }
-        end_at(log, "Frame", t + 9);
+        end_at(log, root, t + 9);
     }
     tlog_destroy(log);
     assert_int_equal(errors.count, 0);
+}
+
+static void write_steps(const char *path, int frames, double ms, int every)
+{
+    write_steps_of(path, "Frame", frames, ms, every);
 }
 
 static double json_number(const char *json, const char *path, const char *field)
@@ -428,6 +434,23 @@ static void absent_rows_count_as_zero(void **state)
     assert_close_ns(json_number(r.out, "Frame / Step", "new_mean_ns"), 2e6);
     assert_close_ns(json_number(r.out, "Frame / Step", "base_median_ns"), 0);
     assert_close_ns(json_number(r.out, "Frame / Step", "change_percent"), 100);
+    result_free(&r);
+}
+
+/* Runs with no root title in common: their rows are listed, and the status
+ * says nothing was compared. */
+static void runs_without_a_common_root_are_trouble(void **state)
+{
+    (void)state;
+    const char *base = path_in_dir("frames.tlog"), *new = path_in_dir("loading.tlog");
+    write_steps_of(base, "Frame", 10, 2, 1);
+    write_steps_of(new, "Loading", 10, 2, 1);
+    result r = diff(base, new, NULL);
+    assert_int_equal(r.status, TIMERLOG_DIFF_TROUBLE);
+    assert_non_null(strstr(r.err, "no root title is in both runs"));
+    assert_non_null(strstr(r.out, "# root \"Frame\": only in base (10 frames)"));
+    assert_non_null(strstr(r.out, "# root \"Loading\": only in new (10 frames)"));
+    assert_non_null(strstr(r.out, "  Loading / Step\n"));
     result_free(&r);
 }
 
@@ -572,6 +595,7 @@ int main(void)
         cmocka_unit_test(rows_match_by_kind_not_by_thread),
         cmocka_unit_test(rank_files_average_frame_by_frame),
         cmocka_unit_test(absent_rows_count_as_zero),
+        cmocka_unit_test(runs_without_a_common_root_are_trouble),
         cmocka_unit_test(output_repeats_for_a_seed),
         cmocka_unit_test(unreadable_files_say_why_and_exit_2),
         cmocka_unit_test(usage_errors_exit_2_with_the_help),
