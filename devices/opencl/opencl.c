@@ -94,6 +94,21 @@ static const char *cl_error_name(cl_int e)
     }
 }
 
+/* A negative execution status: the error codes a command may end with,
+ * else a value the application gave a user event it waited for. */
+static const char *exec_status_name(cl_int status)
+{
+    switch (status) {
+    case CL_OUT_OF_RESOURCES:
+    case CL_OUT_OF_HOST_MEMORY:
+    case CL_MEM_OBJECT_ALLOCATION_FAILURE:
+    case CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST:
+    case CL_INVALID_OPERATION:
+        return cl_error_name(status);
+    default: return "an error";
+    }
+}
+
 static int status_of(cl_int e)
 {
     switch (e) {
@@ -126,7 +141,9 @@ static void report_kept_failure(cl_impl *c)
                          "them show unresolved",
                          query_failed ? "reading a marker's event failed with"
                                       : "a command ended with execution status",
-                         (int)status, cl_error_name(status), (unsigned long long)count);
+                         (int)status,
+                         query_failed ? cl_error_name(status) : exec_status_name(status),
+                         (unsigned long long)count);
 }
 
 /* ------------------------------------------------------------------------ */
