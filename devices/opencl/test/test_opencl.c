@@ -28,6 +28,14 @@
 #define US 1000ull
 #define MS 1000000ull
 
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+
 /* ------------------------------------------------------------------------ */
 /* Interposed entry points                                                  */
 /* ------------------------------------------------------------------------ */
@@ -888,7 +896,9 @@ static void host_timer(void)
             int64_t tol = 300 * (int64_t)US;
             CHECK(id.start_ns >= ih.start_ns + (int64_t)ih.duration_ns - tol);
             CHECK(id.start_ns <= is.start_ns + tol);
-            CHECK_NEAR(di.total_ns, 1 * MS, 300 * US);
+            /* On an idle queue the interval also holds the host's gap
+             * between the begin and the kernel's enqueue. */
+            CHECK(di.total_ns >= 1 * MS - 300 * US);
             if (frame == 9)
                 printf("placement with the device timer: host work ends %lld ns, device "
                        "begins %lld ns, submitted %lld ns\n",
@@ -974,7 +984,9 @@ static void pool_exhaustion(void)
 }
 
 /* 3,000 frames of real kernels on an in-order and an out-of-order queue:
- * resident memory and the pool stay flat. */
+ * the pool, the events the library holds and resident memory stay flat
+ * (not resident memory under AddressSanitizer, whose quarantine holds on
+ * to what the runtime frees). */
 static void long_loop_flat_memory(void)
 {
     reports r = {0};
@@ -985,10 +997,13 @@ static void long_loop_flat_memory(void)
     CHECK(built);
     if (!built)
         return;
+    reset_counts();
     tlog_log *log = make_log(&r, 0);
     tlog_device *dev = make_device(log, NULL);
     enum { FRAMES = 3000, WARM = 500 };
     long rss_warm = 0;
+    uint64_t pool_warm = 0;
+    int held_warm = 0;
     cl_ulong steps = (cl_ulong)(env.steps_per_ns * 5000) + 1;   /* about 5 us */
     for (int frame = 0; frame < FRAMES; frame++) {
         tlog_log_begin(log, site("frame"));
@@ -1008,17 +1023,26 @@ static void long_loop_flat_memory(void)
         tlog_frame *f;
         while ((f = tlog_frame_pop_ready(log)) != NULL)
             tlog_frame_release(f);
-        if (frame == WARM)
+        if (frame == WARM) {
             rss_warm = check_rss_kib();
+            pool_warm = info(dev).pool_scopes;
+            held_warm = atomic_load(&counts.events_made) - atomic_load(&counts.events_released);
+        }
     }
     CHECK(tlog_sync(log) == TLOG_OK);
     long rss_end = check_rss_kib();
     tlog_device_info i = info(dev);
-    printf("%d frames: resident %ld KiB after %d, %ld KiB at the end; pool %llu scopes\n",
-           FRAMES, rss_warm, WARM, rss_end, (unsigned long long)i.pool_scopes);
+    int held_end = atomic_load(&counts.events_made) - atomic_load(&counts.events_released);
+    printf("%d frames: resident %ld KiB after %d, %ld KiB at the end; pool %llu scopes after "
+           "%d, %llu at the end; events held %d after %d, %d at the end\n",
+           FRAMES, rss_warm, WARM, rss_end, (unsigned long long)pool_warm, WARM,
+           (unsigned long long)i.pool_scopes, held_warm, WARM, held_end);
     CHECK(i.resolved == 3 * FRAMES && i.unresolved == 0 && i.scopes_dropped == 0);
-    CHECK(i.pool_scopes <= 64);
+    CHECK(i.pool_scopes == pool_warm);
+    CHECK(held_end <= 1 && held_warm <= 1);
+#ifndef UNDER_ASAN
     CHECK(rss_end - rss_warm < 2048);
+#endif
     CHECK(r.count == 0);
     print_reports(&r);
     tlog_destroy(log);
