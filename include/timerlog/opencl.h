@@ -68,8 +68,9 @@ extern "C" {
  * queue is made in; it is retained until the device is destroyed), bound to
  * `log` (NULL: the default log). With both NULL: the first device of the
  * first platform that has one, in a context of the device's own
- * (tlog_cl_context). Creating it takes about a millisecond: it measures the
- * empty-scope offset and anchors the device clock to the host's. Returns
+ * (tlog_cl_context). Creating it waits briefly on the device's own queue:
+ * it measures the empty-scope offset and anchors the device clock to the
+ * host's. Returns
  * TLOG_EINVAL when out is NULL or only one of context and device is,
  * TLOG_ENODEVICE (and reports why) when there is no OpenCL platform or
  * device; device scopes on a NULL device then only count themselves.
