@@ -62,7 +62,9 @@ typedef struct cl_impl {
         bool query_failed;      /* clGetEventInfo itself failed */
     } failure;
     atomic_bool failure_kept;
-    _Atomic(cl_command_queue) refused_queue;   /* last queue reported */
+    /* The last queue reported: the impl itself before any (NULL is a queue
+     * that gets reported). */
+    _Atomic(cl_command_queue) refused_queue;
 } cl_impl;
 
 /* ------------------------------------------------------------------------ */
@@ -536,6 +538,7 @@ int tlog_cl_device_create(tlog_log *log, cl_context context, cl_device_id device
     if (!c)
         return TLOG_ENOMEM;
     pthread_mutex_init(&c->lock, NULL);
+    atomic_init(&c->refused_queue, (cl_command_queue)(void *)c);
     c->log = log;
     char name[260] = "OpenCL device";
     int rc = impl_setup(log, c, context, device, name, sizeof name);

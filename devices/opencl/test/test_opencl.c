@@ -602,14 +602,14 @@ static void queue_checks(void)
     tlog_device *dev = make_device(log, NULL);
     cl_command_queue plain = queue(0), good = queue(CL_QUEUE_PROFILING_ENABLE);
     tlog_log_begin(log, site("frame"));
-    for (int k = 0; k < 3; k++) {
-        tlog_device_scope s = tlog_cl_begin(dev, plain, site("unprofiled"));
-        CHECK(s.slot_ == NULL);
-    }
-    CHECK(reported(&r, "without CL_QUEUE_PROFILING_ENABLE") == 1);
     tlog_device_scope s = tlog_cl_begin(dev, NULL, site("no queue"));
     CHECK(s.slot_ == NULL);
     CHECK(reported(&r, "is NULL") == 1);
+    for (int k = 0; k < 3; k++) {
+        s = tlog_cl_begin(dev, plain, site("unprofiled"));
+        CHECK(s.slot_ == NULL);
+    }
+    CHECK(reported(&r, "without CL_QUEUE_PROFILING_ENABLE") == 1);
 
     /* A queue of a sub-device: another device than the tlog_device's. */
     cl_device_partition_property parts[] = {CL_DEVICE_PARTITION_EQUALLY, 1, 0};
