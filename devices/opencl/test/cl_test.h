@@ -105,10 +105,10 @@ static void CL_CALLBACK cl_test_spin_fn(void *args)
     uint64_t ns;
     memcpy(&ns, args, sizeof ns);
     int64_t end = cl_test_now_ns() + (int64_t)ns;
-    /* Asleep for all but the last 100 us, so that the device's other
+    /* Asleep for all but the last millisecond, so that the device's other
      * threads and the host's get the cores meanwhile; then spinning, to
-     * end on time. */
-    int64_t left = end - cl_test_now_ns() - 100000;
+     * end on time even when waking up takes long on a busy machine. */
+    int64_t left = end - cl_test_now_ns() - 1000000;
     if (left > 0) {
         struct timespec nap = {(time_t)(left / 1000000000), (long)(left % 1000000000)};
         nanosleep(&nap, NULL);
