@@ -20,6 +20,7 @@
 #define TLOG_NAME_MAX 64
 #define TLOG_CHUNK_RECS 2048u
 #define TLOG_DEFAULT_BUDGET ((size_t)8 << 20)
+#define TLOG_DEFAULT_POOL ((size_t)16 << 20)
 #define TLOG_DEFAULT_FRAMES 8u
 #define TLOG_DEFAULT_DEPTH 128u
 #define TLOG_MAX_DEPTH 4096u
@@ -326,6 +327,7 @@ struct tlog_log {
 
     pthread_mutex_t pool_lock;
     tlog_chunk *pool;
+    size_t pool_held;         /* bytes in the pool, at most cfg.pool_bytes */
 
     uint64_t tick0;           /* clock at creation: origin of frame starts */
     const char *clock_name;

@@ -105,6 +105,8 @@ static int normalize_config(const tlog_config *in, tlog_config *out)
         return TLOG_EINVAL;
     if (!out->thread_budget)
         out->thread_budget = TLOG_DEFAULT_BUDGET;
+    if (!out->pool_bytes)
+        out->pool_bytes = TLOG_DEFAULT_POOL;
     if (out->thread_budget < 4 * sizeof(tlog_rec))
         return TLOG_EINVAL;
     if (!out->record_alloc != !out->record_free)

@@ -60,8 +60,10 @@ tlog_chunk *tlog_chunk_get_(tlog_log *log)
 {
     tlog_lock_(&log->pool_lock);
     tlog_chunk *c = log->pool;
-    if (c)
+    if (c) {
         log->pool = c->next;
+        log->pool_held -= chunk_bytes(c->cap);
+    }
     tlog_unlock_(&log->pool_lock);
     if (!c)
         c = chunk_new(log, log->chunk_recs);
@@ -72,28 +74,31 @@ tlog_chunk *tlog_chunk_get_(tlog_log *log)
     return c;
 }
 
-/* Chunks of the regular size go back to the pool; reserves are freed. */
+/* Chunks of the regular size go back to the pool while it holds less than
+ * cfg.pool_bytes; the rest, and reserves, are freed. */
 void tlog_chunks_put_(tlog_log *log, tlog_chunk *first)
 {
-    tlog_chunk *keep = NULL, *last = NULL;
+    size_t bytes = chunk_bytes(log->chunk_recs);
+    tlog_chunk *spare = NULL;
+    tlog_lock_(&log->pool_lock);
     while (first) {
         tlog_chunk *next = first->next;
-        if (first->cap == log->chunk_recs) {
-            first->next = keep;
-            keep = first;
-            if (!last)
-                last = first;
+        if (first->cap == log->chunk_recs && log->cfg.pool_bytes - log->pool_held >= bytes) {
+            first->next = log->pool;
+            log->pool = first;
+            log->pool_held += bytes;
         } else {
-            tlog_chunk_free_(log, first);
+            first->next = spare;
+            spare = first;
         }
         first = next;
     }
-    if (!keep)
-        return;
-    tlog_lock_(&log->pool_lock);
-    last->next = log->pool;
-    log->pool = keep;
     tlog_unlock_(&log->pool_lock);
+    while (spare) {
+        tlog_chunk *next = spare->next;
+        tlog_chunk_free_(log, spare);
+        spare = next;
+    }
 }
 
 static tlog_log *log_of(const tlog_thread *t)

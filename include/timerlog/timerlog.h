@@ -281,6 +281,11 @@ typedef struct tlog_config {
      * written; 0 selects 4 MiB. TIMERLOG_BUFSIZE (bytes, or with a K, M or G
      * suffix) overrides it. */
     size_t stream_buffer;
+    /* Record memory kept for reuse once the frames it held are done (the
+     * log's pool of chunks): at most this many bytes; what comes back
+     * beyond it is freed, so a burst of threads or frames leaves no more
+     * behind. 0 selects 16 MiB; SIZE_MAX keeps everything. */
+    size_t pool_bytes;
 } tlog_config;
 
 /*
