@@ -3,7 +3,10 @@
  * pool of worker threads doing work for a scope, and the tree printed after
  * every frame.
  *
- * Usage: frame_loop [frames]   (default 3)
+ *   frame_loop [FRAMES [RENDER_US]]
+ *
+ * runs FRAMES frames (3) whose "Render" scope takes RENDER_US microseconds
+ * (500): two runs that differ in it show what `timerlog diff` finds.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -68,6 +71,7 @@ static void filter(void)
 int main(int argc, char **argv)
 {
     int frames = argc > 1 ? atoi(argv[1]) : 3;
+    long render_us = argc > 2 ? atol(argv[2]) : 500;
     tlog_thread_name("Main");
     for (int frame = 0; frame < frames; frame++) {
         {
@@ -79,7 +83,7 @@ int main(int argc, char **argv)
             }
             {
                 TIMERLOG_SCOPE("Render");
-                spin_us(500);
+                spin_us(render_us);
             }
         }
         printf("--- frame %d\n", frame + 1);

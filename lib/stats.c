@@ -203,9 +203,10 @@ int tlog_log_summary(tlog_log *log, tlog_summary **out)
     if (!out)
         return TLOG_EINVAL;
     *out = NULL;
+    tlog_log *asked = log;
     log = tlog_resolve_log_(log);
     if (!log)
-        return TLOG_ENOMEM;
+        return tlog_no_log_(asked);
     if (!tlog_stats_on_(log))
         return TLOG_EINVAL;
     settle_queue(log, false);
@@ -226,9 +227,10 @@ int tlog_log_summary(tlog_log *log, tlog_summary **out)
 
 int tlog_log_summary_reset(tlog_log *log)
 {
+    tlog_log *asked = log;
     log = tlog_resolve_log_(log);
     if (!log)
-        return TLOG_ENOMEM;
+        return tlog_no_log_(asked);
     if (!tlog_stats_on_(log))
         return TLOG_EINVAL;
     tlog_lock_(&log->stats_lock);

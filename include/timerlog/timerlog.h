@@ -12,6 +12,12 @@
  *    aborts the process.
  *  - A `tlog_log *` argument may be NULL, meaning the process-wide default log
  *    (created on first use).
+ *  - After fork(), the child leaves every log made before it (and its frames,
+ *    devices and subscriptions) to the parent: its default log is made afresh
+ *    at its first use, with the same configuration (tlog_default_config may
+ *    set another before that), and a log it inherited records nothing, is
+ *    never locked, and makes functions that return a code answer TLOG_EINVAL
+ *    (reported once).
  *  - Structs that the library fills (`*_info`, tlog_stats) start with a `size`
  *    member: set it to sizeof the struct you pass; the library fills only that
  *    many bytes, so code built against an older header keeps working. A NULL
@@ -307,6 +313,11 @@ typedef struct tlog_config {
      * written; 0 selects 4 MiB. TIMERLOG_BUFSIZE (bytes, or with a K, M or G
      * suffix) overrides it. */
     size_t stream_buffer;
+    /* Record memory kept for reuse once the frames it held are done (the
+     * log's pool of chunks): at most this many bytes; what comes back
+     * beyond it is freed, so a burst of threads or frames leaves no more
+     * behind. 0 selects 16 MiB; SIZE_MAX keeps everything. */
+    size_t pool_bytes;
     /* With TLOG_CONFIG_STATS (or TIMERLOG_REPORT=stats): what the log's
      * statistics keep. TIMERLOG_REPORT's hitch= option overrides the
      * budget and the quantile. */
@@ -382,6 +393,8 @@ typedef struct tlog_stats {
     uint64_t frames_streamed;   /* frames written to the stream */
     uint64_t frames_not_streamed; /* frames the stream could not take or
                                    * write (after a write error) */
+    uint64_t subscribers;       /* subscriptions on the log now, the NVTX and
+                                 * roctx forwarders' included */
 } tlog_stats;
 
 /* Fills *out (set out->size first). Thread-safe. */
@@ -1232,15 +1245,16 @@ TLOG_API int tlog_summary_reset(tlog_summary *summary) TLOG_NOEXCEPT;
  * A copy of the statistics `log` keeps (NULL: the default log), made under
  * its lock, for the caller to read and destroy with tlog_summary_destroy:
  * frames still waiting for device work are counted once they are resolved.
- * TLOG_EINVAL, with *out NULL, for a NULL out or a log that keeps no
- * statistics (neither TLOG_CONFIG_STATS nor TIMERLOG_REPORT=stats);
- * TLOG_ENOMEM. Thread-safe.
+ * TLOG_EINVAL, with *out NULL, for a NULL out, a log that keeps no
+ * statistics (neither TLOG_CONFIG_STATS nor TIMERLOG_REPORT=stats) or one
+ * inherited across fork(); TLOG_ENOMEM. Thread-safe.
  */
 TLOG_API int tlog_log_summary(tlog_log *log, tlog_summary **out) TLOG_NOEXCEPT;
 
 /* Empties the statistics of `log` (NULL: the default log), as
  * tlog_summary_reset; frames resolved from then on are counted afresh.
- * TLOG_EINVAL when the log keeps none. Thread-safe. */
+ * TLOG_EINVAL when the log keeps none, or was inherited across fork().
+ * Thread-safe. */
 TLOG_API int tlog_log_summary_reset(tlog_log *log) TLOG_NOEXCEPT;
 
 typedef struct tlog_summary_info {
