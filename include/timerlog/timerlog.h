@@ -1187,8 +1187,9 @@ TLOG_API void tlog_reader_close(tlog_reader *reader) TLOG_NOEXCEPT;
  * A summary is not locked: one thread at a time may change it, and reading
  * functions may run together while none does. Row pointers stay valid
  * until the summary is next changed (add, merge, reset) or destroyed.
- * Hitch frames hold a reference; frames from a reader refer to its call
- * sites, so destroy or reset a summary fed from a reader before closing it.
+ * Hitch frames hold a reference, and are frames like any other: a summary
+ * holding frames of a log is destroyed (or reset) before the log, and one
+ * holding frames from a reader before the reader is closed.
  */
 typedef struct tlog_stat_row tlog_stat_row;
 
@@ -1243,8 +1244,9 @@ TLOG_API int tlog_summary_reset(tlog_summary *summary) TLOG_NOEXCEPT;
 
 /*
  * A copy of the statistics `log` keeps (NULL: the default log), made under
- * its lock, for the caller to read and destroy with tlog_summary_destroy:
- * frames still waiting for device work are counted once they are resolved.
+ * its lock, for the caller to read and destroy with tlog_summary_destroy,
+ * before the log (its hitches are the log's frames): frames still waiting
+ * for device work are counted once they are resolved.
  * TLOG_EINVAL, with *out NULL, for a NULL out, a log that keeps no
  * statistics (neither TLOG_CONFIG_STATS nor TIMERLOG_REPORT=stats) or one
  * inherited across fork(); TLOG_ENOMEM. Thread-safe.
