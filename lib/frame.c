@@ -117,7 +117,7 @@ static void frame_free(tlog_frame *f)
  * may take its log's locks. */
 void tlog_frame_release(tlog_frame *frame)
 {
-    if (frame && !tlog_log_inherited_(frame->log) &&
+    if (frame && !tlog_frame_inherited_(frame) &&
         atomic_fetch_sub(&frame->refs, 1) == 1)
         frame_free(frame);
 }
@@ -146,7 +146,7 @@ int tlog_frame_resolve_once_(tlog_frame *f, bool wait)
     int rc = TLOG_OK;
     bool now = false;
     if (!atomic_load_explicit(&f->resolved, memory_order_acquire)) {
-        if (tlog_log_inherited_(f->log))
+        if (tlog_frame_inherited_(f))
             return TLOG_EINVAL;   /* its records may be half-written */
         if (wait && !tlog_frame_ready_(f))
             tlog_device_settle_(f);

@@ -245,6 +245,8 @@ typedef struct tlog_inst {
 
 struct tlog_frame {
     tlog_log *log;
+    unsigned fork_generation; /* its log's, kept here: a frame may be
+                               * released after its log is destroyed */
     atomic_int refs;          /* the queue (or its thread, while in
                                * progress), readers, the stream writer,
                                * and each device scope not yet delivered */
@@ -542,6 +544,12 @@ static inline unsigned tlog_fork_generation_(void)
 }
 /* Says, the first time, that an inherited log was used; true. */
 TLOG_INTERNAL bool tlog_log_inherited_said_(void);
+/* A frame of a log made by an ancestor process, said the first time. */
+static inline bool tlog_frame_inherited_(const tlog_frame *f)
+{
+    return TLOG_UNLIKELY(f->log && f->fork_generation != tlog_fork_generation_()) &&
+           tlog_log_inherited_said_();
+}
 /* True for a log made by an ancestor process, said the first time. Inline:
  * tlog_log_begin asks it of every scope. */
 static inline bool tlog_log_inherited_(const tlog_log *log)

@@ -21,6 +21,7 @@ tlog_frame *tlog_frame_alloc_(tlog_log *log)
     if (!f)
         return NULL;
     f->log = log;
+    f->fork_generation = log ? log->fork_generation : tlog_fork_generation_();
     atomic_init(&f->refs, 1);
     atomic_init(&f->resolved, false);
     atomic_init(&f->completed, false);
