@@ -1,0 +1,33 @@
+#version 450
+// Spins until the device's real-time clock has advanced by `ns`, then
+// writes how long it spun to self_ns[slot]: work of a known length.
+//
+// Each pass of the loop does a chain of xorshift steps that the compiler
+// cannot fold: llvmpipe ends a shader's loop after 65535 passes, so passes
+// must be long enough (about 0.4 us there) for the spins the tests ask of
+// one dispatch. The result feeds a store nobody reads, so that the chain
+// is kept.
+#extension GL_EXT_shader_realtime_clock : require
+#extension GL_ARB_gpu_shader_int64 : require
+
+layout(local_size_x = 1) in;
+layout(push_constant) uniform Args { uint64_t ns; uint slot; } args;
+layout(std430, binding = 0) buffer Out { uint64_t words[]; } o;
+
+#define STEP x ^= x << 13; x ^= x >> 17; x ^= x << 5;
+#define STEP8 STEP STEP STEP STEP STEP STEP STEP STEP
+#define STEP64 STEP8 STEP8 STEP8 STEP8 STEP8 STEP8 STEP8 STEP8
+
+void main()
+{
+    uint64_t t0 = clockRealtimeEXT();
+    uint64_t t = t0;
+    uint x = args.slot + 1u;
+    while (t - t0 < args.ns) {
+        STEP64 STEP64 STEP64 STEP64
+        t = clockRealtimeEXT();
+    }
+    o.words[args.slot] = t - t0;
+    if (x == 0u)
+        o.words[args.slot + 512u] = uint64_t(x);
+}
