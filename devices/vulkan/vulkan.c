@@ -170,6 +170,31 @@ static void tell_lost(vk_impl *z)
                              z->name);
 }
 
+/* Test builds (-Dtest_hooks=true) pass every reading of the device's
+ * counter through a function a test sets, so that the counter can be made
+ * narrower, slower or close to its wrap on a real device. */
+#ifdef TIMERLOG_TEST_HOOKS
+TLOG_API void tlog_vk_test_convert(uint64_t (*convert)(uint64_t ticks));
+
+static uint64_t (*_Atomic test_convert)(uint64_t);
+
+void tlog_vk_test_convert(uint64_t (*convert)(uint64_t ticks))
+{
+    atomic_store(&test_convert, convert);
+}
+
+static uint64_t device_reading(uint64_t ticks)
+{
+    uint64_t (*convert)(uint64_t) = atomic_load(&test_convert);
+    return convert ? convert(ticks) : ticks;
+}
+#else
+static inline uint64_t device_reading(uint64_t ticks)
+{
+    return ticks;
+}
+#endif
+
 /* ------------------------------------------------------------------------ */
 /* Markers                                                                  */
 /* ------------------------------------------------------------------------ */
@@ -371,7 +396,7 @@ static int read_slot(vk_impl *z, vk_marker *m)
     if (!slot[1])
         return TLOG_PENDING;
     atomic_thread_fence(memory_order_acquire);   /* the value after its flag */
-    atomic_store(&m->ticks, slot[0] & z->mask);
+    atomic_store(&m->ticks, device_reading(slot[0]) & z->mask);
     atomic_store(&m->state, M_READ);
     marker_clear(z, m);
     return TLOG_OK;
@@ -434,7 +459,7 @@ static int vk_mark_now(void *impl, tlog_marker marker)
     int rc = status_of(z, z->fn.GetCalibratedTimestamps(z->device, 1, &info, &ticks, &deviation));
     if (rc != TLOG_OK)
         return rc;
-    atomic_store(&m->ticks, ticks & z->mask);
+    atomic_store(&m->ticks, device_reading(ticks) & z->mask);
     atomic_store(&m->state, M_NOW);
     return TLOG_OK;
 }

@@ -4,9 +4,9 @@
 //
 // Each pass of the loop does a chain of xorshift steps that the compiler
 // cannot fold: llvmpipe ends a shader's loop after 65535 passes, so passes
-// must be long enough (about 0.4 us there) for the spins the tests ask of
-// one dispatch. The result feeds a store nobody reads, so that the chain
-// is kept.
+// must be long enough (about 2 us there) for the spins the tests ask of one
+// dispatch (up to 50 ms). The result feeds a store nobody reads, so that the
+// chain is kept.
 #extension GL_EXT_shader_realtime_clock : require
 #extension GL_ARB_gpu_shader_int64 : require
 
@@ -17,6 +17,7 @@ layout(std430, binding = 0) buffer Out { uint64_t words[]; } o;
 #define STEP x ^= x << 13; x ^= x >> 17; x ^= x << 5;
 #define STEP8 STEP STEP STEP STEP STEP STEP STEP STEP
 #define STEP64 STEP8 STEP8 STEP8 STEP8 STEP8 STEP8 STEP8 STEP8
+#define STEP256 STEP64 STEP64 STEP64 STEP64
 
 void main()
 {
@@ -24,7 +25,7 @@ void main()
     uint64_t t = t0;
     uint x = args.slot + 1u;
     while (t - t0 < args.ns) {
-        STEP64 STEP64 STEP64 STEP64
+        STEP256 STEP256 STEP256 STEP256
         t = clockRealtimeEXT();
     }
     o.words[args.slot] = t - t0;

@@ -11,7 +11,8 @@
  *   suite_vulkan submitted    neither: anchors are timestamps submitted on
  *                             the library's queue, vkCmdWriteTimestamp
  *   suite_vulkan wrap32       a 32-bit counter of 2.5 ns ticks that wraps
- *                             0.3 s into the run (through the shim)
+ *                             0.3 s into the run (through the shim, in a
+ *                             -Dtest_hooks=true build)
  *   suite_vulkan wrap64       a 64-bit counter that wraps 0.2 s into the run
  */
 #include <stdatomic.h>
@@ -83,7 +84,15 @@ int main(int argc, char **argv)
     unsigned want = VK_APP_SYNC2 | VK_APP_CALIBRATED;
     if (strcmp(mode, "submitted") == 0) {
         want = 0;
-    } else if (strcmp(mode, "wrap32") == 0) {
+    } else if (strncmp(mode, "wrap", 4) == 0) {
+#ifdef TLOG_TEST_HOOKS_BUILD
+        tlog_vk_test_convert(shim_convert);
+#else
+        printf("%s needs a -Dtest_hooks=true build: skipped\n", mode);
+        return 77;
+#endif
+    }
+    if (strcmp(mode, "wrap32") == 0) {
         shim.valid_bits = 32;
         shim.period = 2.5;
         shim.start_ticks = (UINT64_C(1) << 32) - 120000000u;   /* 0.3 s of 2.5 ns */
@@ -92,7 +101,7 @@ int main(int argc, char **argv)
         shim.valid_bits = 64;
         shim.start_ticks = UINT64_MAX - 200000000u;             /* 0.2 s of 1 ns */
         through_shim = true;
-    } else if (strcmp(mode, "calibrated") != 0) {
+    } else if (strcmp(mode, "calibrated") != 0 && strcmp(mode, "submitted") != 0) {
         fprintf(stderr, "usage: suite_vulkan [calibrated|submitted|wrap32|wrap64]\n");
         return 2;
     }

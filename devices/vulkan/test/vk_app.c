@@ -9,7 +9,7 @@
 #include "work_spv.h"
 
 #define SKIP 77
-#define SPIN_CHUNK_NS 8000000ull
+#define SPIN_CHUNK_NS 50000000ull
 
 static bool has_extension(VkPhysicalDevice physical, const char *name)
 {

@@ -54,7 +54,7 @@ void vk_app_close(vk_app *a);
 tlog_vk_target vk_app_target(vk_app *a);
 
 /* Records into `cmd`: spinning for `ns` (self time in words[slot]), in
- * dispatches of at most 8 ms; `rounds` of the work shader; each after a
+ * dispatches of at most 50 ms; `rounds` of the work shader; each after a
  * barrier, so that work on a command buffer runs in order. */
 void vk_app_spin(vk_app *a, VkCommandBuffer cmd, uint64_t ns, uint32_t slot);
 void vk_app_work(vk_app *a, VkCommandBuffer cmd, uint32_t rounds, uint32_t slot);

@@ -9,7 +9,6 @@ vk_shim shim;
 static PFN_vkGetDeviceProcAddr real_gdpa;
 static PFN_vkGetPhysicalDeviceProperties real_properties;
 static PFN_vkGetPhysicalDeviceQueueFamilyProperties real_families;
-static PFN_vkGetQueryPoolResults real_results;
 static PFN_vkGetCalibratedTimestampsEXT real_calibrated;
 static PFN_vkQueueSubmit real_submit;
 static PFN_vkCreateQueryPool real_create_pool;
@@ -21,13 +20,8 @@ static bool have_base;
 static uint64_t base;            /* the first reading, in device ticks */
 static double device_period = 1;
 
-static bool converting(void)
-{
-    return shim.valid_bits || shim.period > 0;
-}
-
 /* A device reading on the shim's counter. */
-static uint64_t convert(uint64_t ticks)
+uint64_t shim_convert(uint64_t ticks)
 {
     pthread_mutex_lock(&base_lock);
     if (!have_base) {
@@ -65,33 +59,11 @@ static void VKAPI_CALL families(VkPhysicalDevice physical, uint32_t *n,
             out[i].timestampValidBits = shim.valid_bits;
 }
 
-static VkResult VKAPI_CALL results(VkDevice device, VkQueryPool pool, uint32_t first,
-                                   uint32_t count, size_t size, void *data, VkDeviceSize stride,
-                                   VkQueryResultFlags flags)
-{
-    if (atomic_load(&shim.lose))
-        return VK_ERROR_DEVICE_LOST;
-    VkResult r = real_results(device, pool, first, count, size, data, stride, flags);
-    /* The library reads 64-bit values with availability. */
-    for (uint32_t i = 0; converting() && i < count && (flags & VK_QUERY_RESULT_64_BIT); i++) {
-        uint64_t *q = (uint64_t *)((char *)data + i * stride);
-        if (q[1])
-            q[0] = convert(q[0]);
-    }
-    return r;
-}
-
 static VkResult VKAPI_CALL calibrated(VkDevice device, uint32_t count,
                                       const VkCalibratedTimestampInfoEXT *info,
                                       uint64_t *stamps, uint64_t *deviation)
 {
-    if (atomic_load(&shim.lose))
-        return VK_ERROR_DEVICE_LOST;
-    VkResult r = real_calibrated(device, count, info, stamps, deviation);
-    for (uint32_t i = 0; converting() && r == VK_SUCCESS && i < count; i++)
-        if (info[i].timeDomain == VK_TIME_DOMAIN_DEVICE_EXT)
-            stamps[i] = convert(stamps[i]);
-    return r;
+    return lost_or(real_calibrated(device, count, info, stamps, deviation));
 }
 
 static VkResult VKAPI_CALL submit(VkQueue queue, uint32_t n, const VkSubmitInfo *s, VkFence f)
@@ -133,7 +105,6 @@ static const struct {
     PFN_vkVoidFunction shim;
     PFN_vkVoidFunction *real;
 } device_fns[] = {
-    {"vkGetQueryPoolResults", (PFN_vkVoidFunction)results, (PFN_vkVoidFunction *)&real_results},
     {"vkGetCalibratedTimestampsEXT", (PFN_vkVoidFunction)calibrated,
      (PFN_vkVoidFunction *)&real_calibrated},
     {"vkGetCalibratedTimestampsKHR", (PFN_vkVoidFunction)calibrated,

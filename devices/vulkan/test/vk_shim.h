@@ -4,10 +4,11 @@
  * shim can make the device look otherwise than it is, or fail.
  *
  *  - a narrower counter and a longer tick: timestampValidBits and
- *    timestampPeriod as set, and every timestamp the library reads (from
- *    queries and from calibrated timestamps alike) converted to that
- *    counter, starting at start_ticks at the first reading, so that it
- *    wraps when the test wants;
+ *    timestampPeriod as set; in a -Dtest_hooks=true build, shim_convert
+ *    given to the library's tlog_vk_test_convert turns every reading of
+ *    the device's counter (timestamps and calibrated readings alike) into
+ *    that counter, starting at start_ticks at the first reading, so that
+ *    it wraps when the test wants;
  *  - a lost device: VK_ERROR_DEVICE_LOST from every call that returns a
  *    VkResult once `lose` is set;
  *  - query pools that cannot be made: VK_ERROR_OUT_OF_DEVICE_MEMORY from
@@ -24,7 +25,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <vulkan/vulkan.h>
+#include <timerlog/vulkan.h>
 
 typedef struct vk_shim {
     unsigned valid_bits;         /* 0: the device's */
@@ -40,5 +41,13 @@ typedef struct vk_shim {
 extern vk_shim shim;
 
 PFN_vkVoidFunction VKAPI_CALL shim_get_instance_proc_addr(VkInstance instance, const char *name);
+
+/* A reading of the device's counter as the shim's counter reads it. */
+uint64_t shim_convert(uint64_t ticks);
+
+#ifdef TLOG_TEST_HOOKS_BUILD
+/* libtimerlog-vulkan's hook in a -Dtest_hooks=true build. */
+TLOG_API void tlog_vk_test_convert(uint64_t (*convert)(uint64_t ticks));
+#endif
 
 #endif
