@@ -134,9 +134,13 @@ typedef struct vk_impl {
     VkCommandPool own_pool;
     own_cmd own[OWN_CMDS];
     own_cmd *held;               /* hold_own's, recording until release */
+    /* Never submitted: its status says whether the device was lost, which
+     * a read of host memory cannot. */
+    VkFence probe;
 
     atomic_bool lost;
     atomic_bool lost_told;
+    _Atomic int chunk_failed;    /* the VkResult of a pool not made, untold */
 } vk_impl;
 
 /* The status of a Vulkan result; a lost device stays lost. */
@@ -168,6 +172,22 @@ static void tell_lost(vk_impl *z)
                              "Vulkan: %s was lost (VK_ERROR_DEVICE_LOST): intervals not yet "
                              "read show unresolved, and its device scopes are no longer timed",
                              z->name);
+}
+
+/* A query pool that could not be made (the marker thread or a read tried,
+ * holding library locks), told by the next scope: the core's report says
+ * only that scopes found no marker. */
+static void tell_chunk_failed(vk_impl *z)
+{
+    int r = atomic_exchange_explicit(&z->chunk_failed, 0, memory_order_relaxed);
+    if (r)
+        tlog_backend_report_(z->log, r == VK_ERROR_OUT_OF_HOST_MEMORY ||
+                                             r == VK_ERROR_OUT_OF_DEVICE_MEMORY
+                                         ? TLOG_ENOMEM
+                                         : TLOG_EDEVICE,
+                             "Vulkan: %s: a query pool for more markers could not be made "
+                             "(VkResult %d); scopes that find no marker are dropped and counted",
+                             z->name, r);
 }
 
 /* Test builds (-Dtest_hooks=true) pass every reading of the device's
@@ -282,9 +302,12 @@ static int chunk_add(vk_impl *z)
     VkQueryPoolCreateInfo info = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
                                   .queryType = VK_QUERY_TYPE_TIMESTAMP,
                                   .queryCount = CHUNK};
-    int rc = status_of(z, z->fn.CreateQueryPool(z->device, &info, NULL, &c->pool));
-    if (rc != TLOG_OK)
+    VkResult r = z->fn.CreateQueryPool(z->device, &info, NULL, &c->pool);
+    int rc = status_of(z, r);
+    if (rc != TLOG_OK) {
         c->pool = VK_NULL_HANDLE;
+        atomic_store(&z->chunk_failed, (int)r);
+    }
     if (rc == TLOG_OK)
         rc = chunk_slots(z, c);
     if (rc != TLOG_OK) {
@@ -382,6 +405,8 @@ static int vk_record(void *impl, void *queue, tlog_marker marker)
         tell_lost(z);
         return TLOG_EDEVICE;
     }
+    if (atomic_load_explicit(&z->chunk_failed, memory_order_relaxed))
+        tell_chunk_failed(z);
     write_stamp(z, (VkCommandBuffer)queue, (vk_marker *)marker);
     return TLOG_OK;
 }
@@ -393,8 +418,10 @@ static int vk_record(void *impl, void *queue, tlog_marker marker)
 static int read_slot(vk_impl *z, vk_marker *m)
 {
     volatile uint64_t *slot = slot_of(m);
-    if (!slot[1])
-        return TLOG_PENDING;
+    if (!slot[1]) {
+        VkResult r = z->fn.GetFenceStatus(z->device, z->probe);
+        return r == VK_NOT_READY || r == VK_SUCCESS ? TLOG_PENDING : status_of(z, r);
+    }
     atomic_thread_fence(memory_order_acquire);   /* the value after its flag */
     atomic_store(&m->ticks, device_reading(slot[0]) & z->mask);
     atomic_store(&m->state, M_READ);
@@ -574,6 +601,8 @@ static int own_setup(vk_impl *z)
     if (rc == TLOG_OK)
         rc = status_of(z, z->fn.AllocateCommandBuffers(z->device, &alloc, cmds));
     VkFenceCreateInfo fence = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    if (rc == TLOG_OK)
+        rc = status_of(z, z->fn.CreateFence(z->device, &fence, NULL, &z->probe));
     for (int i = 0; i < OWN_CMDS && rc == TLOG_OK; i++) {
         z->own[i].cmd = cmds[i];
         rc = status_of(z, z->fn.CreateFence(z->device, &fence, NULL, &z->own[i].fence));
@@ -607,6 +636,8 @@ static void impl_free(vk_impl *z)
         if (z->own_pool)
             z->fn.DestroyCommandPool(z->device, z->own_pool, NULL);
     }
+    if (z->probe)
+        z->fn.DestroyFence(z->device, z->probe, NULL);
     while (z->chunks) {
         vk_chunk *c = z->chunks;
         z->chunks = c->next;
