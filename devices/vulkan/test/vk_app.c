@@ -147,7 +147,8 @@ static VkResult make_buffer(vk_app *a)
     VkDeviceSize size = 2 * VK_APP_SLOTS * sizeof(uint64_t);
     VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
                               .size = size,
-                              .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT};
+                              .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                                       VK_BUFFER_USAGE_TRANSFER_DST_BIT};
     VkResult r = vkCreateBuffer(a->device, &bci, NULL, &a->buffer);
     if (r != VK_SUCCESS)
         return r;
