@@ -606,21 +606,29 @@ int suite_run(const suite_backend *backend)
                    cases[k].name);
             continue;
         }
-        fixture fx;
-        int rc = fixture_open(&fx, cases[k].sync_timeout_ns);
-        if (rc == TLOG_ENODEVICE) {
-            printf("%s: no device, suite skipped\n", be->name);
-            return SKIP;
-        }
-        if (rc != TLOG_OK) {
-            fprintf(stderr, "%s: %s: cannot set up: %s\n", be->name, cases[k].name,
-                    tlog_strerror(rc));
-            check_failures++;
-            continue;
-        }
         int before = check_failures;
-        cases[k].run(&fx);
-        fixture_close(&fx);
+        for (int attempt = 0; attempt <= be->retries; attempt++) {
+            if (attempt > 0) {
+                printf("again %s %s: run %d failed\n", be->name, cases[k].name, attempt);
+                check_failures = before;
+            }
+            fixture fx;
+            int rc = fixture_open(&fx, cases[k].sync_timeout_ns);
+            if (rc == TLOG_ENODEVICE) {
+                printf("%s: no device, suite skipped\n", be->name);
+                return SKIP;
+            }
+            if (rc != TLOG_OK) {
+                fprintf(stderr, "%s: %s: cannot set up: %s\n", be->name, cases[k].name,
+                        tlog_strerror(rc));
+                check_failures++;
+                continue;
+            }
+            cases[k].run(&fx);
+            fixture_close(&fx);
+            if (check_failures == before)
+                break;
+        }
         printf("%s %s: %s\n", check_failures == before ? "ok" : "FAIL", be->name, cases[k].name);
         run++;
     }

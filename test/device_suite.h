@@ -46,6 +46,11 @@ typedef struct suite_backend {
      * lavapipe has a single VkQueue): the cases that need one queue to
      * finish while another is held are left out, and say so. */
     bool serial_queues;
+    /* A case that fails is run again, up to this many times, and fails
+     * only if every run fails: for a device that runs on the host's CPUs
+     * (lavapipe), whose intervals take in whatever the host's scheduler
+     * keeps its threads waiting. A rule that is broken fails every run. */
+    int retries;
 } suite_backend;
 
 /* Runs every case: 0 when all pass, 1 when one fails, 77 (skipped) when

@@ -20,7 +20,7 @@
 #define US 1000ull
 #define MS 1000000ull
 /* lavapipe runs the device on the host's cores: each timestamp flushes its
- * queue, and a dispatch costs tens of microseconds. */
+ * queue, and a dispatch costs microseconds to tens of microseconds. */
 #define TOLERANCE_NS (300 * US)
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -485,7 +485,11 @@ static void secondary_command_buffer(void)
     tlog_frame *f = tlog_frame_pop_ready(log);
     tlog_node_info i = {0};
     CHECK(f && row(f, "In the secondary", &i) == 1);
-    CHECK_NEAR(i.total_ns, 2 * MS, TOLERANCE_NS);
+    /* The spin's own time: what the device ran, however long the host's
+     * scheduler held its thread up inside it. */
+    int64_t self = (int64_t)app.words[1];
+    CHECK(self >= (int64_t)(2 * MS));
+    CHECK_NEAR(i.total_ns, self + (int64_t)TOLERANCE_NS / 2, TOLERANCE_NS / 2);
     CHECK(f && strcmp(parent_of(f, "In the secondary"), "Wait for the secondary") == 0);
     CHECK(f && strcmp(parent_of(f, "Before it"), "Frame") == 0);
     CHECK(errs.count == 0);
