@@ -26,6 +26,7 @@
 
 #define MAX_REPS 101
 
+
 static vk_app app;
 
 static const tlog_site *site(const char *name)
@@ -104,6 +105,10 @@ int main(int argc, char **argv)
     int reps = argc > 1 ? atoi(argv[1]) : 31;
     if (reps < 3 || reps > MAX_REPS)
         reps = 31;
+#ifdef VK_APP_UNDER_TSAN
+    puts("accuracy_vulkan: not measured under ThreadSanitizer, which slows lavapipe itself");
+    return 77;
+#endif
     int rc = vk_app_open(&app, VK_APP_SYNC2 | VK_APP_CALIBRATED);
     if (rc != 0)
         return rc;

@@ -25,6 +25,7 @@
 #include "vk_app.h"
 #include "vk_shim.h"
 
+
 static vk_app app;
 static bool through_shim;
 static atomic_uint next_slot;
@@ -105,6 +106,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: suite_vulkan [calibrated|submitted|wrap32|wrap64]\n");
         return 2;
     }
+#ifdef VK_APP_UNDER_TSAN
+    printf("%s: the suite's timings are not checked under ThreadSanitizer: lavapipe's "
+           "allocations and locks go through its interceptors, and the device runs several "
+           "times slower (test_vulkan threads records from threads under it)\n", mode);
+    return 77;
+#endif
     int rc = vk_app_open(&app, want);
     if (rc != 0)
         return rc;

@@ -17,6 +17,17 @@
 
 #include <timerlog/vulkan.h>
 
+/* Under ThreadSanitizer, lavapipe's allocations and locks go through its
+ * interceptors: the device itself runs several times slower, so tests that
+ * check how long it took skip there. */
+#if defined(__SANITIZE_THREAD__)
+#define VK_APP_UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define VK_APP_UNDER_TSAN 1
+#endif
+#endif
+
 /* What to enable on the device, where it has it. */
 enum vk_app_want {
     VK_APP_SYNC2 = 1u << 0,         /* synchronization2 */
