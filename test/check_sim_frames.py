@@ -2,7 +2,12 @@
 """Runs examples/sim_frames (or vulkan_frames, which prints the same rows) and
 checks that it prints every frame of its loop, each with each device row
 exactly once, and no percentage past the bound. A program that exits 77 (no
-device) is skipped."""
+device) is skipped.
+
+With --real-device, a percentage past the bound is allowed: on a real device
+the work may be done before the host waits for it (lavapipe may even run a
+submission before vkQueueSubmit returns), and a sync scope that ended at
+once then holds rows far longer than itself."""
 import re
 import subprocess
 import sys
@@ -10,6 +15,7 @@ import sys
 DEVICE_ROWS = ["Filter 1: GPU Parallel Operation 1", "Filter 1: GPU Parallel Operation 2",
                "Upload to device", "Draw"]
 FRAMES = 3
+real_device = "--real-device" in sys.argv[2:]
 
 run = subprocess.run([sys.argv[1]], capture_output=True, text=True)
 if run.returncode == 77:   # a device example without its device
@@ -32,7 +38,7 @@ for number, text in enumerate(frames, 1):
         if len(found) != 1:
             errors.append(f"frame {number}: {len(found)} rows '(E) {name}', not 1")
     for row in rows:
-        if ">9999.99%" in row:
+        if ">9999.99%" in row and not real_device:
             errors.append(f"frame {number}: bound printed: {row}")
 if errors:
     print(out)
