@@ -7,11 +7,19 @@
  *
  * writes a begin and an end timestamp around the dispatch into `cmd` and
  * returns at once. The timestamps go into query pools of the library's own,
- * made in batches off the recording path; each query is reset from the host
- * as soon as its timestamp has been read, so that it is ready for its next
- * scope. Intervals are read with vkGetQueryPoolResults, never waiting
- * (VK_QUERY_RESULT_64_BIT with availability): nothing here blocks on the
- * device except the forced sync (tlog_dump, tlog_sync), which polls.
+ * made in batches off the recording path. Each timestamp is followed in
+ * `cmd` by a vkCmdCopyQueryPoolResults of it, with its availability
+ * (VK_QUERY_RESULT_64_BIT, WITH_AVAILABILITY and WAIT), into host memory of
+ * the library's, and a barrier that makes the copy visible to the host: a
+ * read is then a load from memory that never waits, where
+ * vkGetQueryPoolResults may wait for the whole device (Mesa's lavapipe 22.3
+ * does, even without VK_QUERY_RESULT_WAIT_BIT). Each query is reset from the
+ * host as soon as its timestamp has been read, ready for its next scope.
+ * Nothing here blocks on the device except the forced sync (tlog_dump,
+ * tlog_sync), which polls.
+ *
+ * Device scopes begin and end outside render pass instances: a copy of
+ * query results is not allowed inside one.
  *
  * Where a timestamp lands: both are written at the end of the pipeline
  * (VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT with vkCmdWriteTimestamp2 where the
@@ -53,9 +61,7 @@
  *    them unresolved, and their queries stay out of use until the device is
  *    destroyed.
  *  - The command buffer's queue family must write timestamps (non-zero
- *    timestampValidBits), and scopes must not be recorded inside a render
- *    pass instance with multiview (a timestamp there fills one query per
- *    view).
+ *    timestampValidBits).
  *
  * Device loss: a VK_ERROR_DEVICE_LOST from any call of the library marks
  * the device lost. Intervals not yet read show unresolved, the loss is
