@@ -19,16 +19,22 @@ layout(std430, binding = 0) buffer Out { uint64_t words[]; } o;
 #define STEP64 STEP8 STEP8 STEP8 STEP8 STEP8 STEP8 STEP8 STEP8
 #define STEP256 STEP64 STEP64 STEP64 STEP64
 
+// Time is summed from the clock's low 32 bits alone: llvmpipe reads the two
+// halves of its 64-bit clock apart, so the whole value steps back by 2^32 ns
+// when the low half wraps between them (every 4.3 s), which would end a spin
+// that straddles it early.
 void main()
 {
-    uint64_t t0 = clockRealtimeEXT();
-    uint64_t t = t0;
+    uint prev = clockRealtime2x32EXT().x;
+    uint64_t spun = 0ul;
     uint x = args.slot + 1u;
-    while (t - t0 < args.ns) {
+    while (spun < args.ns) {
         STEP256 STEP256 STEP256 STEP256
-        t = clockRealtimeEXT();
+        uint now = clockRealtime2x32EXT().x;
+        spun += uint64_t(now - prev);
+        prev = now;
     }
-    o.words[args.slot] = t - t0;
+    o.words[args.slot] = spun;
     if (x == 0u)
         o.words[args.slot + 512u] = uint64_t(x);
 }
