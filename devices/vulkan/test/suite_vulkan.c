@@ -136,7 +136,7 @@ int main(int argc, char **argv)
         .tolerance_ns = 300000,
         .serial_queues = true,
         /* ... and a busy host delays its threads by milliseconds. */
-        .retries = 2,
+        .retries = 4,
     };
     rc = suite_run(&b);
     vk_app_close(&app);
