@@ -5,6 +5,7 @@
  *    library uses, on 1, 2 and all cores' worth of threads at once;
  *  - cost of a site above the active level;
  *  - cost of a scope with one subscriber (empty callbacks) against none;
+ *  - cost of a scope in a log that forwards to NVTX, with no tool attached;
  *  - cost of a scope of a run-time name (TIMERLOG_SCOPE_NAMED) against a
  *    literal site: one name, names in turn, and one call site shared by
  *    threads with a name each;
@@ -167,6 +168,67 @@ static void subscriber_cost(void)
     printf("scope with one subscriber (empty callbacks): %.2f ns, with none: %.2f ns, "
            "ratio %.2f   floor %.2f ns\n",
            median(one, runs), median(none, runs), median(ratio, runs), median(flr, runs));
+}
+
+static double log_scope_ns_per_op(tlog_log *log)
+{
+    static const tlog_site frame = {"bench frame", __FILE__, "log_scope_ns_per_op", 1, 1};
+    static const tlog_site scope = {"bench scope", __FILE__, "log_scope_ns_per_op", 2, 1};
+    tlog_log_begin(log, &frame);
+    double t0 = now_ns();
+    for (int i = 0; i < BATCH; i++) {
+        tlog_log_begin(log, &scope);
+        tlog_log_end(log, &scope);
+    }
+    double t = (now_ns() - t0) / BATCH;
+    tlog_log_end(log, &frame);
+    tlog_frame_release(tlog_frame_pop(log));
+    return t;
+}
+
+static void quiet(void *user, const tlog_error *e)
+{
+    (void)user;
+    (void)e;
+}
+
+/* A log that asks for NVTX forwarding beside one that does not, both
+ * through tlog_log_begin/end: with no tool attached (NVTX_INJECTION64_PATH
+ * unset), forwarding should cost nothing. */
+static void nvtx_cost(void)
+{
+    tlog_config c = {.size = sizeof c, .flags = TLOG_CONFIG_IGNORE_ENV,
+                     .on_error = quiet};
+    tlog_log *off, *on;
+    if (tlog_create(&c, &off) != TLOG_OK)
+        return;
+    c.flags |= TLOG_CONFIG_NVTX;
+    if (tlog_create(&c, &on) != TLOG_OK) {
+        tlog_destroy(off);
+        return;
+    }
+    tlog_stats st = {.size = sizeof st};
+    tlog_get_stats(on, &st);
+    double t_off[64], t_on[64], ratio[64], flr[64];
+    for (int k = 0; k < runs; k++) {
+        flr[k] = floor_ns_per_op();
+        if (k % 2) {   /* in turn first: the first of a pair runs colder */
+            t_off[k] = log_scope_ns_per_op(off);
+            t_on[k] = log_scope_ns_per_op(on);
+        } else {
+            t_on[k] = log_scope_ns_per_op(on);
+            t_off[k] = log_scope_ns_per_op(off);
+        }
+        ratio[k] = t_on[k] / t_off[k];
+    }
+    const char *tool = getenv("NVTX_INJECTION64_PATH");
+    printf("NVTX forwarding on, %s: %.2f ns, off: %.2f ns, ratio %.2f   floor %.2f ns; "
+           "%llu subscriber(s)\n",
+           tool && *tool ? "a tool attached" : "no tool attached", median(t_on, runs),
+           median(t_off, runs), median(ratio, runs), median(flr, runs),
+           (unsigned long long)st.subscribers);
+    tlog_destroy(on);
+    tlog_destroy(off);
 }
 
 /* Names made at run time, as a renderer or a solver makes kernel names. */
@@ -423,6 +485,7 @@ int main(int argc, char **argv)
     printf("site above the active level: %.2f ns (floor %.2f ns)\n", median(skipped, runs),
            median(flr, runs));
     subscriber_cost();
+    nvtx_cost();
     if (!named_cost())
         return 1;
 

@@ -2,9 +2,15 @@
  * A few frames of a small simulation: nested scopes on the main thread, a
  * pool of worker threads doing work for a scope, and the tree printed after
  * every frame.
+ *
+ *   frame_loop [FRAMES [RENDER_US]]
+ *
+ * runs FRAMES frames (3) whose "Render" scope takes RENDER_US microseconds
+ * (500): two runs that differ in it show what `timerlog diff` finds.
  */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include <timerlog/timerlog.h>
@@ -62,10 +68,12 @@ static void filter(void)
     parallel_section();
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    int frames = argc > 1 ? atoi(argv[1]) : 3;
+    long render_us = argc > 2 ? atol(argv[2]) : 500;
     tlog_thread_name("Main");
-    for (int frame = 0; frame < 3; frame++) {
+    for (int frame = 0; frame < frames; frame++) {
         {
             TIMERLOG_SCOPE("Frame");
             {
@@ -75,7 +83,7 @@ int main(void)
             }
             {
                 TIMERLOG_SCOPE("Render");
-                spin_us(500);
+                spin_us(render_us);
             }
         }
         printf("--- frame %d\n", frame + 1);

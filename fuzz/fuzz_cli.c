@@ -10,7 +10,8 @@
  * character ('0' the first, '1' the next, ...), and the value of -o one of
  * the fixed outputs. Which arguments those are follows the command's rules:
  * for `info` all of them; for the others, the value of -o, and every
- * argument from the first that is neither an option nor an option's value.
+ * argument from the first that is neither an option nor an option's value,
+ * except the --vs that parts the runs of `diff`.
  * Results and messages go to a stream that discards them.
  *
  *   build-fuzz/fuzz/fuzz_cli NEW_CORPUS_DIR fuzz/corpus_cli
@@ -75,7 +76,8 @@ static char *pick(char (*paths)[600], size_t n, const char *arg)
 static int takes_value(const char *option)
 {
     static const char *const with_value[] = {"--frame", "--frames", "--thread", "--root",
-                                             "--min-percent", "-o"};
+                                             "--min-percent", "-o", "--threshold",
+                                             "--alpha", "--resamples", "--seed"};
     for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
         if (strcmp(option, with_value[k]) == 0)
             return 1;
@@ -113,7 +115,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         first_file++;
     }
     for (int i = first_file; i < argc; i++)
-        argv[i] = pick(files, sizeof files / sizeof *files, argv[i]);
+        if (strcmp(argv[1], "diff") != 0 || strcmp(argv[i], "--vs") != 0)
+            argv[i] = pick(files, sizeof files / sizeof *files, argv[i]);
     argv[argc] = NULL;
     timerlog_main(argc, argv, sink, sink);
     free(text);

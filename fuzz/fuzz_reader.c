@@ -14,6 +14,12 @@
  * goes through each of them once (not once per pair of frames). 2 KiB holds
  * a few frames (fuzz/corpus/device_pair.tlog: two with device rows); larger
  * inputs cost more per run and found no more in as much time.
+ *
+ * Built with -DFUZZ_ALLOC_FAIL (fuzz_reader_alloc, in a -Dtest_hooks=true
+ * build), the input's last two bytes also pick an allocation of the run to
+ * fail (their value modulo 1024; 0: none), so that every allocation the
+ * reader and what follows it make fails with damaged input around it: an
+ * allocation failure must only ever give an error too.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -63,11 +69,11 @@ static void dump_merged(const tlog_frame *const *frames, size_t n, FILE *out,
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void run(const uint8_t *data, size_t size)
 {
     FILE *out = fuzz_sink();
     if (!out)
-        return 0;
+        return;
     tlog_reader *r = NULL;
     /* All held across later reads, as a reader's user may hold them. */
     tlog_frame *frames[MAX_FRAMES];
@@ -97,5 +103,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (size_t k = 0; k < n; k++)
         tlog_frame_release(frames[k]);
     tlog_reader_close(r);
+}
+
+#ifdef FUZZ_ALLOC_FAIL
+void tlog_test_fail_alloc(uint64_t n);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 2)
+        return 0;
+    size -= 2;
+    tlog_test_fail_alloc(((unsigned)data[size] | (unsigned)data[size + 1] << 8) % 1024);
+    run(data, size);
+    tlog_test_fail_alloc(0);
     return 0;
 }
+#else
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    run(data, size);
+    return 0;
+}
+#endif

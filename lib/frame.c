@@ -111,9 +111,12 @@ static void frame_free(tlog_frame *f)
     free(f);
 }
 
+/* A frame of a log inherited across fork() is left as it is: freeing it
+ * may take its log's locks. */
 void tlog_frame_release(tlog_frame *frame)
 {
-    if (frame && atomic_fetch_sub(&frame->refs, 1) == 1)
+    if (frame && !tlog_log_inherited_(frame->log) &&
+        atomic_fetch_sub(&frame->refs, 1) == 1)
         frame_free(frame);
 }
 
@@ -140,6 +143,8 @@ int tlog_frame_resolve_once_(tlog_frame *f, bool wait)
 {
     int rc = TLOG_OK;
     if (!atomic_load_explicit(&f->resolved, memory_order_acquire)) {
+        if (tlog_log_inherited_(f->log))
+            return TLOG_EINVAL;   /* its records may be half-written */
         if (wait && !tlog_frame_ready_(f))
             tlog_device_settle_(f);
         tlog_lock_(&f->resolve_lock);
@@ -191,11 +196,12 @@ enum take { TAKE_NEWEST, TAKE_OLDEST, TAKE_READY };
 /* The newest frame with a new reference, or the oldest taken out of the
  * queue with the queue's reference (only if ready, for TAKE_READY); NULL
  * with the reason in *why: TLOG_ENOFRAME when there is none, TLOG_ENOMEM
- * when it (or the default log) could not be had. */
+ * when it (or the default log) could not be had, TLOG_EINVAL for a log
+ * inherited across fork(). */
 static tlog_frame *take_from_queue(tlog_log *log, uint32_t thread, enum take how, int *why)
 {
+    *why = tlog_no_log_(log);
     log = tlog_resolve_log_(log);
-    *why = TLOG_ENOMEM;
     if (!log)
         return NULL;
     *why = TLOG_ENOFRAME;
@@ -264,9 +270,10 @@ tlog_frame *tlog_frame_for_dump_(tlog_log *log, int *why)
 
 int tlog_frame_ready_of(tlog_log *log, uint32_t thread)
 {
+    tlog_log *asked = log;
     log = tlog_resolve_log_(log);
     if (!log)
-        return TLOG_ENOMEM;
+        return tlog_no_log_(asked);
     bool any;
     thread = thread_selected(log, thread, &any);
     tlog_devices_poll_(log);

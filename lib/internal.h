@@ -20,6 +20,7 @@
 #define TLOG_NAME_MAX 64
 #define TLOG_CHUNK_RECS 2048u
 #define TLOG_DEFAULT_BUDGET ((size_t)8 << 20)
+#define TLOG_DEFAULT_POOL ((size_t)16 << 20)
 #define TLOG_DEFAULT_FRAMES 8u
 #define TLOG_DEFAULT_DEPTH 128u
 #define TLOG_MAX_DEPTH 4096u
@@ -302,6 +303,7 @@ struct tlog_frame {
 struct tlog_log {
     atomic_int level;
     bool is_default;
+    unsigned fork_generation; /* of the process that made it */
     bool bad_timeout_env;     /* TIMERLOG_SYNC_TIMEOUT_MS was unreadable */
     /* Reports made while the log is being made, when a library lock may be
      * held (the default log's): told once it is made, with no lock held.
@@ -325,6 +327,7 @@ struct tlog_log {
 
     pthread_mutex_t pool_lock;
     tlog_chunk *pool;
+    size_t pool_held;         /* bytes in the pool, at most cfg.pool_bytes */
 
     uint64_t tick0;           /* clock at creation: origin of frame starts */
     const char *clock_name;
@@ -496,13 +499,37 @@ TLOG_INTERNAL void tlog_stream_stats_(tlog_log *log, uint64_t *written, uint64_t
 
 /* fork.c: the process-wide locks, each module's taken before fork() and
  * let go after it in both processes, so that a child never finds one held
- * by a thread it does not have. The child's copies of streams are
- * switched off (their writers stay with the parent). */
+ * by a thread it does not have. A log's own locks (and its frames',
+ * streams' and devices') cannot all be taken around a fork, so the child
+ * leaves every log made before it to the parent: its default log starts
+ * afresh, and a log it inherited is refused (tlog_log_inherited_). */
 enum { TLOG_FORK_PREPARE, TLOG_FORK_PARENT, TLOG_FORK_CHILD };
+/* How many forks stand between the first process and this one. */
+extern TLOG_INTERNAL _Atomic unsigned tlog_fork_generation_now_;
+static inline unsigned tlog_fork_generation_(void)
+{
+    return atomic_load_explicit(&tlog_fork_generation_now_, memory_order_relaxed);
+}
+/* Says, the first time, that an inherited log was used; true. */
+TLOG_INTERNAL bool tlog_log_inherited_said_(void);
+/* True for a log made by an ancestor process, said the first time. Inline:
+ * tlog_log_begin asks it of every scope. */
+static inline bool tlog_log_inherited_(const tlog_log *log)
+{
+    return TLOG_UNLIKELY(log && log->fork_generation != tlog_fork_generation_()) &&
+           tlog_log_inherited_said_();
+}
+/* What a function answers when the log it was given resolves to NULL:
+ * TLOG_EINVAL for a log inherited across fork(), TLOG_ENOMEM when the
+ * default log could not be made. */
+TLOG_INTERNAL int tlog_no_log_(const tlog_log *asked);
+TLOG_INTERNAL void tlog_subscribe_atfork_(int phase);
+/* An end in a forked child that closes a scope its thread had open in the
+ * parent's default log when it forked: consumed, true. */
+TLOG_INTERNAL bool tlog_thread_forked_end_(const tlog_log *log);
 /* Takes `lock` before fork(), lets it go after. */
 TLOG_INTERNAL void tlog_fork_lock_(pthread_mutex_t *lock, int phase);
 TLOG_INTERNAL void tlog_log_atfork_(int phase);
-TLOG_INTERNAL void tlog_stream_atfork_(int phase);
 TLOG_INTERNAL void tlog_thread_atfork_(int phase);
 TLOG_INTERNAL void tlog_site_atfork_(int phase);
 TLOG_INTERNAL void tlog_clock_atfork_(int phase);
@@ -527,6 +554,8 @@ TLOG_INTERNAL bool tlog_subscribed_device_(tlog_log *log);
 /* Fills in size, log, site_id and instance. */
 TLOG_INTERNAL void tlog_notify_devices_(tlog_log *log, tlog_device_event *events, size_t n);
 TLOG_INTERNAL void tlog_subs_destroy_(tlog_log *log);
+/* Subscriptions on the log now. */
+TLOG_INTERNAL uint64_t tlog_subs_count_(tlog_log *log);
 
 /* site.c */
 TLOG_INTERNAL uint64_t tlog_hash_str_(uint64_t h, const char *s);

@@ -17,9 +17,13 @@ static _Atomic(tlog_log *) default_log;
 static tlog_config default_cfg;
 static bool default_cfg_set;
 
+/* A child leaves the parent's default log to it (see fork.c): its own is
+ * made at its first use, with the same configuration. */
 void tlog_log_atfork_(int phase)
 {
     tlog_fork_lock_(&default_lock, phase);
+    if (phase == TLOG_FORK_CHILD)
+        atomic_store(&default_log, NULL);
 }
 
 const char *tlog_strerror(int code)
@@ -101,6 +105,8 @@ static int normalize_config(const tlog_config *in, tlog_config *out)
         return TLOG_EINVAL;
     if (!out->thread_budget)
         out->thread_budget = TLOG_DEFAULT_BUDGET;
+    if (!out->pool_bytes)
+        out->pool_bytes = TLOG_DEFAULT_POOL;
     if (out->thread_budget < 4 * sizeof(tlog_rec))
         return TLOG_EINVAL;
     if (!out->record_alloc != !out->record_free)
@@ -124,7 +130,7 @@ static void sync_timeout_from_env(tlog_config *cfg, bool *bad)
         cfg->sync_timeout_ns = ms * 1000000u;
 }
 
-static int create_log(const tlog_config *config, tlog_log **out)
+static int create_log(const tlog_config *config, bool is_default, tlog_log **out)
 {
     if (!out)
         return TLOG_EINVAL;
@@ -132,6 +138,7 @@ static int create_log(const tlog_config *config, tlog_log **out)
     tlog_log *log = tlog_calloc_(1, sizeof *log);
     if (!log)
         return TLOG_ENOMEM;
+    log->is_default = is_default;
     int rc = normalize_config(config, &log->cfg);
     if (rc != TLOG_OK) {
         free(log);
@@ -143,6 +150,7 @@ static int create_log(const tlog_config *config, tlog_log **out)
     log->budget_recs = log->cfg.thread_budget / sizeof(tlog_rec);
     log->chunk_recs = log->budget_recs < TLOG_CHUNK_RECS ? log->budget_recs
                                                          : TLOG_CHUNK_RECS;
+    log->fork_generation = tlog_fork_generation_();
     pthread_mutex_init(&log->lock, NULL);
     pthread_mutex_init(&log->pool_lock, NULL);
     pthread_mutex_init(&log->error_lock, NULL);
@@ -250,7 +258,7 @@ static void after_create(tlog_log *log)
 
 int tlog_create(const tlog_config *config, tlog_log **out)
 {
-    int rc = create_log(config, out);
+    int rc = create_log(config, false, out);
     if (rc == TLOG_OK)
         after_create(*out);
     return rc;
@@ -258,7 +266,7 @@ int tlog_create(const tlog_config *config, tlog_log **out)
 
 void tlog_destroy(tlog_log *log)
 {
-    if (!log || log->is_default)
+    if (!log || log->is_default || tlog_log_inherited_(log))
         return;
     tlog_threads_orphan_(log);   /* waits for threads exiting meanwhile */
     tlog_stream_close_(log, true);   /* its writer may be telling subscribers */
@@ -317,17 +325,17 @@ tlog_log *tlog_default(void)
     bool created = false;
     tlog_lock_(&default_lock);
     log = atomic_load_explicit(&default_log, memory_order_relaxed);
-    if (!log && create_log(default_cfg_set ? &default_cfg : NULL, &log) == TLOG_OK) {
-        log->is_default = true;
+    if (!log && create_log(default_cfg_set ? &default_cfg : NULL, true, &log) == TLOG_OK) {
         created = true;
         __atomic_store_n(&tlog_active_level_, atomic_load(&log->level),
                          __ATOMIC_RELAXED);
         atomic_store_explicit(&default_log, log, memory_order_release);
     }
     tlog_unlock_(&default_lock);
+    static atomic_bool closes_at_exit;   /* a forked child inherits it */
     if (created) {
         after_create(log);
-        if (atomic_load(&log->stream))
+        if (atomic_load(&log->stream) && !atomic_exchange(&closes_at_exit, true))
             atexit(close_default_stream);
     }
     return log;
@@ -335,16 +343,19 @@ tlog_log *tlog_default(void)
 
 tlog_log *tlog_resolve_log_(tlog_log *log)
 {
-    return log ? log : tlog_default();
+    if (!log)
+        return tlog_default();
+    return TLOG_UNLIKELY(tlog_log_inherited_(log)) ? NULL : log;
 }
 
 int tlog_set_level(tlog_log *log, int level)
 {
     if (level < TLOG_LEVEL_OFF || level > TLOG_LEVEL_FINE)
         return TLOG_EINVAL;
+    tlog_log *asked = log;
     log = tlog_resolve_log_(log);
     if (!log)
-        return TLOG_ENOMEM;
+        return tlog_no_log_(asked);
     atomic_store(&log->level, level);
     if (log->is_default)
         __atomic_store_n(&tlog_active_level_, level, __ATOMIC_RELAXED);
@@ -353,17 +364,19 @@ int tlog_set_level(tlog_log *log, int level)
 
 int tlog_get_level(tlog_log *log)
 {
+    tlog_log *asked = log;
     log = tlog_resolve_log_(log);
-    return log ? atomic_load(&log->level) : TLOG_ENOMEM;
+    return log ? atomic_load(&log->level) : tlog_no_log_(asked);
 }
 
 int tlog_get_stats(tlog_log *log, tlog_stats *out)
 {
     if (!out || out->size < sizeof(size_t))
         return TLOG_EINVAL;
+    tlog_log *asked = log;
     log = tlog_resolve_log_(log);
     if (!log)
-        return TLOG_ENOMEM;
+        return tlog_no_log_(asked);
     tlog_stats s = {.size = sizeof s};
 #define TLOG_READ(f) s.f = atomic_load_explicit(&log->stats.f, memory_order_relaxed)
     TLOG_READ(frames_completed);
@@ -379,6 +392,7 @@ int tlog_get_stats(tlog_log *log, tlog_stats *out)
     TLOG_READ(threads);
     s.record_bytes = atomic_load_explicit(&log->chunk_bytes, memory_order_relaxed);
     tlog_stream_stats_(log, &s.frames_streamed, &s.frames_not_streamed);
+    s.subscribers = tlog_subs_count_(log);
 #undef TLOG_READ
     return tlog_copy_sized_(out, &s, sizeof s);
 }

@@ -60,8 +60,10 @@ tlog_chunk *tlog_chunk_get_(tlog_log *log)
 {
     tlog_lock_(&log->pool_lock);
     tlog_chunk *c = log->pool;
-    if (c)
+    if (c) {
         log->pool = c->next;
+        log->pool_held -= chunk_bytes(c->cap);
+    }
     tlog_unlock_(&log->pool_lock);
     if (!c)
         c = chunk_new(log, log->chunk_recs);
@@ -72,28 +74,31 @@ tlog_chunk *tlog_chunk_get_(tlog_log *log)
     return c;
 }
 
-/* Chunks of the regular size go back to the pool; reserves are freed. */
+/* Chunks of the regular size go back to the pool while it holds less than
+ * cfg.pool_bytes; the rest, and reserves, are freed. */
 void tlog_chunks_put_(tlog_log *log, tlog_chunk *first)
 {
-    tlog_chunk *keep = NULL, *last = NULL;
+    size_t bytes = chunk_bytes(log->chunk_recs);
+    tlog_chunk *spare = NULL;
+    tlog_lock_(&log->pool_lock);
     while (first) {
         tlog_chunk *next = first->next;
-        if (first->cap == log->chunk_recs) {
-            first->next = keep;
-            keep = first;
-            if (!last)
-                last = first;
+        if (first->cap == log->chunk_recs && log->cfg.pool_bytes - log->pool_held >= bytes) {
+            first->next = log->pool;
+            log->pool = first;
+            log->pool_held += bytes;
         } else {
-            tlog_chunk_free_(log, first);
+            first->next = spare;
+            spare = first;
         }
         first = next;
     }
-    if (!keep)
-        return;
-    tlog_lock_(&log->pool_lock);
-    last->next = log->pool;
-    log->pool = keep;
     tlog_unlock_(&log->pool_lock);
+    while (spare) {
+        tlog_chunk *next = spare->next;
+        tlog_chunk_free_(log, spare);
+        spare = next;
+    }
 }
 
 static tlog_log *log_of(const tlog_thread *t)
@@ -469,6 +474,8 @@ static void report_unmatched(tlog_thread *t, tlog_log *log, const tlog_site *sit
 {
     /* A guard whose begin was skipped by the level check ends here too. */
     if (!tlog_level_on_(site->level, atomic_load_explicit(&log->level, memory_order_relaxed)))
+        return;
+    if (tlog_thread_forked_end_(log))
         return;
     TLOG_COUNT(log, unmatched_ends);
     tlog_report_(log, t, TLOG_ENOTOPEN, site,
@@ -896,7 +903,9 @@ int tlog_adopt_begin(const tlog_token *token)
     if (!token || !token->thread)
         return TLOG_EINVAL;
     tlog_log *log = tlog_resolve_log_(token->log);
-    tlog_thread *t = log ? tlog_thread_get_(log) : NULL;
+    if (!log)
+        return tlog_no_log_(token->log);
+    tlog_thread *t = tlog_thread_get_(log);
     if (!t)
         return TLOG_ENOMEM;
     if (t->adopt.active)
@@ -968,8 +977,11 @@ int tlog_insert(tlog_log *log, const tlog_site *site, tlog_kind kind,
 {
     if (!site || !kind_valid(kind) || end < start)
         return TLOG_EINVAL;
+    tlog_log *asked = log;
     log = tlog_resolve_log_(log);
-    tlog_thread *t = log ? tlog_thread_get_(log) : NULL;
+    if (!log)
+        return tlog_no_log_(asked);
+    tlog_thread *t = tlog_thread_get_(log);
     if (!t)
         return TLOG_ENOMEM;
     size_t depth = tlog_thread_depth_(t);
@@ -992,7 +1004,9 @@ int tlog_insert_to(const tlog_token *token, const tlog_site *site, tlog_kind kin
     if (!token || !token->thread || !site || !kind_valid(kind) || end < start)
         return TLOG_EINVAL;
     tlog_log *log = tlog_resolve_log_(token->log);
-    tlog_thread *t = log ? tlog_thread_get_(log) : NULL;
+    if (!log)
+        return tlog_no_log_(token->log);
+    tlog_thread *t = tlog_thread_get_(log);
     if (!t)
         return TLOG_ENOMEM;
     tlog_attachment *a = tlog_attachment_new_(log, 1);

@@ -50,7 +50,6 @@ struct tlog_stream {
     bool busy;                  /* the writer holds a frame */
 
     atomic_bool failed;         /* the file cannot be written: stop */
-    atomic_bool forked;         /* inherited by a child: no writer here */
     bool has_writer;
     bool opening;               /* open_file writes the header */
     int write_errno;            /* why the last write failed */
@@ -59,40 +58,7 @@ struct tlog_stream {
     uint64_t flush_wanted;      /* a flush waits for `done` to reach this */
     size_t in_buffer;           /* frames whose blocks sit in the buffer */
     _Atomic uint64_t frames_written, frames_lost;
-    tlog_stream *next_open;     /* the registry, for fork */
 };
-
-/* Open streams, so that a forked child can switch its copies off: it has
- * none of the writer threads. */
-static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static tlog_stream *registry;
-
-void tlog_stream_atfork_(int phase)
-{
-    if (phase == TLOG_FORK_CHILD)
-        for (tlog_stream *s = registry; s; s = s->next_open)
-            atomic_store(&s->forked, true);
-    tlog_fork_lock_(&registry_lock, phase);
-}
-
-static void registry_add(tlog_stream *s)
-{
-    tlog_lock_(&registry_lock);
-    s->next_open = registry;
-    registry = s;
-    tlog_unlock_(&registry_lock);
-}
-
-static void registry_remove(tlog_stream *s)
-{
-    tlog_lock_(&registry_lock);
-    for (tlog_stream **p = &registry; *p; p = &(*p)->next_open)
-        if (*p == s) {
-            *p = s->next_open;
-            break;
-        }
-    tlog_unlock_(&registry_lock);
-}
 
 /* ------------------------------------------------------------------------ */
 /* Path and settings                                                        */
@@ -115,10 +81,11 @@ long tlog_env_rank_(void)
 }
 
 /* Copies `pattern` with each `%` replaced by the rank, or the process id when
- * no rank is visible. */
+ * no rank is visible or the process was forked (a forked rank would share
+ * its parent's file). */
 static bool expand_path(const char *pattern, char *out, size_t size)
 {
-    long rank = tlog_env_rank_();
+    long rank = tlog_fork_generation_() ? -1 : tlog_env_rank_();
     long id = rank >= 0 ? rank : (long)getpid();
     size_t n = 0;
     for (const char *p = pattern; *p; p++) {
@@ -408,6 +375,14 @@ int tlog_stream_open_(tlog_log *log)
     const char *pattern = stream_settings(log, &bytes);
     if (!pattern)
         return TLOG_OK;
+    if (log->is_default && tlog_fork_generation_() && !strchr(pattern, '%')) {
+        /* The parent's default log writes that file. */
+        tlog_report_(log, NULL, TLOG_EINVAL, NULL,
+                     "the stream %.200s is the parent process's; this forked process's "
+                     "frames are not streamed (a %% in the path makes one file per "
+                     "process)", pattern);
+        return TLOG_EINVAL;
+    }
     tlog_stream *s = tlog_calloc_(1, sizeof *s);
     if (!s) {
         tlog_report_(log, NULL, TLOG_ENOMEM, NULL,
@@ -452,7 +427,6 @@ int tlog_stream_open_(tlog_log *log)
     }
     if (rc != TLOG_OK)
         atomic_store(&s->failed, true);
-    registry_add(s);
     atomic_store_explicit(&log->stream, s, memory_order_release);
     return rc;
 }
@@ -478,14 +452,6 @@ bool tlog_stream_take_(tlog_log *log, tlog_frame *f)
     tlog_stream *s = atomic_load_explicit(&log->stream, memory_order_acquire);
     if (!s)
         return false;
-    if (atomic_load_explicit(&s->forked, memory_order_relaxed)) {
-        if (!atomic_exchange(&s->failed, true))
-            tlog_report_(log, NULL, TLOG_EIO, NULL,
-                         "the stream %s belongs to the parent process: frames of this "
-                         "forked process are not streamed", s->path);
-        atomic_fetch_add(&s->frames_lost, 1);
-        return false;
-    }
     if (atomic_load_explicit(&s->failed, memory_order_relaxed)) {
         atomic_fetch_add(&s->frames_lost, 1);   /* nothing can be written */
         return false;
@@ -513,8 +479,8 @@ bool tlog_stream_take_(tlog_log *log, tlog_frame *f)
 void tlog_stream_close_(tlog_log *log, bool release)
 {
     tlog_stream *s = atomic_load_explicit(&log->stream, memory_order_acquire);
-    if (!s || atomic_load(&s->forked))
-        return;   /* a child's copy: the writer is the parent's */
+    if (!s)
+        return;
     tlog_lock_(&s->lock);
     s->stopping = true;
     pthread_cond_broadcast(&s->work);
@@ -528,7 +494,6 @@ void tlog_stream_close_(tlog_log *log, bool release)
      * takes nothing. */
     if (release) {
         atomic_store(&log->stream, NULL);
-        registry_remove(s);
         stream_free(s);
     }
 }
@@ -539,7 +504,7 @@ int tlog_stream_flush(tlog_log *log)
     tlog_stream *s = log ? atomic_load_explicit(&log->stream, memory_order_acquire) : NULL;
     if (!s)
         return TLOG_EINVAL;
-    if (!s->has_writer || atomic_load(&s->forked))
+    if (!s->has_writer)
         return TLOG_EIO;
     tlog_lock_(&s->lock);
     /* The frames handed over so far, not the ones that keep coming. */

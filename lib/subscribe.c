@@ -15,6 +15,7 @@
 #include <stdlib.h>
 
 #include "alloc.h"
+#include "fence.h"
 #include "internal.h"
 
 struct tlog_subscription {
@@ -79,6 +80,21 @@ __attribute__((destructor)) static void delete_slot_key(void)
         pthread_key_delete(slot_key);
 }
 
+/* In a forked child the other threads are gone: their slots are free, and
+ * none of them reads a list any more. */
+void tlog_subscribe_atfork_(int phase)
+{
+    if (phase != TLOG_FORK_CHILD)
+        return;
+    for (busy_slot *s = atomic_load(&slots); s; s = s->next) {
+        if (s == my_slot)
+            continue;
+        if (atomic_load_explicit(&s->seq, memory_order_relaxed) & 1)
+            atomic_fetch_add_explicit(&s->seq, 1, memory_order_relaxed);
+        atomic_store_explicit(&s->owned, false, memory_order_relaxed);
+    }
+}
+
 static busy_slot *claim_free_slot(void)
 {
     for (busy_slot *s = atomic_load(&slots); s; s = s->next) {
@@ -125,30 +141,38 @@ static bool enter(tlog_log *log, bool nested_ok, reading *r)
     busy_slot *s = own_slot();
     if (!s)
         return false;
-    bool nested = atomic_load_explicit(&s->seq, memory_order_relaxed) & 1;
+    uint64_t seq = atomic_load_explicit(&s->seq, memory_order_relaxed);
+    bool nested = seq & 1;
     if (nested && !nested_ok)
         return false;
-    /* Sequentially consistent with the unsubscriber's publish-then-scan:
-     * either it sees this slot busy, or this thread sees its new list. A
-     * nested reader is covered by the busy mark of the outer one. */
-    if (!nested)
-        atomic_fetch_add_explicit(&s->seq, 1, memory_order_seq_cst);
-    tlog_sublist *list = atomic_load_explicit(&log->subs, memory_order_seq_cst);
+    /* Ordered against the unsubscriber's publish-then-scan (its heavy
+     * fence between them): either it sees this slot busy, or this thread
+     * sees its new list. Only this thread writes its slot, so plain stores
+     * do; no locked instruction on the recording thread. A nested reader is
+     * covered by the busy mark of the outer one. */
+    if (!nested) {
+        atomic_store_explicit(&s->seq, seq + 1, memory_order_relaxed);
+        tlog_fence_light_();
+    }
+    tlog_sublist *list = atomic_load_explicit(&log->subs, memory_order_acquire);
     *r = (reading){.slot = s, .list = list, .nested = nested};
     if (!list && !nested)
-        atomic_fetch_add_explicit(&s->seq, 1, memory_order_release);
+        atomic_store_explicit(&s->seq, seq + 2, memory_order_release);
     return list != NULL;
 }
 
 static void leave(const reading *r)
 {
     if (!r->nested)
-        atomic_fetch_add_explicit(&r->slot->seq, 1, memory_order_release);
+        atomic_store_explicit(&r->slot->seq,
+                              atomic_load_explicit(&r->slot->seq, memory_order_relaxed) + 1,
+                              memory_order_release);
 }
 
 /* Waits until every other thread has left the lists it was using. */
 static void wait_for_readers(void)
 {
+    tlog_fence_heavy_();   /* the light fences of readers now count */
     for (busy_slot *s = atomic_load(&slots); s; s = s->next) {
         if (s == my_slot)
             continue;
@@ -362,9 +386,10 @@ int tlog_subscribe(tlog_log *log, const tlog_subscriber *subscriber,
     if (!subscriber ||
         (subscriber->size && subscriber->size < offsetof(tlog_subscriber, scope_begin)))
         return TLOG_EINVAL;
+    tlog_log *asked = log;
     log = tlog_resolve_log_(log);
     if (!log)
-        return TLOG_ENOMEM;
+        return tlog_no_log_(asked);
     tlog_subscription *sub = tlog_calloc_(1, sizeof *sub);
     if (!sub)
         return TLOG_ENOMEM;
@@ -428,7 +453,7 @@ static void keep_until_destroy(tlog_log *log, tlog_subscription *sub)
 
 void tlog_unsubscribe(tlog_subscription *sub)
 {
-    if (!sub)
+    if (!sub || tlog_log_inherited_(sub->log))
         return;
     tlog_log *log = sub->log;
     atomic_store_explicit(&sub->gone, true, memory_order_seq_cst);
@@ -445,6 +470,15 @@ void tlog_unsubscribe(tlog_subscription *sub)
     free_lists(retired);
     if (unlisted)
         free(sub);
+}
+
+uint64_t tlog_subs_count_(tlog_log *log)
+{
+    tlog_lock_(&log->sub_lock);
+    tlog_sublist *list = atomic_load_explicit(&log->subs, memory_order_relaxed);
+    uint64_t n = list ? list->n : 0;
+    tlog_unlock_(&log->sub_lock);
+    return n;
 }
 
 void tlog_subs_destroy_(tlog_log *log)

@@ -22,9 +22,31 @@ static bool exit_key_made;
 static pthread_mutex_t states_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t states_cond = PTHREAD_COND_INITIALIZER;
 
+/* Scopes the forking thread had open in the parent's default log: their
+ * ends come in the child, which has none of their beginnings. */
+static TLOG_TLS size_t tls_forked_open;
+
+/* In the child, the forking thread's states are the parent's, in logs the
+ * child leaves alone: forgotten (not freed: they are the parent's memory,
+ * in logs whose locks may be held). */
 void tlog_thread_atfork_(int phase)
 {
     tlog_fork_lock_(&states_lock, phase);
+    if (phase != TLOG_FORK_CHILD)
+        return;
+    tls_forked_open = tls_default ? tlog_thread_depth_(tls_default) : 0;
+    tls_default = NULL;
+    tls_states = NULL;
+    if (exit_key_made)
+        pthread_setspecific(exit_key, NULL);
+}
+
+bool tlog_thread_forked_end_(const tlog_log *log)
+{
+    if (!tls_forked_open || !log->is_default)
+        return false;
+    tls_forked_open--;
+    return true;
 }
 
 /* Bumped by every tlog_destroy, so threads know to free dead states. */

@@ -425,10 +425,72 @@ static void adopting_with_memory_gone_drops_and_counts_everything(void **state)
     assert_int_equal(mem.live, 0);
 }
 
+/* A burst: threads each record a frame of many chunks at once. */
+#define BURST_THREADS 8
+#define BURST_SCOPES 20000   /* 640 KB of records each: ten chunks */
+
+static void *record_big_frame(void *arg)
+{
+    tlog_log *log = arg;
+    tlog_log_begin(log, site_named("Burst frame"));
+    for (int i = 0; i < BURST_SCOPES; i++) {
+        tlog_log_begin(log, site_named("Burst scope"));
+        tlog_log_end(log, site_named("Burst scope"));
+    }
+    tlog_log_end(log, site_named("Burst frame"));
+    return NULL;
+}
+
+/* Record memory once the burst's threads are gone and its frames read. */
+static uint64_t after_burst(size_t pool_bytes, uint64_t *peak)
+{
+    tlog_config c = test_config(NULL);
+    c.pool_bytes = pool_bytes;
+    tlog_log *log = make_log(&c);
+    pthread_t th[BURST_THREADS];
+    for (int i = 0; i < BURST_THREADS; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, record_big_frame, log), 0);
+    for (int i = 0; i < BURST_THREADS; i++)
+        pthread_join(th[i], NULL);
+    tlog_stats s = {.size = sizeof s};
+    tlog_get_stats(log, &s);
+    *peak = s.record_bytes;
+    tlog_frame *f;
+    int frames = 0;
+    while ((f = tlog_frame_pop(log)) != NULL) {   /* resolved: records given back */
+        frames++;
+        tlog_frame_release(f);
+    }
+    assert_int_equal(frames, BURST_THREADS);
+    tlog_get_stats(log, &s);
+    tlog_destroy(log);
+    return s.record_bytes;
+}
+
+static void pool_returns_to_its_bound_after_a_burst(void **state)
+{
+    (void)state;
+    uint64_t peak;
+    uint64_t left = after_burst((size_t)1 << 20, &peak);
+    assert_true(peak > (uint64_t)BURST_THREADS * BURST_SCOPES * 32);
+    assert_true(left <= (uint64_t)1 << 20);
+    assert_true(left > 0);   /* what fits is kept for the next frames */
+}
+
+static void pool_without_bound_keeps_everything(void **state)
+{
+    (void)state;
+    uint64_t peak;
+    uint64_t left = after_burst(SIZE_MAX, &peak);
+    assert_true(left >= (uint64_t)BURST_THREADS * BURST_SCOPES * 32);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(full_budget_drops_new_scopes_and_counts_them),
+        cmocka_unit_test(pool_returns_to_its_bound_after_a_burst),
+        cmocka_unit_test(pool_without_bound_keeps_everything),
         cmocka_unit_test(dropped_scope_takes_its_children_along),
         cmocka_unit_test(next_frame_has_the_whole_budget_again),
         cmocka_unit_test(scopes_past_max_depth_are_dropped_and_ends_still_balance),

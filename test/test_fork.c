@@ -1,8 +1,10 @@
-/* fork() while other threads are inside the library (recording, resolving,
- * streaming, interning run-time names, converting ticks): the child finds
- * none of the process-wide locks held, records into a log of its own,
- * resolves, dumps and streams it, reads the stream back, and exits; no child
- * hangs. */
+/* fork() while other threads are inside the library (recording into the
+ * default log and into a log of their own, resolving, streaming, telling a
+ * subscriber, interning run-time names, converting ticks): the child finds
+ * none of the library's locks held. Its default log starts afresh: it
+ * records, resolves, dumps and streams there, to a file of its own; the
+ * parent's log is refused, said once; a log it makes itself works as any
+ * other. No child hangs. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -29,65 +31,140 @@
 #endif
 
 static atomic_bool stop;
+static tlog_log *parent_log;          /* made by the parent, busy at fork() */
+static collected_errors errors;       /* the default log's reports */
+static pthread_mutex_t errors_lock = PTHREAD_MUTEX_INITIALIZER;
+static char stream_pattern[256];      /* the default log's, with a % */
+
+static void collect_locked(void *user, const tlog_error *e)
+{
+    pthread_mutex_lock(&errors_lock);
+    collect_error(user, e);
+    pthread_mutex_unlock(&errors_lock);
+}
+
+static void on_scope(void *user, const tlog_scope_event *e)
+{
+    (void)e;
+    atomic_fetch_add((atomic_ulong *)user, 1);
+}
 
 static void *busy(void *arg)
 {
     (void)arg;
     char name[32];
+    const tlog_site *own = site_named("Own log frame");
     for (unsigned long k = 0; !atomic_load(&stop); k++) {
-        TIMERLOG_SCOPE("Frame");
         {
+            TIMERLOG_SCOPE("Frame");
             TIMERLOG_SCOPE("Work");
             snprintf(name, sizeof name, "Item %lu", k % 100);
             TIMERLOG_SCOPE_NAMED(name);
         }
+        tlog_log_begin(parent_log, own);
+        tlog_log_end(parent_log, own);
         tlog_site_intern(name, __FILE__, __func__, __LINE__, TLOG_LEVEL_COARSE);
         tlog_frame_release(tlog_frame_latest(NULL));   /* resolves: sites, clock */
+        tlog_frame_release(tlog_frame_pop(parent_log));
         tlog_ticks_to_ns(NULL, tlog_now(NULL));
     }
     return NULL;
 }
 
-static char parent_stream[256], child_stream[300];
+/* The file the default log of process `pid` streams to. */
+static void stream_of(pid_t pid, char *out, size_t size)
+{
+    const char *cut = strchr(stream_pattern, '%');
+    snprintf(out, size, "%.*s%d%s", (int)(cut - stream_pattern), stream_pattern, (int)pid,
+             cut + 1);
+}
 
-/* The child's stream holds its one frame. */
-static int child_stream_read_back(void)
+/* `path` holds one frame, whose root is `title`. */
+static int holds_one_frame(const char *path, const char *title)
 {
     tlog_reader *r;
-    tlog_frame *f = NULL;
-    int rc = tlog_reader_open(child_stream, &r) == TLOG_OK &&
-             tlog_reader_next(r, &f) == TLOG_OK ? 0 : 4;
+    tlog_frame *f = NULL, *more = NULL;
+    int rc = 4;
+    if (tlog_reader_open(path, &r) != TLOG_OK)
+        return rc;
+    if (tlog_reader_next(r, &f) == TLOG_OK && tlog_reader_next(r, &more) == TLOG_ENOFRAME) {
+        tlog_node_info info = {.size = sizeof info};
+        if (tlog_node_get_info(tlog_frame_root(f), &info) == TLOG_OK &&
+            strcmp(info.name, title) == 0)
+            rc = 0;
+    }
     tlog_frame_release(f);
+    tlog_frame_release(more);
     tlog_reader_close(r);
-    unlink(child_stream);
+    unlink(path);
     return rc;
 }
 
-/* In the child: a log of its own that streams, a frame, its dump, the
- * stream read back. */
-static int child_main(void)
+/* The child's default log: a frame, its dump, its stream read back. */
+static int child_default_log(void)
 {
-    snprintf(child_stream, sizeof child_stream, "%s.%d", parent_stream, (int)getpid());
-    tlog_config c = {.size = sizeof c, .flags = TLOG_CONFIG_IGNORE_ENV,
-                     .stream_path = child_stream};
+    {
+        TIMERLOG_SCOPE("Child frame");
+        TIMERLOG_SCOPE("Child work");
+    }
+    FILE *out = fopen("/dev/null", "w");
+    int rc = out && tlog_dump(NULL, out) == TLOG_OK ? 0 : 3;
+    if (out)
+        fclose(out);
+    if (rc == 0 && tlog_stream_flush(NULL) != TLOG_OK)
+        rc = 5;
+    char path[300];
+    stream_of(getpid(), path, sizeof path);
+    return rc ? rc : holds_one_frame(path, "Child frame");
+}
+
+/* A log the child makes: a frame and its dump. */
+static int child_own_log(void)
+{
+    tlog_config c = {.size = sizeof c, .flags = TLOG_CONFIG_IGNORE_ENV};
     tlog_log *log;
     if (tlog_create(&c, &log) != TLOG_OK)
-        return 2;
-    const tlog_site *named = tlog_site_named(site_named("Child"), "Child work");
-    tlog_log_begin(log, site_named("Child frame"));
-    tlog_log_begin(log, named);
-    tlog_log_end(log, named);
-    tlog_log_end(log, site_named("Child frame"));
+        return 6;
+    tlog_log_begin(log, site_named("Made here"));
+    tlog_log_end(log, site_named("Made here"));
     tlog_frame *f = tlog_frame_latest(log);
     FILE *out = fopen("/dev/null", "w");
-    int rc = f && out && tlog_dump_frame(f, out, NULL) == TLOG_OK ? 0 : 3;
+    int rc = f && out && tlog_dump_frame(f, out, NULL) == TLOG_OK ? 0 : 7;
     if (out)
         fclose(out);
     tlog_frame_release(f);
-    if (rc == 0 && tlog_stream_flush(log) != TLOG_OK)
-        rc = 5;
     tlog_destroy(log);
-    return rc ? rc : child_stream_read_back();
+    return rc;
+}
+
+/* The parent's log: refused at once, without touching its locks, and said
+ * once. */
+static int child_parent_log(void)
+{
+    tlog_stats st = {.size = sizeof st};
+    tlog_log_begin(parent_log, site_named("Not here"));
+    tlog_log_end(parent_log, site_named("Not here"));
+    bool refused = tlog_get_stats(parent_log, &st) == TLOG_EINVAL &&
+                   tlog_frame_latest(parent_log) == NULL &&
+                   tlog_frame_count(parent_log) == 0 && tlog_stream_flush(parent_log) ==
+                                                            TLOG_EINVAL;
+    tlog_destroy(parent_log);
+    if (!refused)
+        return 8;
+    return count_code(&errors, TLOG_EINVAL) == 1 && strstr(errors.last, "before fork()")
+               ? 0
+               : 9;
+}
+
+static int child_main(void)
+{
+    memset(&errors, 0, sizeof errors);   /* the parent's, copied */
+    int rc = child_default_log();
+    if (rc == 0)
+        rc = child_own_log();
+    if (rc == 0)
+        rc = child_parent_log();
+    return rc;
 }
 
 /* The child's status, or -1 if it did not end within 10 s (then killed). */
@@ -109,10 +186,16 @@ static int wait_for(pid_t pid)
 static void children_forked_mid_recording_finish(void **state)
 {
     (void)state;
+    atomic_ulong events = 0;
+    tlog_subscriber sub = {.size = sizeof sub, .user = &events, .scope_end = on_scope};
+    tlog_subscription *subscription;
+    assert_int_equal(tlog_subscribe(NULL, &sub, &subscription), TLOG_OK);
+    tlog_config c = {.size = sizeof c, .flags = TLOG_CONFIG_IGNORE_ENV};
+    assert_int_equal(tlog_create(&c, &parent_log), TLOG_OK);
     pthread_t th[2];
     for (int i = 0; i < 2; i++)
         assert_int_equal(pthread_create(&th[i], NULL, busy, NULL), 0);
-    int hung = 0, failed = 0;
+    int hung = 0, failed = 0, first_failure = 0;
     for (int i = 0; i < FORKS; i++) {
         pid_t pid = fork();
         assert_true(pid >= 0);
@@ -121,14 +204,46 @@ static void children_forked_mid_recording_finish(void **state)
         int status = wait_for(pid);
         hung += status == -1;
         failed += status != 0 && status != -1;
+        if (status != 0 && !first_failure)
+            first_failure = status;
     }
     atomic_store(&stop, true);
     for (int i = 0; i < 2; i++)
         pthread_join(th[i], NULL);
-    unlink(parent_stream);
-    print_message("%d children: %d hung, %d failed\n", FORKS, hung, failed);
+    tlog_unsubscribe(subscription);
+    tlog_destroy(parent_log);
+    print_message("%d children: %d hung, %d failed (first status %d)\n", FORKS, hung,
+                  failed, first_failure);
     assert_int_equal(hung, 0);
     assert_int_equal(failed, 0);
+    assert_true(atomic_load(&events) > 0);
+}
+
+/* A child forked inside a scope ends it there without a report: the
+ * beginning is in the parent's log. Its next frame is whole. */
+static void scope_open_across_fork_ends_quietly_in_the_child(void **state)
+{
+    (void)state;
+    pid_t pid;
+    {
+        TIMERLOG_SCOPE("Open at fork");
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0)
+            memset(&errors, 0, sizeof errors);
+    }
+    if (pid == 0) {
+        { TIMERLOG_SCOPE("After"); }
+        tlog_stats st = {.size = sizeof st};
+        tlog_frame *f = tlog_frame_latest(NULL);
+        tlog_node_info info = {.size = sizeof info};
+        bool whole = f && tlog_node_get_info(tlog_frame_root(f), &info) == TLOG_OK &&
+                     strcmp(info.name, "After") == 0;
+        tlog_frame_release(f);
+        _exit(!whole ? 2 : tlog_get_stats(NULL, &st) != TLOG_OK ? 3
+                       : st.unmatched_ends != 0 || errors.count != 0 ? 4 : 0);
+    }
+    assert_int_equal(wait_for(pid), 0);
 }
 
 int main(void)
@@ -138,15 +253,23 @@ int main(void)
          "allocating");
     return 77;
 #endif
-    /* The parent's default log streams too: its writer is busy at fork(). */
-    snprintf(parent_stream, sizeof parent_stream, "%s/timerlog-fork-%d.tlog",
-             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
+    /* The default log streams, one file per process: the parent's writer
+     * is busy at fork(). */
+    snprintf(stream_pattern, sizeof stream_pattern, "%s/timerlog-fork-%%.tlog",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     tlog_config c = {.size = sizeof c, .flags = TLOG_CONFIG_IGNORE_ENV,
-                     .stream_path = parent_stream};
+                     .stream_path = stream_pattern, .on_error = collect_locked,
+                     .error_user = &errors};
     if (tlog_default_config(&c) != TLOG_OK)
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(children_forked_mid_recording_finish),
+        cmocka_unit_test(scope_open_across_fork_ends_quietly_in_the_child),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    char path[300];
+    tlog_stream_flush(NULL);
+    stream_of(getpid(), path, sizeof path);
+    unlink(path);
+    return rc;
 }

@@ -44,6 +44,22 @@ static tlog_log *forwarding_log(collected_errors *errors)
     return make_log(&c);
 }
 
+static uint64_t subscribers(tlog_log *log)
+{
+    tlog_stats s = {.size = sizeof s};
+    assert_int_equal(tlog_get_stats(log, &s), TLOG_OK);
+    return s.subscribers;
+}
+
+/* With the tool, forwarding is one subscriber of the log. */
+static void forwarding_to_a_tool_subscribes(void **state)
+{
+    (void)state;
+    tlog_log *log = forwarding_log(NULL);
+    assert_int_equal(subscribers(log), 1);
+    tlog_destroy(log);
+}
+
 static void scopes_become_nested_ranges(void **state)
 {
     (void)state;
@@ -189,6 +205,9 @@ static void forwarding_without_the_tool_keeps_recording(void **state)
     assert_non_null(f);
     assert_non_null(child_named(tlog_frame_root(f), "Step"));
     tlog_frame_release(f);
+    /* Without a tool, nothing listens: the scopes cost what they cost
+     * without forwarding. */
+    assert_int_equal(subscribers(log), 0);
     if (unavailable) {
         assert_int_equal(errors.count, 1);
         assert_int_equal(errors.codes[0], TLOG_ENODEVICE);
@@ -211,6 +230,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(ranges_balance_on_every_thread),
         cmocka_unit_test(environment_switches_forwarding),
         cmocka_unit_test(logs_that_do_not_ask_forward_nothing),
+        cmocka_unit_test(forwarding_to_a_tool_subscribes),
     };
     const struct CMUnitTest without_tool[] = {
         cmocka_unit_test(forwarding_without_the_tool_keeps_recording),

@@ -16,6 +16,7 @@
 #include <timerlog/timerlog.h>
 
 #include "cli.h"
+#include "diff.h"
 
 #define EXIT_DAMAGED 1
 #define EXIT_USAGE 2
@@ -31,10 +32,11 @@ static const char *const usage_main =
     "  dump     print frame trees in the standard text format\n"
     "  export   write Chrome trace, JSON or CSV\n"
     "  info     describe files: header, ranks, threads, sites, frames, damage\n"
+    "  diff     compare two runs row by row: slower, faster, or noise\n"
     "\n"
     "'timerlog COMMAND --help' describes a command. Exit status: 0 when all\n"
     "files read cleanly, 1 when one is unreadable or damaged (what came before\n"
-    "the damage is still shown), 2 for a usage error.\n";
+    "the damage is still shown), 2 for a usage error; diff has its own.\n";
 
 static const char *const usage_dump =
     "usage: timerlog dump [--frame N | --frames A-B] [--thread NAME] [--root TITLE]\n"
@@ -769,5 +771,7 @@ int timerlog_main(int argc, char **argv, FILE *out, FILE *err)
         return cmd_export(c, argc - 2, argv + 2);
     if (strcmp(cmd, "info") == 0)
         return cmd_info(c, argc - 2, argv + 2);
+    if (strcmp(cmd, "diff") == 0)
+        return timerlog_diff(argc - 2, argv + 2, c->out, c->err);
     return usage(c, usage_main, "unknown command %s", cmd);
 }

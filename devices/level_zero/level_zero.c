@@ -321,6 +321,16 @@ static int ze_mark_now(void *impl, tlog_marker marker)
 static pthread_mutex_t abandoned_lock = PTHREAD_MUTEX_INITIALIZER;
 static ze_chunk *abandoned;
 
+/* A forked child may destroy devices of its own: it must not find the list
+ * locked by a thread it does not have. */
+static void abandoned_lock_take(void) { pthread_mutex_lock(&abandoned_lock); }
+static void abandoned_lock_give(void) { pthread_mutex_unlock(&abandoned_lock); }
+
+__attribute__((constructor)) static void abandoned_lock_across_fork(void)
+{
+    pthread_atfork(abandoned_lock_take, abandoned_lock_give, abandoned_lock_give);
+}
+
 static void impl_free(ze_impl *z)
 {
     if (z->own && !z->leaked)

@@ -12,6 +12,12 @@
  *    aborts the process.
  *  - A `tlog_log *` argument may be NULL, meaning the process-wide default log
  *    (created on first use).
+ *  - After fork(), the child leaves every log made before it (and its frames,
+ *    devices and subscriptions) to the parent: its default log is made afresh
+ *    at its first use, with the same configuration (tlog_default_config may
+ *    set another before that), and a log it inherited records nothing, is
+ *    never locked, and makes functions that return a code answer TLOG_EINVAL
+ *    (reported once).
  *  - Structs that the library fills (`*_info`, tlog_stats) start with a `size`
  *    member: set it to sizeof the struct you pass; the library fills only that
  *    many bytes, so code built against an older header keeps working. A NULL
@@ -275,6 +281,11 @@ typedef struct tlog_config {
      * written; 0 selects 4 MiB. TIMERLOG_BUFSIZE (bytes, or with a K, M or G
      * suffix) overrides it. */
     size_t stream_buffer;
+    /* Record memory kept for reuse once the frames it held are done (the
+     * log's pool of chunks): at most this many bytes; what comes back
+     * beyond it is freed, so a burst of threads or frames leaves no more
+     * behind. 0 selects 16 MiB; SIZE_MAX keeps everything. */
+    size_t pool_bytes;
 } tlog_config;
 
 /*
@@ -346,6 +357,8 @@ typedef struct tlog_stats {
     uint64_t frames_streamed;   /* frames written to the stream */
     uint64_t frames_not_streamed; /* frames the stream could not take or
                                    * write (after a write error) */
+    uint64_t subscribers;       /* subscriptions on the log now, the NVTX and
+                                 * roctx forwarders' included */
 } tlog_stats;
 
 /* Fills *out (set out->size first). Thread-safe. */

@@ -194,7 +194,7 @@ void tlog_pool_refill_(tlog_device *d)
 
 int tlog_device_reserve(tlog_device *d, uint32_t scopes)
 {
-    if (!d)
+    if (!d || tlog_log_inherited_(d->log))
         return TLOG_EINVAL;
     tlog_lock_(&d->devs->poll_lock);
     pool_remake_bare(d);
@@ -564,7 +564,8 @@ tlog_device_scope tlog_device_begin(tlog_device *d, void *queue, const tlog_site
         return none;
     }
     if (!d || !tlog_level_on_(site->level, atomic_load_explicit(&d->log->level,
-                                                                memory_order_relaxed)))
+                                                                memory_order_relaxed)) ||
+        tlog_log_inherited_(d->log))
         return none;
     tlog_thread *t = tlog_thread_get_(d->log);
     if (!t)
@@ -602,6 +603,8 @@ int tlog_device_end(tlog_device_scope *scope)
     if (!scope || !scope->slot_)
         return TLOG_ENOTOPEN;
     tlog_slot *s = scope->slot_;
+    if (tlog_log_inherited_(s->dev->log))
+        return TLOG_EINVAL;
     uint64_t open = scope->gen_ << 8 | SLOT_OPEN;
     scope->slot_ = NULL;
     if (!atomic_compare_exchange_strong(&s->state, &open, scope->gen_ << 8 | SLOT_ENDING))
@@ -781,8 +784,11 @@ int tlog_device_register_(tlog_log *log, const tlog_device_ops *ops, void *impl,
     if (!out || !ops_valid(ops))
         return TLOG_EINVAL;
     *out = NULL;
+    tlog_log *asked = log;
     log = tlog_resolve_log_(log);
-    tlog_devices *ds = log ? devices_make(log) : NULL;
+    if (!log)
+        return tlog_no_log_(asked);
+    tlog_devices *ds = devices_make(log);
     const tlog_site *interned =
         tlog_site_intern(name ? name : ops->backend, "", "", 0, TLOG_LEVEL_COARSE);
     tlog_device *d = tlog_calloc_(1, sizeof *d);
@@ -832,7 +838,7 @@ void *tlog_device_impl_(const tlog_device *d)
 
 void tlog_device_destroy(tlog_device *d)
 {
-    if (!d)
+    if (!d || tlog_log_inherited_(d->log))
         return;
     tlog_device_retire_(d);
     free_markers(d);
