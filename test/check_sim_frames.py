@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""Runs examples/sim_frames (or opencl_frames, which prints the same rows) and
-checks that it prints every frame of its loop, each with each device row
-exactly once, and (but with --real-device) no percentage past the bound. A
-program that exits 77 (no device) is skipped.
+"""Runs examples/sim_frames (or opencl_frames or vulkan_frames, which print
+the same rows) and checks that it prints every frame of its loop, each with
+each device row exactly once, and (but with --real-device) no percentage
+past the bound. A program that exits 77 (no device) is skipped.
 
-On a real device a sync scope may find the work it waits for already done:
-a wait of microseconds then shows rows of milliseconds under it, which the
-dump prints as past its bound."""
+On a real device a sync scope may find the work it waits for already done
+(lavapipe may even run a submission before vkQueueSubmit returns): a wait of
+microseconds then shows rows of milliseconds under it, which the dump prints
+as past its bound."""
 import re
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import sys
 DEVICE_ROWS = ["Filter 1: GPU Parallel Operation 1", "Filter 1: GPU Parallel Operation 2",
                "Upload to device", "Draw"]
 FRAMES = 3
+real_device = "--real-device" in sys.argv[2:]
 
 real_device = "--real-device" in sys.argv[2:]
 run = subprocess.run([sys.argv[1]], capture_output=True, text=True)

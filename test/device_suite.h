@@ -10,6 +10,7 @@
 #ifndef TIMERLOG_TEST_DEVICE_SUITE_H
 #define TIMERLOG_TEST_DEVICE_SUITE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <timerlog/timerlog.h>
@@ -41,6 +42,15 @@ typedef struct suite_backend {
     /* How far a measured interval may be from the work it encloses: launch
      * gaps on a real GPU; the markers' own cost on simulated devices. */
     uint64_t tolerance_ns;
+    /* Every queue runs on one device queue, in submission order (Mesa's
+     * lavapipe has a single VkQueue): the cases that need one queue to
+     * finish while another is held are left out, and say so. */
+    bool serial_queues;
+    /* A case that fails is run again, up to this many times, and fails
+     * only if every run fails: for a device that runs on the host's CPUs
+     * (lavapipe), whose intervals take in whatever the host's scheduler
+     * keeps its threads waiting. A rule that is broken fails every run. */
+    int retries;
 } suite_backend;
 
 /* Runs every case: 0 when all pass, 1 when one fails, 77 (skipped) when

@@ -5,7 +5,8 @@
 # (../parts/PART.c, which also calls the part's runtime itself) with
 # timerlog-PART alone, as the guide shows. Each -L directory goes into the
 # program's RPATH, so that it runs without LD_LIBRARY_PATH.
-# Usage: build.sh OUTDIR [PART]   (PART: sim, cuda, hip, level_zero, opencl, mpi)
+# Usage: build.sh OUTDIR [PART]
+#   (PART: sim, cuda, hip, level_zero, opencl, vulkan, mpi)
 set -eu
 cd "$(dirname "$0")"
 out=${1:?usage: build.sh OUTDIR [PART]}
