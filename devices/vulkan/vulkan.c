@@ -44,7 +44,11 @@
 #define KNOWN_FLAGS                                                          \
     (TLOG_VK_HOST_QUERY_RESET | TLOG_VK_SYNCHRONIZATION2 | TLOG_VK_CALIBRATED_TIMESTAMPS)
 
-/* A marker's state. Its query is reset in every state but FLIGHT. */
+/* A marker's state. Its query is reset when the marker is made (CLEAN) and
+ * when it is recorded again, never when it is read: the command buffer
+ * that copied it may still be executing when the copy shows in host
+ * memory, and a query may be reset only once the commands that refer to it
+ * have completed. */
 enum { M_CLEAN, M_FLIGHT, M_READ, M_NOW };
 
 typedef struct vk_chunk vk_chunk;
@@ -380,7 +384,7 @@ static void marker_clear(vk_impl *z, vk_marker *m)
 static void write_stamp(vk_impl *z, VkCommandBuffer cmd, vk_marker *m)
 {
     VkQueryPool pool = m->chunk->pool;
-    if (atomic_load_explicit(&m->state, memory_order_relaxed) == M_FLIGHT)
+    if (atomic_load_explicit(&m->state, memory_order_relaxed) != M_CLEAN)
         marker_clear(z, m);
     atomic_store_explicit(&m->state, M_FLIGHT, memory_order_release);
     if (z->sync2)
@@ -412,9 +416,8 @@ static int vk_record(void *impl, void *queue, tlog_marker marker)
 }
 
 /* Reads a marker in flight without waiting: once its slot says the
- * timestamp is there, the value is kept and the query and slot reset for
- * the next use. Caller holds z->read_lock, so that a concurrent reader
- * never finds the slot cleared and takes it for pending. */
+ * timestamp is there, the value is kept (the query and slot are reset when
+ * the marker is next recorded). Caller holds z->read_lock. */
 static int read_slot(vk_impl *z, vk_marker *m)
 {
     volatile uint64_t *slot = slot_of(m);
@@ -425,7 +428,6 @@ static int read_slot(vk_impl *z, vk_marker *m)
     atomic_thread_fence(memory_order_acquire);   /* the value after its flag */
     atomic_store(&m->ticks, device_reading(slot[0]) & z->mask);
     atomic_store(&m->state, M_READ);
-    marker_clear(z, m);
     return TLOG_OK;
 }
 
