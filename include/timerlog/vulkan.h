@@ -14,7 +14,10 @@
  * read is then a load from memory that never waits, where
  * vkGetQueryPoolResults may wait for the whole device (Mesa's lavapipe 22.3
  * does, even without VK_QUERY_RESULT_WAIT_BIT). Each query is reset from the
- * host as soon as its timestamp has been read, ready for its next scope.
+ * host when its marker is recorded again, not when it is read: the command
+ * buffer that copied it may still be executing when the copy shows. A marker
+ * is reused once read, which can be while that command buffer is still
+ * pending; Vulkan's validation layer then reports "query not reset".
  * Nothing here blocks on the device except the forced sync (tlog_dump,
  * tlog_sync), which polls.
  *
