@@ -44,11 +44,13 @@
 #define KNOWN_FLAGS                                                          \
     (TLOG_VK_HOST_QUERY_RESET | TLOG_VK_SYNCHRONIZATION2 | TLOG_VK_CALIBRATED_TIMESTAMPS)
 
-/* A marker's state. Its query is reset when the marker is made (CLEAN) and
- * when it is recorded again, never when it is read: the command buffer
- * that copied it may still be executing when the copy shows in host
- * memory, and a query may be reset only once the commands that refer to it
- * have completed. */
+/* A marker's state. Its query is reset from the host when the marker is
+ * made (CLEAN), and in the command buffer before each timestamp: never from
+ * the host once used, since the command buffer that last used it may still
+ * be pending when its copy shows in host memory, and a query may be reset
+ * from the host only once the commands that refer to it have completed.
+ * Query commands on one query and one queue run in submission order, so the
+ * reset in the command buffer follows the earlier use's copy. */
 enum { M_CLEAN, M_FLIGHT, M_READ, M_NOW };
 
 typedef struct vk_chunk vk_chunk;
@@ -79,6 +81,7 @@ typedef struct vk_fns {
     PFN_vkCreateQueryPool CreateQueryPool;
     PFN_vkDestroyQueryPool DestroyQueryPool;
     PFN_vkResetQueryPool ResetQueryPool;
+    PFN_vkCmdResetQueryPool CmdResetQueryPool;
     PFN_vkCmdWriteTimestamp CmdWriteTimestamp;
     PFN_vkCmdCopyQueryPoolResults CmdCopyQueryPoolResults;
     PFN_vkCmdPipelineBarrier CmdPipelineBarrier;
@@ -369,13 +372,12 @@ static volatile uint64_t *slot_of(const vk_marker *m)
     return m->chunk->slots + 2 * m->query;
 }
 
-/* The query and slot of a marker written but never read (an error came
- * between): cleared before the marker is written again. */
-static void marker_clear(vk_impl *z, vk_marker *m)
+/* The host copy of a marker used before, cleared before it is written
+ * again (its query is reset in the command buffer, see M_CLEAN). */
+static void slot_clear(vk_marker *m)
 {
     volatile uint64_t *slot = slot_of(m);
     slot[0] = slot[1] = 0;
-    z->fn.ResetQueryPool(z->device, m->chunk->pool, m->query, 1);
 }
 
 /* The timestamp, then its copy into the marker's slot once written (the
@@ -385,8 +387,9 @@ static void write_stamp(vk_impl *z, VkCommandBuffer cmd, vk_marker *m)
 {
     VkQueryPool pool = m->chunk->pool;
     if (atomic_load_explicit(&m->state, memory_order_relaxed) != M_CLEAN)
-        marker_clear(z, m);
+        slot_clear(m);
     atomic_store_explicit(&m->state, M_FLIGHT, memory_order_release);
+    z->fn.CmdResetQueryPool(cmd, pool, m->query, 1);
     if (z->sync2)
         z->fn.CmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, pool, m->query);
     else
@@ -754,6 +757,7 @@ static int load_functions(tlog_log *log, vk_impl *z, const tlog_vk_target *t)
               DEVICE_FN(CreateQueryPool, "vkCreateQueryPool") &&
               DEVICE_FN(DestroyQueryPool, "vkDestroyQueryPool") &&
               DEVICE_FN(ResetQueryPool, "vkResetQueryPool", "vkResetQueryPoolEXT") &&
+              DEVICE_FN(CmdResetQueryPool, "vkCmdResetQueryPool") &&
               DEVICE_FN(CmdWriteTimestamp, "vkCmdWriteTimestamp") &&
               DEVICE_FN(CmdCopyQueryPoolResults, "vkCmdCopyQueryPoolResults") &&
               DEVICE_FN(CmdPipelineBarrier, "vkCmdPipelineBarrier") &&

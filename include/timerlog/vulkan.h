@@ -14,10 +14,10 @@
  * read is then a load from memory that never waits, where
  * vkGetQueryPoolResults may wait for the whole device (Mesa's lavapipe 22.3
  * does, even without VK_QUERY_RESULT_WAIT_BIT). Each query is reset from the
- * host when its marker is recorded again, not when it is read: the command
- * buffer that copied it may still be executing when the copy shows. A marker
- * is reused once read, which can be while that command buffer is still
- * pending; Vulkan's validation layer then reports "query not reset".
+ * host once, when it is made, and then in the command buffer before each of
+ * its timestamps (vkCmdResetQueryPool): a marker is reused once read, which
+ * can be while the command buffer that last used it is still pending, and
+ * query commands on one query and one queue run in submission order.
  * Nothing here blocks on the device except the forced sync (tlog_dump,
  * tlog_sync), which polls.
  *
@@ -87,7 +87,8 @@ extern "C" {
 enum tlog_vk_flags {
     /* The hostQueryReset feature is enabled (Vulkan 1.2's
      * VkPhysicalDeviceVulkan12Features, or VK_EXT_host_query_reset).
-     * Required: the library resets its queries from the host. */
+     * Required: the library resets its queries from the host when it
+     * makes them. */
     TLOG_VK_HOST_QUERY_RESET = 1u << 0,
     /* The synchronization2 feature is enabled (Vulkan 1.3, or
      * VK_KHR_synchronization2): timestamps are written with
