@@ -142,26 +142,39 @@ static void arrival_free(arrival *a)
     free(a->bytes);
 }
 
+/* Root's side of rank r: the bytes it sent, its length first (the root's
+ * own are `mine`). *bytes is then `mine` or a block for the caller to free. */
+static int take_bytes(int r, int me, void *mine, unsigned long my_len, MPI_Comm comm,
+                      void **bytes, unsigned long *len)
+{
+    *bytes = mine;
+    *len = my_len;
+    if (r == me)
+        return TLOG_OK;
+    int rc = from_mpi(MPI_Recv(len, 1, MPI_UNSIGNED_LONG, r, LEN_TAG, comm, MPI_STATUS_IGNORE));
+    if (rc != TLOG_OK)
+        return rc;
+    void *got = *len ? malloc(*len) : NULL;
+    rc = recv_chunks(got, *len, r, comm);
+    if (rc == TLOG_OK && *len && !got)
+        rc = TLOG_ENOMEM;
+    if (rc != TLOG_OK) {
+        free(got);
+        return rc;
+    }
+    *bytes = got;
+    return TLOG_OK;
+}
+
 /* Root's side of rank r: its frame, if it sent one and it could be read. */
 static int take_frame(int r, int me, void *mine, unsigned long my_len, MPI_Comm comm,
                       arrival *a)
 {
-    unsigned long len = my_len;
-    void *bytes = mine;
-    if (r != me) {
-        int rc = from_mpi(MPI_Recv(&len, 1, MPI_UNSIGNED_LONG, r, LEN_TAG, comm,
-                                   MPI_STATUS_IGNORE));
-        if (rc != TLOG_OK)
-            return rc;
-        bytes = len ? malloc(len) : NULL;
-        rc = recv_chunks(bytes, len, r, comm);
-        if (rc == TLOG_OK && len && !bytes)
-            rc = TLOG_ENOMEM;
-        if (rc != TLOG_OK) {
-            free(bytes);
-            return rc;
-        }
-    }
+    unsigned long len;
+    void *bytes;
+    int rc = take_bytes(r, me, mine, my_len, comm, &bytes, &len);
+    if (rc != TLOG_OK)
+        return rc;
     if (!len)
         return TLOG_ENOFRAME;
     a->bytes = bytes;
@@ -249,23 +262,12 @@ static int take_summary(int r, int me, void *mine, unsigned long my_len, MPI_Com
                         tlog_summary **out)
 {
     *out = NULL;
-    unsigned long len = my_len;
-    void *bytes = mine;
-    if (r != me) {
-        int rc = from_mpi(MPI_Recv(&len, 1, MPI_UNSIGNED_LONG, r, LEN_TAG, comm,
-                                   MPI_STATUS_IGNORE));
-        if (rc != TLOG_OK)
-            return rc;
-        bytes = len ? malloc(len) : NULL;
-        rc = recv_chunks(bytes, len, r, comm);
-        if (rc == TLOG_OK && len && !bytes)
-            rc = TLOG_ENOMEM;
-        if (rc != TLOG_OK) {
-            free(bytes);
-            return rc;
-        }
-    }
-    int rc = len ? tlog_summary_decode_(bytes, len, out) : TLOG_ENOFRAME;
+    unsigned long len;
+    void *bytes;
+    int rc = take_bytes(r, me, mine, my_len, comm, &bytes, &len);
+    if (rc != TLOG_OK)
+        return rc;
+    rc = len ? tlog_summary_decode_(bytes, len, out) : TLOG_ENOFRAME;
     if (bytes != mine)
         free(bytes);
     return rc;
