@@ -35,9 +35,15 @@ bool tlog_log_inherited_said_(void)
     return true;
 }
 
-int tlog_no_log_(const tlog_log *asked)
+int tlog_take_log_(tlog_log **log)
 {
-    return asked ? TLOG_EINVAL : TLOG_ENOMEM;
+    if (!*log)
+        return (*log = tlog_default()) ? TLOG_OK : TLOG_ENOMEM;
+    if (tlog_log_inherited_(*log)) {
+        *log = NULL;
+        return TLOG_EINVAL;
+    }
+    return TLOG_OK;
 }
 
 void tlog_fork_lock_(pthread_mutex_t *lock, int phase)

@@ -206,9 +206,8 @@ enum take { TAKE_NEWEST, TAKE_OLDEST, TAKE_READY };
  * inherited across fork(). */
 static tlog_frame *take_from_queue(tlog_log *log, uint32_t thread, enum take how, int *why)
 {
-    *why = tlog_no_log_(log);
-    log = tlog_resolve_log_(log);
-    if (!log)
+    *why = tlog_take_log_(&log);
+    if (*why != TLOG_OK)
         return NULL;
     *why = TLOG_ENOFRAME;
     bool any;
@@ -276,10 +275,9 @@ tlog_frame *tlog_frame_for_dump_(tlog_log *log, int *why)
 
 int tlog_frame_ready_of(tlog_log *log, uint32_t thread)
 {
-    tlog_log *asked = log;
-    log = tlog_resolve_log_(log);
-    if (!log)
-        return tlog_no_log_(asked);
+    int rc = tlog_take_log_(&log);
+    if (rc != TLOG_OK)
+        return rc;
     bool any;
     thread = thread_selected(log, thread, &any);
     tlog_devices_poll_(log);
@@ -287,7 +285,7 @@ int tlog_frame_ready_of(tlog_log *log, uint32_t thread)
     tlog_frame *f = log->oldest;
     while (f && !frame_of(f, thread, any))
         f = f->newer;
-    int rc = f ? tlog_frame_ready_(f) : TLOG_ENOFRAME;
+    rc = f ? tlog_frame_ready_(f) : TLOG_ENOFRAME;
     tlog_unlock_(&log->lock);
     return rc;
 }

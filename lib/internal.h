@@ -557,10 +557,10 @@ static inline bool tlog_log_inherited_(const tlog_log *log)
     return TLOG_UNLIKELY(log && log->fork_generation != tlog_fork_generation_()) &&
            tlog_log_inherited_said_();
 }
-/* What a function answers when the log it was given resolves to NULL:
+/* Resolves *log as tlog_resolve_log_ does, answering why it could not:
  * TLOG_EINVAL for a log inherited across fork(), TLOG_ENOMEM when the
- * default log could not be made. */
-TLOG_INTERNAL int tlog_no_log_(const tlog_log *asked);
+ * default log could not be made (*log is then NULL). */
+TLOG_INTERNAL int tlog_take_log_(tlog_log **log);
 TLOG_INTERNAL void tlog_subscribe_atfork_(int phase);
 /* An end in a forked child that closes a scope its thread had open in the
  * parent's default log when it forked: consumed, true. */

@@ -373,10 +373,9 @@ int tlog_set_level(tlog_log *log, int level)
 {
     if (level < TLOG_LEVEL_OFF || level > TLOG_LEVEL_FINE)
         return TLOG_EINVAL;
-    tlog_log *asked = log;
-    log = tlog_resolve_log_(log);
-    if (!log)
-        return tlog_no_log_(asked);
+    int rc = tlog_take_log_(&log);
+    if (rc != TLOG_OK)
+        return rc;
     atomic_store(&log->level, level);
     if (log->is_default)
         __atomic_store_n(&tlog_active_level_, level, __ATOMIC_RELAXED);
@@ -385,19 +384,17 @@ int tlog_set_level(tlog_log *log, int level)
 
 int tlog_get_level(tlog_log *log)
 {
-    tlog_log *asked = log;
-    log = tlog_resolve_log_(log);
-    return log ? atomic_load(&log->level) : tlog_no_log_(asked);
+    int rc = tlog_take_log_(&log);
+    return rc == TLOG_OK ? atomic_load(&log->level) : rc;
 }
 
 int tlog_get_stats(tlog_log *log, tlog_stats *out)
 {
     if (!out || out->size < sizeof(size_t))
         return TLOG_EINVAL;
-    tlog_log *asked = log;
-    log = tlog_resolve_log_(log);
-    if (!log)
-        return tlog_no_log_(asked);
+    int rc = tlog_take_log_(&log);
+    if (rc != TLOG_OK)
+        return rc;
     tlog_stats s = {.size = sizeof s};
 #define TLOG_READ(f) s.f = atomic_load_explicit(&log->stats.f, memory_order_relaxed)
     TLOG_READ(frames_completed);

@@ -926,9 +926,10 @@ int tlog_adopt_begin(const tlog_token *token)
 {
     if (!token || !token->thread)
         return TLOG_EINVAL;
-    tlog_log *log = tlog_resolve_log_(token->log);
-    if (!log)
-        return tlog_no_log_(token->log);
+    tlog_log *log = token->log;
+    int rc = tlog_take_log_(&log);
+    if (rc != TLOG_OK)
+        return rc;
     tlog_thread *t = tlog_thread_get_(log);
     if (!t)
         return TLOG_ENOMEM;
@@ -1001,10 +1002,9 @@ int tlog_insert(tlog_log *log, const tlog_site *site, tlog_kind kind,
 {
     if (!site || !kind_valid(kind) || end < start)
         return TLOG_EINVAL;
-    tlog_log *asked = log;
-    log = tlog_resolve_log_(log);
-    if (!log)
-        return tlog_no_log_(asked);
+    int rc = tlog_take_log_(&log);
+    if (rc != TLOG_OK)
+        return rc;
     tlog_thread *t = tlog_thread_get_(log);
     if (!t)
         return TLOG_ENOMEM;
@@ -1027,9 +1027,10 @@ int tlog_insert_to(const tlog_token *token, const tlog_site *site, tlog_kind kin
 {
     if (!token || !token->thread || !site || !kind_valid(kind) || end < start)
         return TLOG_EINVAL;
-    tlog_log *log = tlog_resolve_log_(token->log);
-    if (!log)
-        return tlog_no_log_(token->log);
+    tlog_log *log = token->log;
+    int rc = tlog_take_log_(&log);
+    if (rc != TLOG_OK)
+        return rc;
     tlog_thread *t = tlog_thread_get_(log);
     if (!t)
         return TLOG_ENOMEM;

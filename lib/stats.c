@@ -203,15 +203,14 @@ int tlog_log_summary(tlog_log *log, tlog_summary **out)
     if (!out)
         return TLOG_EINVAL;
     *out = NULL;
-    tlog_log *asked = log;
-    log = tlog_resolve_log_(log);
-    if (!log)
-        return tlog_no_log_(asked);
+    int rc = tlog_take_log_(&log);
+    if (rc != TLOG_OK)
+        return rc;
     if (!tlog_stats_on_(log))
         return TLOG_EINVAL;
     settle_queue(log, false);
     tlog_summary *copy;
-    int rc = tlog_summary_create(&log->summary->cfg, &copy);
+    rc = tlog_summary_create(&log->summary->cfg, &copy);
     if (rc != TLOG_OK)
         return rc;
     tlog_lock_(&log->stats_lock);
@@ -227,10 +226,9 @@ int tlog_log_summary(tlog_log *log, tlog_summary **out)
 
 int tlog_log_summary_reset(tlog_log *log)
 {
-    tlog_log *asked = log;
-    log = tlog_resolve_log_(log);
-    if (!log)
-        return tlog_no_log_(asked);
+    int rc = tlog_take_log_(&log);
+    if (rc != TLOG_OK)
+        return rc;
     if (!tlog_stats_on_(log))
         return TLOG_EINVAL;
     tlog_lock_(&log->stats_lock);

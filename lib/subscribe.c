@@ -386,10 +386,9 @@ int tlog_subscribe(tlog_log *log, const tlog_subscriber *subscriber,
     if (!subscriber ||
         (subscriber->size && subscriber->size < offsetof(tlog_subscriber, scope_begin)))
         return TLOG_EINVAL;
-    tlog_log *asked = log;
-    log = tlog_resolve_log_(log);
-    if (!log)
-        return tlog_no_log_(asked);
+    int rc = tlog_take_log_(&log);
+    if (rc != TLOG_OK)
+        return rc;
     tlog_subscription *sub = tlog_calloc_(1, sizeof *sub);
     if (!sub)
         return TLOG_ENOMEM;

@@ -784,10 +784,9 @@ int tlog_device_register_(tlog_log *log, const tlog_device_ops *ops, void *impl,
     if (!out || !ops_valid(ops))
         return TLOG_EINVAL;
     *out = NULL;
-    tlog_log *asked = log;
-    log = tlog_resolve_log_(log);
-    if (!log)
-        return tlog_no_log_(asked);
+    int rc = tlog_take_log_(&log);
+    if (rc != TLOG_OK)
+        return rc;
     tlog_devices *ds = devices_make(log);
     const tlog_site *interned =
         tlog_site_intern(name ? name : ops->backend, "", "", 0, TLOG_LEVEL_COARSE);
@@ -803,7 +802,7 @@ int tlog_device_register_(tlog_log *log, const tlog_device_ops *ops, void *impl,
     d->ops = ops;
     d->impl = impl;
     d->name = interned->name;
-    int rc = config_of(config, d);
+    rc = config_of(config, d);
     if (rc == TLOG_OK)
         rc = ops->marker_create(impl, &d->cur.marker);
     if (rc == TLOG_OK)

@@ -650,9 +650,8 @@ static int forced_sync(tlog_log *log, const tlog_frame *only)
 
 int tlog_sync(tlog_log *log)
 {
-    tlog_log *asked = log;
-    log = tlog_resolve_log_(log);
-    return log ? forced_sync(log, NULL) : tlog_no_log_(asked);
+    int rc = tlog_take_log_(&log);
+    return rc == TLOG_OK ? forced_sync(log, NULL) : rc;
 }
 
 void tlog_device_settle_(tlog_frame *f)
