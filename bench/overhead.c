@@ -10,10 +10,11 @@
  *    literal site: one name, names in turn, and one call site shared by
  *    threads with a name each;
  *  - memory per recorded scope (record chunks held) and per resolved scope;
- *  - time to resolve and to dump frames of 10,000 and 1,000,000 scopes.
+ *  - time to resolve and to dump frames of 10,000 to 1,000,000 scopes.
  * Every figure is the median of repeated runs.
  *
- * Usage: bench_overhead [runs]   (default 21)
+ * Usage: bench_overhead [runs] [resolve]   (default 21 runs; `resolve`: only
+ *        the resolve and dump figures)
  *        TIMERLOG_CLOCK=monotonic bench_overhead   measures the fallback clock
  */
 #include <pthread.h>
@@ -447,6 +448,7 @@ int main(int argc, char **argv)
         runs = atoi(argv[1]);
     if (runs < 1 || runs > 64)
         runs = 21;
+    bool resolve_only = argc > 2 && strcmp(argv[2], "resolve") == 0;
     int cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (cores < 1 || cores > 64)
         cores = 1;
@@ -458,7 +460,8 @@ int main(int argc, char **argv)
     printf("first tick conversion of the process: %.1f us (no sleep; the rate is "
            "measured over the process's run so far, at least 20 us)\n",
            first_conversion / 1000.0);
-    /* Warm up: thread state, chunks, calibration. */
+    if (resolve_only)
+        goto resolve;
 
     /* The timed loop really records: check the frame it leaves. */
     scope_ns_per_op();
@@ -489,9 +492,11 @@ int main(int argc, char **argv)
     if (!named_cost())
         return 1;
 
+resolve:
     resolve_and_dump("loop", record_frame, 10000);
     resolve_and_dump("loop", record_frame, 1000000);
     resolve_and_dump("tree", record_wide_frame, 10000);
+    resolve_and_dump("tree", record_wide_frame, 100000);
     resolve_and_dump("tree", record_wide_frame, 1000000);
     return 0;
 }

@@ -327,6 +327,10 @@ struct tlog_log {
     size_t queue_len;
     uint64_t next_serial;
 
+    /* resolve.c's scratch memory, kept for the next frame; NULL while a
+     * resolve has it (another then makes its own). */
+    _Atomic(struct tlog_resolve_scratch *) resolve_scratch;
+
     pthread_mutex_t pool_lock;
     tlog_chunk *pool;
     size_t pool_held;         /* bytes in the pool, at most cfg.pool_bytes */
@@ -499,6 +503,8 @@ static inline bool tlog_stats_on_(const tlog_log *log)
  * the records back. Caller holds frame->resolve_lock. */
 TLOG_INTERNAL int tlog_frame_resolve_(tlog_frame *frame);
 TLOG_INTERNAL void tlog_frame_free_raw_(tlog_frame *frame);
+/* Frees the scratch memory the log keeps for resolving. */
+TLOG_INTERNAL void tlog_resolve_scratch_free_(tlog_log *log);
 
 /* device/: resolving for readers */
 /* Waits (at most the log's sync timeout) for the device work still pending

@@ -284,6 +284,7 @@ void tlog_destroy(tlog_log *log)
     tlog_frames_clear_(log);
     tlog_devices_destroy_(log);
     tlog_stats_close_(log);
+    tlog_resolve_scratch_free_(log);
     tlog_lock_(&log->pool_lock);
     tlog_chunk *c = log->pool;
     log->pool = NULL;

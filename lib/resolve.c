@@ -1,438 +1,36 @@
 /*
- * Resolution: turns a completed frame's raw records into its tree.
+ * Resolution: turns a completed frame's raw records into its rows (tree.c)
+ * and its instances.
  *
- *  1. Records are in post-order with their depth, so one pass with a list of
- *     pending children per depth rebuilds the tree of instances.
- *  2. Scopes got a sequence number in begin order (= pre-order); hand-off
- *     tokens name scopes by it, so work that other threads attached is hung
- *     under the right instance.
+ *  1. A thread's records are in post-order (each written when its scope
+ *     ends) with their depth. A forward pass sizes every record's subtree;
+ *     a backward pass then meets each parent before its children (a record's
+ *     parent is the nearest later record of smaller depth), so it can put
+ *     the record in its row at once, by (parent row, title, kind), and its
+ *     instance at its place in begin order, which the sizes give.
+ *  2. Scopes got a sequence number in begin order; hand-off tokens name
+ *     scopes by it, so work that other threads attached is hung under the
+ *     right row. Attached work is walked the same way, after the thread's
+ *     own, and its instances follow the thread's.
  *  3. Device intervals delivered to the frame are placed by one rule, from
  *     recorded times and the frame's structure alone (place_row): under the
  *     first sync scope that waited for them, else under their launcher if
  *     they ended within the frame, else under `Device past frame end`.
- *  4. Instances with the same title and kind under the same row merge into
- *     one node (count, total, min, max); the instances stay as the timeline.
+ *
+ * The scratch memory (the row map, per-record sizes, stacks) is kept by the
+ * log for its next frame.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
 #include "internal.h"
+#include "tree.h"
+#include "util.h"
 
-#define NONE UINT32_MAX
-
-typedef struct inst {
-    const tlog_site *site;   /* NULL for a worker row */
-    const char *name;
-    const char *thread_name;
-    tlog_ticks start, end;
-    uint32_t parent, first_child, last_child, next_sibling;
-    uint32_t thread;
-    uint32_t node;
-    uint16_t flags;          /* tlog_rec_flags */
-    uint32_t drow;           /* device intervals: index in the frame's rows */
-    uint32_t sync;           /* sync scopes: index in the frame's syncs + 1 */
-} inst;
-
-typedef struct bnode {
-    uint32_t parent;
-    uint32_t inst;           /* first instance */
-    uint64_t count;
-    uint64_t site_count;     /* instances from the first instance's site */
-    tlog_ticks total, min, max, first_start;
-    uint8_t flags;
-} bnode;
-
-typedef struct builder {
-    inst *insts;
-    uint32_t ninsts;
-    uint32_t *pending_head;  /* per depth: children waiting for a parent */
-    uint32_t *pending_tail;
-    size_t max_depth;
-} builder;
-
-static void append_child(builder *b, uint32_t parent, uint32_t child)
-{
-    inst *p = &b->insts[parent];
-    b->insts[child].parent = parent;
-    b->insts[child].next_sibling = NONE;
-    if (p->last_child == NONE)
-        p->first_child = child;
-    else
-        b->insts[p->last_child].next_sibling = child;
-    p->last_child = child;
-}
-
-static uint32_t new_inst(builder *b, const tlog_site *site, const char *name,
-                         const char *thread_name, uint32_t thread,
-                         tlog_ticks start, tlog_ticks end, unsigned flags)
-{
-    uint32_t i = b->ninsts++;
-    b->insts[i] = (inst){site, name, thread_name, start, end, NONE, NONE, NONE, NONE,
-                         thread, NONE, (uint16_t)flags, NONE, 0};
-    return i;
-}
-
-static void pending_push(builder *b, size_t depth, uint32_t i)
-{
-    if (b->pending_head[depth] == NONE)
-        b->pending_head[depth] = i;
-    else
-        b->insts[b->pending_tail[depth]].next_sibling = i;
-    b->pending_tail[depth] = i;
-    b->insts[i].next_sibling = NONE;
-}
-
-/* Moves the pending list at `depth` under `parent`. */
-static void adopt_pending(builder *b, size_t depth, uint32_t parent)
-{
-    uint32_t c = b->pending_head[depth];
-    while (c != NONE) {
-        uint32_t next = b->insts[c].next_sibling;
-        append_child(b, parent, c);
-        c = next;
-    }
-    b->pending_head[depth] = NONE;
-}
-
-/*
- * Adds post-order records whose depths, less `base`, start at `top` (0 for a
- * frame's own records, whose depth-0 record is the root; 1 for attached work
- * that hangs under `parent`).
- */
-static uint32_t add_records(builder *b, const tlog_rec *recs, size_t n, size_t base,
-                            size_t top, uint32_t parent, uint32_t thread,
-                            const char *thread_name)
-{
-    uint32_t last = NONE;
-    size_t deepest = top;
-    for (size_t k = 0; k < n; k++) {
-        const tlog_rec *r = &recs[k];
-        size_t d = r->depth > base ? r->depth - base : 0;
-        if (d < top)
-            d = top;
-        if (d > deepest)
-            deepest = d;
-        const char *name = r->site->name ? r->site->name : "(unnamed)";
-        uint32_t i = new_inst(b, r->site, name, thread_name, thread, r->start, r->end,
-                              r->flags);
-        if (r->flags & TLOG_REC_SYNC)
-            b->insts[i].sync = r->reserved;
-        if (d + 1 < b->max_depth)
-            adopt_pending(b, d + 1, i);
-        pending_push(b, d, i);
-        last = i;
-    }
-    /* Whatever is left hangs under `parent`: normally just the top level. */
-    for (size_t d = top; parent != NONE && d <= deepest; d++)
-        adopt_pending(b, d, parent);
-    return last;
-}
-
-/* Next instance in pre-order. */
-static uint32_t preorder_next(const inst *in, uint32_t i)
-{
-    if (in[i].first_child != NONE)
-        return in[i].first_child;
-    while (i != NONE && in[i].next_sibling == NONE)
-        i = in[i].parent;
-    return i == NONE ? NONE : in[i].next_sibling;
-}
-
-/* ---- merging by (parent node, kind, title) ---- */
-
-typedef struct merge_map {
-    uint32_t *slots;
-    size_t mask;
-} merge_map;
-
-static uint64_t merge_hash(uint32_t parent, bool exec, const char *name)
-{
-    uint64_t h = tlog_hash_str_(0xcbf29ce484222325ull ^ exec, name);
-    h ^= (uint64_t)parent * 0x9e3779b97f4a7c15ull;
-    return h ^ (h >> 31);
-}
-
-static uint32_t node_for(merge_map *m, bnode *nodes, uint32_t *nnodes,
-                         const inst *in, uint32_t i)
-{
-    uint32_t parent = in[in[i].parent].node;
-    bool exec = (in[i].flags & TLOG_REC_EXEC) != 0;
-    size_t s = merge_hash(parent, exec, in[i].name) & m->mask;
-    for (;; s = (s + 1) & m->mask) {
-        uint32_t n = m->slots[s];
-        if (n == NONE)
-            break;
-        const inst *first = &in[nodes[n].inst];
-        if (nodes[n].parent == parent && ((first->flags & TLOG_REC_EXEC) != 0) == exec &&
-            strcmp(first->name, in[i].name) == 0)
-            return n;
-    }
-    uint32_t n = (*nnodes)++;
-    nodes[n] = (bnode){parent, i, 0, 0, 0, UINT64_MAX, 0, in[i].start, 0};
-    m->slots[s] = n;
-    return n;
-}
-
-static void accumulate(bnode *n, const inst *in)
-{
-    tlog_ticks d = in->end >= in->start ? in->end - in->start : 0;
-    n->count++;
-    n->total += d;
-    if (d < n->min)
-        n->min = d;
-    if (d > n->max)
-        n->max = d;
-    if ((int64_t)(in->start - n->first_start) < 0)
-        n->first_start = in->start;
-    if (in->flags & TLOG_REC_REPAIRED)
-        n->flags |= TLOG_NODE_REPAIRED;
-    if (in->flags & TLOG_REC_DEVICE)
-        n->flags |= TLOG_NODE_DEVICE;
-    if (in->flags & TLOG_REC_UNRESOLVED)
-        n->flags |= TLOG_NODE_UNRESOLVED;
-    if (in->flags & TLOG_REC_PAST)
-        n->flags |= TLOG_NODE_PAST_FRAME;
-}
-
-/* ---- ordering children by first start ---- */
-
-/* Children in order of first start, but worker threads' `==>` rows after
- * the others, in order of thread id: workers start in a different order
- * every frame, and dumps of successive frames should line up. */
-typedef struct sort_key {
-    uint32_t parent;
-    uint32_t node;
-    uint32_t worker;          /* the worker's thread id + 1, or 0 */
-    tlog_ticks start;
-} sort_key;
-
-static int by_parent_then_start(const void *pa, const void *pb)
-{
-    const sort_key *x = pa, *y = pb;
-    if (x->parent != y->parent)
-        return x->parent < y->parent ? -1 : 1;
-    if (x->worker != y->worker)
-        return x->worker < y->worker ? -1 : 1;
-    int64_t dt = (int64_t)(x->start - y->start);
-    if (dt)
-        return dt < 0 ? -1 : 1;
-    return x->node < y->node ? -1 : x->node > y->node;
-}
-
-/* A worker thread's row: an execution row of no call site. */
-static uint32_t worker_key(const tlog_node *n)
-{
-    return n->kind == TLOG_KIND_EXECUTION && !n->site ? n->thread + 1 : 0;
-}
-
-static void link_children(tlog_node *out, const bnode *nodes, uint32_t n, sort_key *keys)
-{
-    for (uint32_t i = 1; i < n; i++)
-        keys[i - 1] = (sort_key){nodes[i].parent, i, worker_key(&out[i]),
-                                 nodes[i].first_start};
-    qsort(keys, n - 1, sizeof *keys, by_parent_then_start);
-    tlog_node *prev = NULL;
-    for (uint32_t k = 0; k + 1 < n; k++) {
-        tlog_node *c = &out[keys[k].node];
-        tlog_node *p = &out[keys[k].parent];
-        if (prev && prev->parent == p)
-            prev->next_sibling = c;
-        else
-            p->first_child = c;
-        prev = c;
-    }
-}
-
-static uint64_t to_ns(tlog_ticks t, double rate)
-{
-    return tlog_scale_ns_(t, rate);
-}
-
-/* Saturates, as to_ns does: a timing inserted by hand may lie anywhere. */
-static int64_t offset_ns(tlog_ticks t, tlog_ticks origin, double rate)
-{
-    double d = (double)(int64_t)(t - origin) * rate;
-    d = d < 0 ? d - 0.5 : d + 0.5;
-    if (d >= 9223372036854775808.0)
-        return INT64_MAX;
-    return d <= -9223372036854775808.0 ? INT64_MIN : (int64_t)d;
-}
-
-static void finish_nodes(tlog_frame *f, const bnode *bn, const inst *in, uint32_t n,
-                         tlog_ticks origin, double rate)
-{
-    tlog_node *out = f->nodes;
-    for (uint32_t i = 0; i < n; i++) {
-        const inst *first = &in[bn[i].inst];
-        tlog_node *o = &out[i];
-        memset(o, 0, sizeof *o);
-        o->parent = i ? &out[bn[i].parent] : NULL;
-        o->name = first->name;
-        o->site = first->site;
-        o->thread = first->thread;
-        o->thread_name = first->thread_name;
-        o->kind = (first->flags & TLOG_REC_EXEC) ? TLOG_KIND_EXECUTION : TLOG_KIND_CONTROL;
-        o->flags = bn[i].flags;
-        o->depth = i ? o->parent->depth + 1 : 0;   /* parents come first */
-        o->start_ns = offset_ns(bn[i].first_start, origin, rate);
-        o->total_ns = to_ns(bn[i].total, rate);
-        o->min_ns = to_ns(bn[i].min, rate);
-        o->max_ns = to_ns(bn[i].max, rate);
-        o->count = bn[i].count;
-    }
-    /* Self time: the total less control children; execution rows ran
-     * elsewhere, beside it, and `Device past frame end` after it. */
-    for (uint32_t i = 0; i < n; i++)
-        out[i].self_ns = out[i].total_ns;
-    for (uint32_t i = 1; i < n; i++) {
-        tlog_node *p = &out[bn[i].parent];
-        if (out[i].kind == TLOG_KIND_CONTROL && !(out[i].flags & TLOG_NODE_PAST_FRAME))
-            p->self_ns = p->self_ns > out[i].total_ns ? p->self_ns - out[i].total_ns : 0;
-        out[i].percent = p->total_ns ? 100.0 * (double)out[i].total_ns / (double)p->total_ns
-                                     : 0.0;
-    }
-    out[0].percent = 100.0;
-}
-
-/* Adds the frame's instances to their sites' counts: a node's count goes to
- * its first site; an instance from another site of the same title is
- * counted on its own. Runs once the frame is resolved for good. */
-static void count_site_instances(const tlog_frame *f, const bnode *bn, const builder *b)
-{
-    for (uint32_t i = 0; i < b->ninsts; i++) {
-        const inst *in = &b->insts[i];
-        if (in->node != NONE && in->site != b->insts[bn[in->node].inst].site)
-            tlog_site_count_(&in->site, &(uint64_t){1}, 1);
-    }
-    enum { BATCH = 256 };
-    const tlog_site *sites[BATCH];
-    uint64_t counts[BATCH];
-    size_t k = 0;
-    for (size_t i = 0; i < f->nnodes; i++) {
-        sites[k] = f->nodes[i].site;
-        counts[k++] = bn[i].site_count;
-        if (k == BATCH || i + 1 == f->nnodes) {
-            tlog_site_count_(sites, counts, k);
-            k = 0;
-        }
-    }
-}
-
-void tlog_frame_free_raw_(tlog_frame *f)
-{
-    if (f->chunks)
-        tlog_chunks_put_(f->log, f->chunks);
-    f->chunks = NULL;
-    tlog_attachments_free_(f->log, f->attachments);
-    f->attachments = NULL;
-    free(f->drows);
-    f->drows = NULL;
-    f->ndrows = f->capdrows = 0;
-    free(f->syncs);
-    f->syncs = NULL;
-    f->nsyncs = f->capsyncs = 0;
-}
-
-static size_t count_input(const tlog_frame *f, size_t *max_depth, size_t *rows)
-{
-    size_t n = 1; /* room for a stand-in root */
-    *max_depth = 2;
-    *rows = 0;
-    for (const tlog_chunk *c = f->chunks; c; c = c->next)
-        for (size_t k = 0; k < c->used; k++) {
-            n++;
-            if (c->recs[k].depth + 2u > *max_depth)
-                *max_depth = c->recs[k].depth + 2u;
-        }
-    for (const tlog_attachment *a = f->attachments; a; a = a->next) {
-        n += a->nrecs + 1;
-        (*rows)++;
-        for (size_t k = 0; k < a->nrecs; k++) {
-            size_t d = a->recs[k].depth > a->base_depth ? a->recs[k].depth - a->base_depth : 0;
-            if (d + 2 > *max_depth)
-                *max_depth = d + 2;
-        }
-    }
-    n += f->ndrows + 1;   /* and a `Device past frame end` row */
-    return n;
-}
-
-static const tlog_site lost_root = {"(frame root lost)", NULL, NULL, 0, 0};
-
-/* Builds the frame's own records; returns the root instance. */
-static uint32_t build_own(builder *b, tlog_frame *f)
-{
-    for (const tlog_chunk *c = f->chunks; c; c = c->next)
-        add_records(b, c->recs, c->used, 0, 0, NONE, f->thread, f->thread_name);
-    uint32_t root = b->pending_head[0];
-    if (root != NONE && b->insts[root].next_sibling == NONE) {
-        b->pending_head[0] = NONE;
-        for (size_t d = 1; d < b->max_depth; d++)
-            adopt_pending(b, d, root);
-        return root;
-    }
-    /* The root's record was lost (out of memory): stand one in. */
-    uint32_t stand_in = new_inst(b, &lost_root, lost_root.name, f->thread_name,
-                                 f->thread, 0, 0, TLOG_REC_REPAIRED);
-    bool first = true;
-    for (size_t d = 0; d < b->max_depth; d++)
-        for (uint32_t c = b->pending_head[d]; c != NONE; c = b->insts[c].next_sibling) {
-            if (first || b->insts[c].start < b->insts[stand_in].start)
-                b->insts[stand_in].start = b->insts[c].start;
-            if (first || b->insts[c].end > b->insts[stand_in].end)
-                b->insts[stand_in].end = b->insts[c].end;
-            first = false;
-        }
-    for (size_t d = 0; d < b->max_depth; d++)
-        adopt_pending(b, d, stand_in);
-    return stand_in;
-}
-
-/* Maps begin sequence numbers to instances: pre-order over the frame's own
- * begun scopes (inserted timings never took a number). */
-static uint32_t map_sequence(const builder *b, uint32_t root, uint32_t *seqmap)
-{
-    uint32_t nseq = 0;
-    for (uint32_t i = root; i != NONE; i = preorder_next(b->insts, i))
-        if (!(b->insts[i].flags & TLOG_REC_INSERT))
-            seqmap[nseq++] = i;
-    return nseq;
-}
-
-static void attach_work(builder *b, tlog_frame *f, uint32_t root, const uint32_t *seqmap,
-                        uint32_t nseq, char (*names)[TLOG_NAME_MAX])
-{
-    size_t row = 0;
-    for (const tlog_attachment *a = f->attachments; a; a = a->next) {
-        uint32_t target = a->scope_seq < nseq ? seqmap[a->scope_seq] : root;
-        const char *tname = a->worker_name;
-        if (a->has_row) {
-            memcpy(names[row], a->worker_name, TLOG_NAME_MAX);
-            tname = names[row++];
-            uint32_t r = new_inst(b, NULL, tname, tname, a->worker, a->start, a->end,
-                                  TLOG_REC_EXEC | TLOG_REC_INSERT);
-            append_child(b, target, r);
-            target = r;
-        }
-        if (!a->has_row) {
-            memcpy(names[row], a->worker_name, TLOG_NAME_MAX);
-            tname = names[row++];
-        }
-        add_records(b, a->recs, a->nrecs, a->base_depth, 1, target, a->worker, tname);
-    }
-}
-
-static uint32_t seq_target(uint32_t seq, const uint32_t *seqmap, uint32_t nseq,
-                           uint32_t root)
-{
-    return seq < nseq ? seqmap[seq] : root;
-}
-
-/* ---- placing device intervals ---- */
-
-static const tlog_site past_site = {"Device past frame end", __FILE__, "resolve", __LINE__,
-                                    TLOG_LEVEL_COARSE};
+#define NONE TLOG_TREE_NONE
+/* Scratch larger than this is given back after a frame rather than kept. */
+#define KEEP_SCRATCH_BYTES ((size_t)8 << 20)
 
 /* A sync scope of the frame, for placement. */
 typedef struct sync_ref {
@@ -440,6 +38,438 @@ typedef struct sync_ref {
     tlog_ticks start, end;
     const tlog_sync_bind *bind;
 } sync_ref;
+
+/* A site's title and how many of its instances the frame has. */
+typedef struct site_slot {
+    const tlog_site *site;
+    uint32_t title;
+    uint64_t count;
+} site_slot;
+
+/* A group of records at one depth waiting for their parent (forward pass). */
+typedef struct pending {
+    uint32_t depth, size, nsize;
+    tlog_ticks first, last;   /* their starts' least, ends' greatest */
+} pending;
+
+/* An ancestor of the record being walked (backward pass). */
+typedef struct ancestor {
+    int32_t depth;            /* -1: the walk's parent, outside the records */
+    uint32_t row;
+    uint32_t slot_end;        /* the next child's instance ends before this */
+    uint32_t seq_end;
+} ancestor;
+
+/* A run of records: a chunk's, or an attachment's. */
+typedef struct segment {
+    const tlog_rec *recs;
+    size_t n;
+} segment;
+
+struct tlog_resolve_scratch {
+    tlog_tree tree;
+    uint32_t *size, *nsize;   /* per record: its subtree's instances, begun scopes */
+    size_t capsize, capnsize;
+    pending *fwd;
+    ancestor *back;
+    size_t capfwd, capback;
+    uint32_t *seqmap;         /* begin sequence -> instance */
+    size_t capseq;
+    sync_ref *syncs;
+    size_t nsyncs, capsyncs;
+    struct segment *segs;
+    size_t capsegs;
+    site_slot *sites;
+    size_t nsites, capsites;  /* capsites: a power of two, or 0 */
+};
+
+typedef struct resolver {
+    tlog_frame *f;
+    struct tlog_resolve_scratch *s;
+    tlog_tree *tree;
+    tlog_inst *insts;
+    uint32_t ninsts;
+    uint32_t nseq;            /* begun scopes of the frame's own records */
+    double rate;
+    tlog_ticks origin;
+    bool no_memory;
+} resolver;
+
+/* ---- scratch ---- */
+
+static void scratch_free(struct tlog_resolve_scratch *s)
+{
+    if (!s)
+        return;
+    tlog_tree_free_(&s->tree);
+    free(s->size);
+    free(s->nsize);
+    free(s->fwd);
+    free(s->back);
+    free(s->seqmap);
+    free(s->syncs);
+    free(s->segs);
+    free(s->sites);
+    free(s);
+}
+
+static size_t scratch_bytes(const struct tlog_resolve_scratch *s)
+{
+    const tlog_tree *t = &s->tree;
+    return t->caprows * sizeof *t->rows + t->nslots * sizeof *t->slots +
+           t->captitles * sizeof *t->titles + t->ntitle_slots * sizeof(uint32_t) +
+           (t->caporder + t->capstarts + t->capsize + t->caprenumber) * sizeof(uint32_t) +
+           (s->capsize + s->capnsize + s->capseq) * sizeof(uint32_t) +
+           s->capfwd * sizeof *s->fwd + s->capback * sizeof *s->back +
+           s->capsyncs * sizeof *s->syncs + s->capsegs * sizeof *s->segs +
+           s->capsites * sizeof *s->sites;
+}
+
+static struct tlog_resolve_scratch *scratch_take(tlog_log *log)
+{
+    struct tlog_resolve_scratch *s = atomic_exchange(&log->resolve_scratch, NULL);
+    if (!s)
+        s = tlog_calloc_(1, sizeof *s);
+    if (s) {
+        tlog_tree_clear_(&s->tree);
+        s->nsyncs = 0;
+        s->nsites = 0;
+        if (s->sites)
+            memset(s->sites, 0, s->capsites * sizeof *s->sites);
+    }
+    return s;
+}
+
+static void scratch_put(tlog_log *log, struct tlog_resolve_scratch *s)
+{
+    struct tlog_resolve_scratch *none = NULL;
+    if (scratch_bytes(s) > KEEP_SCRATCH_BYTES ||
+        !atomic_compare_exchange_strong(&log->resolve_scratch, &none, s))
+        scratch_free(s);
+}
+
+void tlog_resolve_scratch_free_(tlog_log *log)
+{
+    scratch_free(atomic_exchange(&log->resolve_scratch, NULL));
+}
+
+/* ---- titles of sites ---- */
+
+static size_t site_home(const tlog_site *site, size_t cap)
+{
+    return tlog_mix64_((uintptr_t)site) & (cap - 1);
+}
+
+static bool grow_sites(struct tlog_resolve_scratch *s)
+{
+    size_t cap = s->capsites ? s->capsites * 2 : 64;
+    site_slot *slots = tlog_calloc_(cap, sizeof *slots);
+    if (!slots)
+        return false;
+    for (size_t i = 0; i < s->capsites; i++) {
+        if (!s->sites[i].site)
+            continue;
+        size_t k = site_home(s->sites[i].site, cap);
+        while (slots[k].site)
+            k = (k + 1) & (cap - 1);
+        slots[k] = s->sites[i];
+    }
+    free(s->sites);
+    s->sites = slots;
+    s->capsites = cap;
+    return true;
+}
+
+static const char *title_text(const tlog_site *site)
+{
+    return site->name ? site->name : "(unnamed)";
+}
+
+/* The site's title id, counting one instance of it. */
+static uint32_t site_title(resolver *r, const tlog_site *site)
+{
+    struct tlog_resolve_scratch *s = r->s;
+    if ((s->nsites + 1) * 2 > s->capsites && !grow_sites(s))
+        return NONE;
+    size_t k = site_home(site, s->capsites);
+    for (; s->sites[k].site; k = (k + 1) & (s->capsites - 1))
+        if (s->sites[k].site == site) {
+            s->sites[k].count++;
+            return s->sites[k].title;
+        }
+    uint32_t title = tlog_tree_title_(r->tree, title_text(site));
+    if (title != NONE) {
+        s->sites[k] = (site_slot){site, title, 1};
+        s->nsites++;
+    }
+    return title;
+}
+
+/* Adds the frame's instances to their sites' counts (tlog_site_instances). */
+static void count_sites(const struct tlog_resolve_scratch *s)
+{
+    enum { BATCH = 256 };
+    const tlog_site *sites[BATCH];
+    uint64_t counts[BATCH];
+    size_t k = 0;
+    for (size_t i = 0; i < s->capsites; i++) {
+        if (!s->sites[i].site)
+            continue;
+        sites[k] = s->sites[i].site;
+        counts[k++] = s->sites[i].count;
+        if (k == BATCH) {
+            tlog_site_count_(sites, counts, k);
+            k = 0;
+        }
+    }
+    if (k)
+        tlog_site_count_(sites, counts, k);
+}
+
+/* ---- rows and instances ---- */
+
+static uint64_t duration(tlog_ticks start, tlog_ticks end)
+{
+    return end >= start ? end - start : 0;
+}
+
+static uint8_t node_flags(unsigned rec_flags)
+{
+    return (uint8_t)(((rec_flags & TLOG_REC_REPAIRED) ? TLOG_NODE_REPAIRED : 0) |
+                     ((rec_flags & TLOG_REC_DEVICE) ? TLOG_NODE_DEVICE : 0) |
+                     ((rec_flags & TLOG_REC_UNRESOLVED) ? TLOG_NODE_UNRESOLVED : 0) |
+                     ((rec_flags & TLOG_REC_PAST) ? TLOG_NODE_PAST_FRAME : 0));
+}
+
+/* What one instance is, wherever it came from. */
+typedef struct instance {
+    const tlog_site *site;    /* NULL for a worker's row */
+    const char *name;         /* the title, when site is NULL */
+    const char *thread_name;
+    uint32_t thread;
+    tlog_ticks start, end;
+    unsigned flags;           /* tlog_rec_flags */
+} instance;
+
+/* Puts instance `at` in its row under `parent`; the row, or NONE. */
+static uint32_t place(resolver *r, uint32_t parent, uint32_t at, const instance *in)
+{
+    uint32_t title = in->site ? site_title(r, in->site) : tlog_tree_title_(r->tree, in->name);
+    uint8_t kind = (in->flags & TLOG_REC_EXEC) ? TLOG_KIND_EXECUTION : TLOG_KIND_CONTROL;
+    bool made;
+    uint32_t row = title == NONE ? NONE
+                                 : tlog_tree_row_(r->tree, parent, title, kind,
+                                                  in->site ? title_text(in->site) : in->name,
+                                                  &made);
+    if (row == NONE) {
+        r->no_memory = true;
+        return NONE;
+    }
+    tlog_tree_row *w = &r->tree->rows[row];
+    uint64_t d = duration(in->start, in->end);
+    tlog_tree_add_(w, d, in->start);
+    w->flags |= node_flags(in->flags);
+    if (at < w->first) {   /* the row takes after its first instance */
+        w->first = at;
+        w->site = in->site;
+        w->thread = in->thread;
+        w->thread_name = in->thread_name;
+    }
+    r->insts[at] = (tlog_inst){row, in->thread, tlog_tree_offset_ns_(in->start, r->origin, r->rate),
+                               tlog_scale_ns_(d, r->rate)};
+    return row;
+}
+
+static bool note_sync(resolver *r, uint32_t at, const tlog_rec *rec)
+{
+    tlog_frame *f = r->f;
+    struct tlog_resolve_scratch *s = r->s;
+    if (!rec->reserved || rec->reserved > f->nsyncs)
+        return true;
+    if (!TLOG_GROW(s->syncs, s->capsyncs, s->nsyncs + 1))
+        return false;
+    s->syncs[s->nsyncs++] = (sync_ref){at, rec->start, rec->end, &f->syncs[rec->reserved - 1]};
+    return true;
+}
+
+/* ---- walking records ---- */
+
+typedef struct walk {
+    const segment *segs;
+    size_t nsegs, nrecs;
+    size_t base;              /* depth of the walk's parent: records start below */
+    uint32_t min_depth;       /* shallower records are taken as this deep */
+    uint32_t thread;
+    const char *thread_name;
+    bool seq;                 /* number begun scopes (the frame's own records) */
+} walk;
+
+static uint32_t rel_depth(const walk *w, const tlog_rec *rec)
+{
+    uint32_t d = rec->depth > w->base ? (uint32_t)(rec->depth - w->base) : 0;
+    return d < w->min_depth ? w->min_depth : d;
+}
+
+/* Sizes every record's subtree, in instances and in begun scopes; returns
+ * the groups left without a parent, their number in *ntop. */
+static const pending *size_subtrees(resolver *r, const walk *w, size_t *ntop)
+{
+    struct tlog_resolve_scratch *s = r->s;
+    size_t k = 0, sp = 0;
+    for (size_t g = 0; g < w->nsegs; g++)
+        for (size_t i = 0; i < w->segs[g].n; i++, k++) {
+            const tlog_rec *rec = &w->segs[g].recs[i];
+            uint32_t d = rel_depth(w, rec);
+            uint32_t size = 1, nsize = !(rec->flags & TLOG_REC_INSERT);
+            while (sp && s->fwd[sp - 1].depth > d) {
+                sp--;
+                size += s->fwd[sp].size;
+                nsize += s->fwd[sp].nsize;
+            }
+            s->size[k] = size;
+            s->nsize[k] = nsize;
+            if (sp && s->fwd[sp - 1].depth == d) {
+                pending *p = &s->fwd[sp - 1];
+                p->size += size;
+                p->nsize += nsize;
+                if ((int64_t)(rec->start - p->first) < 0)
+                    p->first = rec->start;
+                if ((int64_t)(rec->end - p->last) > 0)
+                    p->last = rec->end;
+            } else {
+                s->fwd[sp++] = (pending){d, size, nsize, rec->start, rec->end};
+            }
+        }
+    *ntop = sp;
+    return s->fwd;
+}
+
+/* Walks the records backwards, each after its parent: rows, instances (at
+ * first .. first + nrecs - 1) and sequence numbers (from seq0). */
+static void place_records(resolver *r, const walk *w, uint32_t parent_row, uint32_t first,
+                          uint32_t seq0, uint32_t nseq)
+{
+    struct tlog_resolve_scratch *s = r->s;
+    ancestor *stack = s->back;
+    size_t sp = 1;
+    stack[0] = (ancestor){-1, parent_row, first + (uint32_t)w->nrecs, seq0 + nseq};
+    size_t k = w->nrecs;
+    for (size_t g = w->nsegs; g-- > 0;)
+        for (size_t i = w->segs[g].n; i-- > 0;) {
+            const tlog_rec *rec = &w->segs[g].recs[i];
+            k--;
+            int32_t d = (int32_t)rel_depth(w, rec);
+            while (stack[sp - 1].depth >= d)
+                sp--;
+            ancestor *up = &stack[sp - 1];
+            uint32_t at = up->slot_end - s->size[k];
+            up->slot_end = at;
+            uint32_t seq = up->seq_end - s->nsize[k];
+            up->seq_end = seq;
+            if (w->seq && !(rec->flags & TLOG_REC_INSERT))
+                s->seqmap[seq] = at;
+            instance in = {rec->site, NULL, w->thread_name, w->thread, rec->start, rec->end,
+                           rec->flags};
+            uint32_t row = place(r, up->row, at, &in);
+            if ((rec->flags & TLOG_REC_SYNC) && !note_sync(r, at, rec))
+                r->no_memory = true;
+            if (r->no_memory)
+                return;
+            stack[sp++] = (ancestor){d, row, at + s->size[k], seq + s->nsize[k]};
+        }
+}
+
+static bool walk_scratch(resolver *r, size_t nrecs, bool seq)
+{
+    struct tlog_resolve_scratch *s = r->s;
+    /* Depths grow by one from a stack entry to the next: at most 2^16 + 1. */
+    size_t depths = (nrecs < 65537 ? nrecs : 65537) + 2;
+    return TLOG_GROW(s->size, s->capsize, nrecs + 1) &&
+           TLOG_GROW(s->nsize, s->capnsize, nrecs + 1) &&
+           TLOG_GROW(s->fwd, s->capfwd, depths) && TLOG_GROW(s->back, s->capback, depths) &&
+           (!seq || TLOG_GROW(s->seqmap, s->capseq, nrecs + 1));
+}
+
+static const tlog_site lost_root = {"(frame root lost)", NULL, NULL, 0, 0};
+
+/* The frame's own records: the root is row 0 and instance 0 (a stand-in if
+ * its record was lost, for lack of memory). Returns the root's end. */
+static tlog_ticks walk_own(resolver *r, segment *segs, size_t nsegs, size_t nrecs)
+{
+    tlog_frame *f = r->f;
+    walk w = {segs, nsegs, nrecs, 0, 0, f->thread, f->thread_name, true};
+    if (!walk_scratch(r, nrecs, true)) {
+        r->no_memory = true;
+        return 0;
+    }
+    size_t ntop;
+    const pending *top = size_subtrees(r, &w, &ntop);
+    if (ntop == 1 && nrecs && r->s->size[nrecs - 1] == nrecs) {
+        const tlog_rec *root = &segs[nsegs - 1].recs[segs[nsegs - 1].n - 1];
+        r->origin = root->start;
+        r->nseq = r->s->nsize[nrecs - 1];
+        place_records(r, &w, NONE, 0, 0, r->nseq);
+        r->ninsts = (uint32_t)nrecs;
+        return root->end;
+    }
+    instance in = {&lost_root, NULL, f->thread_name, f->thread, 0, 0, TLOG_REC_REPAIRED};
+    for (size_t i = 0; i < ntop; i++) {
+        if (i == 0 || (int64_t)(top[i].first - in.start) < 0)
+            in.start = top[i].first;
+        if (i == 0 || (int64_t)(top[i].last - in.end) > 0)
+            in.end = top[i].last;
+    }
+    uint32_t nseq = 1;
+    for (size_t i = 0; i < ntop; i++)
+        nseq += top[i].nsize;
+    r->origin = in.start;
+    r->nseq = nseq;
+    uint32_t root = place(r, NONE, 0, &in);
+    r->s->seqmap[0] = 0;   /* the stand-in takes the lost root's number */
+    if (root != NONE)
+        place_records(r, &w, root, 1, 1, nseq - 1);
+    r->ninsts = (uint32_t)nrecs + 1;
+    return in.end;
+}
+
+/* The instance a begin sequence number names; the root's if none does. */
+static uint32_t seq_inst(const resolver *r, uint32_t seq)
+{
+    return seq < r->nseq ? r->s->seqmap[seq] : 0;
+}
+
+static void walk_attachments(resolver *r)
+{
+    tlog_frame *f = r->f;
+    size_t row = 0;
+    for (const tlog_attachment *a = f->attachments; a && !r->no_memory; a = a->next) {
+        uint32_t target = r->insts[seq_inst(r, a->scope_seq)].node;
+        char *tname = f->worker_names[row++];
+        memcpy(tname, a->worker_name, TLOG_NAME_MAX);
+        if (a->has_row) {
+            instance in = {NULL, tname, tname, a->worker, a->start, a->end,
+                           TLOG_REC_EXEC | TLOG_REC_INSERT};
+            target = place(r, target, r->ninsts++, &in);
+            if (target == NONE)
+                return;
+        }
+        segment seg = {a->recs, a->nrecs};
+        walk w = {&seg, 1, a->nrecs, a->base_depth, 1, a->worker, tname, false};
+        if (!walk_scratch(r, a->nrecs, false)) {
+            r->no_memory = true;
+            return;
+        }
+        size_t ntop;
+        size_subtrees(r, &w, &ntop);
+        place_records(r, &w, target, r->ninsts, 0, 0);
+        r->ninsts += (uint32_t)a->nrecs;
+    }
+}
+
+/* ---- placing device intervals ---- */
+
+static const tlog_site past_site = {"Device past frame end", __FILE__, "resolve", __LINE__,
+                                    TLOG_LEVEL_COARSE};
 
 static int by_end_then_start(const void *pa, const void *pb)
 {
@@ -450,19 +480,6 @@ static int by_end_then_start(const void *pa, const void *pb)
     if (d)
         return d < 0 ? -1 : 1;
     return x->inst < y->inst ? -1 : x->inst > y->inst;
-}
-
-/* The frame's sync scopes (its own and adopted workers'), in order of end. */
-static size_t collect_syncs(const builder *b, const tlog_frame *f, sync_ref *out)
-{
-    size_t n = 0;
-    for (uint32_t i = 0; i < b->ninsts; i++) {
-        const inst *in = &b->insts[i];
-        if ((in->flags & TLOG_REC_SYNC) && in->sync && in->sync <= f->nsyncs)
-            out[n++] = (sync_ref){i, in->start, in->end, &f->syncs[in->sync - 1]};
-    }
-    qsort(out, n, sizeof *out, by_end_then_start);
-    return n;
 }
 
 /* Row `k` was complete by `end`: its end on the host timeline says so, or
@@ -488,214 +505,263 @@ static bool sync_covers(const sync_ref *s, const tlog_drow *r, size_t k)
  * that the interval's device and queue match, launched before it ended and
  * complete by then; else its launcher if it was complete by the root's end;
  * else the frame's `Device past frame end` row. An interval without a
- * timing goes under its launcher.
+ * timing goes under its launcher. Returns an instance.
  */
-static uint32_t place_row(const tlog_frame *f, size_t k, const sync_ref *syncs,
-                          size_t nsyncs, uint32_t launcher, tlog_ticks root_end)
+static uint32_t place_row(const resolver *r, size_t k, uint32_t launcher, tlog_ticks root_end)
 {
-    const tlog_drow *r = &f->drows[k];
-    if (r->unresolved)
+    const tlog_frame *f = r->f;
+    const tlog_drow *row = &f->drows[k];
+    if (row->unresolved)
         return launcher;
-    for (size_t i = 0; i < nsyncs; i++)
-        if (sync_covers(&syncs[i], r, k))
-            return syncs[i].inst;
-    return done_by(r, k, root_end, f->rows_at_end) ? launcher : PLACE_PAST;
+    for (size_t i = 0; i < r->s->nsyncs; i++)
+        if (sync_covers(&r->s->syncs[i], row, k))
+            return r->s->syncs[i].inst;
+    return done_by(row, k, root_end, f->rows_at_end) ? launcher : PLACE_PAST;
+}
+
+/* The launcher's row for a device row's extras, or NONE outside the frame. */
+static uint32_t launcher_row(const resolver *r, const tlog_drow *row)
+{
+    return row->launch_seq < r->nseq ? r->insts[r->s->seqmap[row->launch_seq]].node : NONE;
 }
 
 /* The row past the frame's end: from the root's end to the last end of the
- * work under it (extended as that work is added). A control row under the
- * root that is not part of it. */
-static uint32_t past_row(builder *b, const tlog_frame *f, uint32_t root)
+ * work under it. A control row under the root that is not part of it. */
+static void place_past(resolver *r, uint32_t at, tlog_ticks from, tlog_ticks to)
 {
-    tlog_ticks end = b->insts[root].end;
-    uint32_t r = new_inst(b, &past_site, past_site.name, f->thread_name, f->thread, end, end,
-                          TLOG_REC_INSERT | TLOG_REC_PAST);
-    append_child(b, root, r);
-    return r;
+    instance in = {&past_site, NULL, r->f->thread_name, r->f->thread, from, to,
+                   TLOG_REC_INSERT | TLOG_REC_PAST};
+    place(r, 0, at, &in);
 }
 
-static int attach_device(builder *b, tlog_frame *f, uint32_t root, const uint32_t *seqmap,
-                         uint32_t nseq)
+/* The past row, made before its instance (placed last) so that device rows
+ * can go under it; NONE if memory ran out. */
+static uint32_t make_past_row(resolver *r)
 {
-    sync_ref *syncs = f->ndrows ? tlog_malloc_((b->ninsts + 1) * sizeof *syncs) : NULL;
-    if (f->ndrows && !syncs)
-        return TLOG_ENOMEM;
-    size_t nsyncs = f->ndrows ? collect_syncs(b, f, syncs) : 0;
-    tlog_ticks root_end = b->insts[root].end;
-    uint32_t past = NONE;
-    for (size_t k = 0; k < f->ndrows; k++) {
-        const tlog_drow *r = &f->drows[k];
-        uint32_t launcher = seq_target(r->launch_seq, seqmap, nseq, root);
-        uint32_t target = place_row(f, k, syncs, nsyncs, launcher, root_end);
+    uint32_t title = tlog_tree_title_(r->tree, past_site.name);
+    bool made;
+    uint32_t row = title == NONE ? NONE
+                                 : tlog_tree_row_(r->tree, 0, title, TLOG_KIND_CONTROL,
+                                                  past_site.name, &made);
+    if (row == NONE)
+        r->no_memory = true;
+    return row;
+}
+
+static void walk_devices(resolver *r, tlog_ticks root_end)
+{
+    tlog_frame *f = r->f;
+    struct tlog_resolve_scratch *s = r->s;
+    qsort(s->syncs, s->nsyncs, sizeof *s->syncs, by_end_then_start);
+    uint32_t past = NONE, past_row = NONE;
+    tlog_ticks past_end = root_end;
+    size_t n = 0;
+    for (size_t k = 0; k < f->ndrows && !r->no_memory; k++) {
+        const tlog_drow *row = &f->drows[k];
+        uint32_t target = place_row(r, k, seq_inst(r, row->launch_seq), root_end);
+        uint32_t under;
         if (target == PLACE_PAST) {
+            if (past == NONE && (past_row = make_past_row(r)) != NONE)
+                past = r->ninsts++;
             if (past == NONE)
-                past = past_row(b, f, root);
-            if ((int64_t)(r->end - b->insts[past].end) > 0)
-                b->insts[past].end = r->end;
-            target = past;
+                return;
+            if ((int64_t)(row->end - past_end) > 0)
+                past_end = row->end;
+            under = past_row;
+        } else {
+            under = r->insts[target].node;
         }
         unsigned flags = TLOG_REC_EXEC | TLOG_REC_INSERT | TLOG_REC_DEVICE |
-                         (r->unresolved ? TLOG_REC_UNRESOLVED : 0);
-        const char *name = r->site->name ? r->site->name : "(unnamed)";
-        uint32_t i = new_inst(b, r->site, name, r->device, 0, r->start, r->end, flags);
-        b->insts[i].drow = (uint32_t)k;
-        append_child(b, target, i);
+                         (row->unresolved ? TLOG_REC_UNRESOLVED : 0);
+        instance in = {row->site, NULL, row->device, 0, row->start, row->end, flags};
+        uint32_t at = r->ninsts++;
+        if (place(r, under, at, &in) == NONE)
+            return;
+        f->inst_devs[n++] = (tlog_inst_dev){at, launcher_row(r, row)};
         f->device_rows++;
-        f->device_unresolved += r->unresolved;
+        f->device_unresolved += row->unresolved;
     }
-    free(syncs);
-    return TLOG_OK;
+    /* Made last: its end is the last of the work under it. */
+    if (past != NONE && !r->no_memory)
+        place_past(r, past, root_end, past_end);
 }
 
-static int merge(tlog_frame *f, builder *b, uint32_t root, bnode *nodes, uint32_t *nnodes,
-                 tlog_ticks origin, double rate)
+/* The device row that instance `at` is, by its place among device
+ * instances (inst_devs is in instance order, one per device row). */
+static size_t drow_of(const tlog_frame *f, uint32_t at)
 {
-    size_t cap = 16;
-    while (cap < (size_t)b->ninsts * 2)
-        cap <<= 1;
-    merge_map m = {tlog_malloc_(cap * sizeof(uint32_t)), cap - 1};
-    f->insts = tlog_malloc_(b->ninsts * sizeof *f->insts);
-    if (!m.slots || !f->insts) {
-        free(m.slots);
-        return TLOG_ENOMEM;
+    size_t lo = 0, hi = f->device_rows;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (f->inst_devs[mid].inst < at)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    memset(m.slots, 0xff, cap * sizeof(uint32_t));
-    inst *in = b->insts;
-    *nnodes = 1;
-    nodes[0] = (bnode){NONE, root, 0, 0, 0, UINT64_MAX, 0, in[root].start, 0};
-    in[root].node = 0;
-    size_t k = 0;
-    for (uint32_t i = root; i != NONE; i = preorder_next(in, i)) {
-        if (i != root)
-            in[i].node = node_for(&m, nodes, nnodes, in, i);
-        accumulate(&nodes[in[i].node], &in[i]);
-        if (in[i].site == in[nodes[in[i].node].inst].site)
-            nodes[in[i].node].site_count++;
-        tlog_ticks d = in[i].end >= in[i].start ? in[i].end - in[i].start : 0;
-        f->insts[k++] = (tlog_inst){in[i].node, in[i].thread,
-                                    offset_ns(in[i].start, origin, rate), to_ns(d, rate)};
-    }
-    f->ninsts = k;
-    free(m.slots);
-    return TLOG_OK;
+    return lo;
 }
 
-/* The launching instance of device row `r`, if it is in this frame. */
-static uint32_t launcher_of(const tlog_drow *r, const uint32_t *seqmap, uint32_t nseq)
+/* Device rows' extras: each from the row's first instance. */
+static int finish_device(resolver *r)
 {
-    return r->launch_seq < nseq ? seqmap[r->launch_seq] : NONE;
-}
-
-/* Device rows' extras, once nodes exist: launchers (which may come later in
- * pre-order than what they launched), devices and queues. */
-static int finish_device(tlog_frame *f, const builder *b, const bnode *bn, uint32_t root,
-                         const uint32_t *seqmap, uint32_t nseq)
-{
-    if (!f->device_rows)
-        return TLOG_OK;
-    const inst *in = b->insts;
-    const tlog_drow *rows = f->drows;
+    tlog_frame *f = r->f;
+    const tlog_tree *t = r->tree;
     size_t ndev = 0;
-    for (size_t j = 0; j < f->nnodes; j++)
-        ndev += in[bn[j].inst].drow != NONE;
-    f->node_devs = tlog_calloc_(ndev, sizeof *f->node_devs);
-    f->nnode_devs = ndev;
-    f->inst_devs = tlog_calloc_(f->device_rows, sizeof *f->inst_devs);
-    if (!f->node_devs || !f->inst_devs)
-        return TLOG_ENOMEM;
-    ndev = 0;
-    for (size_t j = 0; j < f->nnodes; j++) {
-        uint32_t d = in[bn[j].inst].drow;
-        if (d == NONE)
-            continue;
-        uint32_t l = launcher_of(&rows[d], seqmap, nseq);
-        f->node_devs[ndev] = (tlog_node_dev){l == NONE ? NULL : &f->nodes[in[l].node],
-                                             rows[d].launch_site, rows[d].device,
-                                             rows[d].queue};
-        f->nodes[j].dev = &f->node_devs[ndev++];
+    for (size_t j = 0; j < t->nrows; j++) {
+        size_t k = drow_of(f, t->rows[j].first);
+        ndev += k < f->device_rows && f->inst_devs[k].inst == t->rows[j].first;
     }
-    size_t k = 0, n = 0;
-    for (uint32_t i = root; i != NONE; i = preorder_next(in, i), k++)
-        if (in[i].drow != NONE) {
-            uint32_t l = launcher_of(&rows[in[i].drow], seqmap, nseq);
-            f->inst_devs[n++] = (tlog_inst_dev){(uint32_t)k, l == NONE ? NONE : in[l].node};
+    if (!ndev)
+        return TLOG_OK;
+    f->node_devs = tlog_calloc_(ndev, sizeof *f->node_devs);
+    if (!f->node_devs)
+        return TLOG_ENOMEM;
+    f->nnode_devs = ndev;
+    ndev = 0;
+    for (size_t j = 0; j < t->nrows; j++) {
+        size_t k = drow_of(f, t->rows[j].first);
+        if (k == f->device_rows || f->inst_devs[k].inst != t->rows[j].first)
+            continue;
+        const tlog_drow *row = &f->drows[k];
+        uint32_t l = f->inst_devs[k].launcher;
+        const uint32_t *num = t->renumber;
+        f->node_devs[ndev] = (tlog_node_dev){l == NONE ? NULL : &f->nodes[num[l]],
+                                             row->launch_site, row->device, row->queue};
+        f->nodes[num[j]].dev = &f->node_devs[ndev++];
+    }
+    return TLOG_OK;
+}
+
+/* Instances and launchers named rows; they now name nodes. */
+static void renumber_instances(resolver *r)
+{
+    const uint32_t *num = r->tree->renumber;
+    tlog_frame *f = r->f;
+    for (size_t i = 0; i < f->ninsts; i++)
+        f->insts[i].node = num[f->insts[i].node];
+    for (size_t k = 0; k < f->device_rows; k++)
+        if (f->inst_devs[k].launcher != NONE)
+            f->inst_devs[k].launcher = num[f->inst_devs[k].launcher];
+}
+
+/* ---- the frame ---- */
+
+void tlog_frame_free_raw_(tlog_frame *f)
+{
+    if (f->chunks)
+        tlog_chunks_put_(f->log, f->chunks);
+    f->chunks = NULL;
+    tlog_attachments_free_(f->log, f->attachments);
+    f->attachments = NULL;
+    free(f->drows);
+    f->drows = NULL;
+    f->ndrows = f->capdrows = 0;
+    free(f->syncs);
+    f->syncs = NULL;
+    f->nsyncs = f->capsyncs = 0;
+}
+
+/* The frame's own records as segments; their count in *nrecs. */
+static segment *own_segments(resolver *r, size_t *nsegs, size_t *nrecs)
+{
+    size_t n = 0;
+    *nrecs = 0;
+    for (const tlog_chunk *c = r->f->chunks; c; c = c->next)
+        n++;
+    struct tlog_resolve_scratch *s = r->s;
+    if (!TLOG_GROW(s->segs, s->capsegs, n + 1))
+        return NULL;
+    segment *segs = s->segs;
+    n = 0;
+    for (const tlog_chunk *c = r->f->chunks; c; c = c->next)
+        if (c->used) {
+            segs[n++] = (segment){c->recs, c->used};
+            *nrecs += c->used;
         }
+    *nsegs = n;
+    return segs;
+}
+
+/* Room for every instance the frame may have. */
+static size_t count_instances(const tlog_frame *f, size_t own, size_t *workers)
+{
+    size_t n = own + 1;   /* and a stand-in root */
+    *workers = 0;
+    for (const tlog_attachment *a = f->attachments; a; a = a->next) {
+        n += a->nrecs + 1;
+        (*workers)++;
+    }
+    return n + f->ndrows + 1;   /* and a `Device past frame end` row */
+}
+
+static void undo(tlog_frame *f)
+{
+    free(f->nodes);
+    free(f->insts);
+    free(f->node_devs);
+    free(f->inst_devs);
+    free(f->worker_names);
+    f->nodes = NULL;
+    f->insts = NULL;
+    f->node_devs = NULL;
+    f->inst_devs = NULL;
+    f->worker_names = NULL;
+    f->nnodes = f->ninsts = f->nnode_devs = f->nworker_names = 0;
+    f->device_rows = f->device_unresolved = 0;
+}
+
+static int build(resolver *r)
+{
+    tlog_frame *f = r->f;
+    size_t nsegs, nrecs, workers;
+    segment *segs = own_segments(r, &nsegs, &nrecs);
+    if (!segs)
+        return TLOG_ENOMEM;
+    size_t cap = count_instances(f, nrecs, &workers);
+    if (cap >= NONE - 2)
+        return TLOG_ENOMEM;
+    f->insts = tlog_malloc_(cap * sizeof *f->insts);
+    f->worker_names = tlog_calloc_(workers ? workers : 1, TLOG_NAME_MAX);
+    f->inst_devs = tlog_calloc_(f->ndrows ? f->ndrows : 1, sizeof *f->inst_devs);
+    if (!f->insts || !f->worker_names || !f->inst_devs)
+        return TLOG_ENOMEM;
+    f->nworker_names = workers;
+    r->insts = f->insts;
+    r->rate = tlog_clock_calibrate_(f->log);
+    tlog_ticks root_end = walk_own(r, segs, nsegs, nrecs);
+    walk_attachments(r);
+    walk_devices(r, root_end);
+    if (r->no_memory)
+        return TLOG_ENOMEM;
+    f->ninsts = r->ninsts;
+    tlog_tree_finish how = {TLOG_TREE_BY_START, false, r->rate, r->origin};
+    int rc = tlog_tree_finish_(r->tree, f, &how);
+    if (rc == TLOG_OK)
+        rc = finish_device(r);
+    if (rc == TLOG_OK)
+        renumber_instances(r);
+    if (rc != TLOG_OK)
+        return rc;
+    f->start_ns = tlog_tree_offset_ns_(r->origin, f->log->tick0, r->rate);
+    f->duration_ns = f->nodes[0].total_ns;
     return TLOG_OK;
 }
 
 int tlog_frame_resolve_(tlog_frame *f)
 {
     tlog_frame_stop_rows_(f);
-    size_t max_depth, rows;
-    size_t cap = count_input(f, &max_depth, &rows);
-    if (cap >= NONE)
+    resolver r = {.f = f, .s = scratch_take(f->log)};
+    if (!r.s)
         return TLOG_ENOMEM;
-    builder b = {0};
-    b.max_depth = max_depth;
-    b.insts = tlog_malloc_(cap * sizeof *b.insts);
-    b.pending_head = tlog_malloc_(max_depth * sizeof(uint32_t));
-    b.pending_tail = tlog_malloc_(max_depth * sizeof(uint32_t));
-    uint32_t *seqmap = tlog_malloc_(cap * sizeof(uint32_t));
-    bnode *nodes = tlog_malloc_(cap * sizeof *nodes);
-    char (*names)[TLOG_NAME_MAX] = tlog_calloc_(rows ? rows : 1, TLOG_NAME_MAX);
-    int rc = TLOG_ENOMEM;
-    if (!b.insts || !b.pending_head || !b.pending_tail || !seqmap || !nodes || !names)
-        goto out;
-    memset(b.pending_head, 0xff, max_depth * sizeof(uint32_t));
-
-    uint32_t root = build_own(&b, f);
-    uint32_t nseq = map_sequence(&b, root, seqmap);
-    attach_work(&b, f, root, seqmap, nseq, names);
+    r.tree = &r.s->tree;
     f->device_rows = f->device_unresolved = 0;
-    rc = attach_device(&b, f, root, seqmap, nseq);
-    if (rc != TLOG_OK)
-        goto out;
-
-    double rate = tlog_clock_calibrate_(f->log);
-    tlog_ticks origin = b.insts[root].start;
-    uint32_t nnodes;
-    rc = merge(f, &b, root, nodes, &nnodes, origin, rate);
-    if (rc != TLOG_OK)
-        goto out;
-    f->nodes = tlog_calloc_(nnodes, sizeof *f->nodes);
-    sort_key *keys = tlog_malloc_(nnodes * sizeof *keys);
-    if (!f->nodes || !keys) {
-        free(keys);
-        rc = TLOG_ENOMEM;
-        goto out;
+    int rc = build(&r);
+    if (rc == TLOG_OK) {
+        count_sites(r.s);
+        tlog_frame_free_raw_(f);
+    } else {
+        undo(f);   /* the raw records stay for another try */
     }
-    f->nnodes = nnodes;
-    finish_nodes(f, nodes, b.insts, nnodes, origin, rate);
-    link_children(f->nodes, nodes, nnodes, keys);
-    free(keys);
-    rc = finish_device(f, &b, nodes, root, seqmap, nseq);
-    if (rc != TLOG_OK)
-        goto out;
-    count_site_instances(f, nodes, &b);
-    f->start_ns = offset_ns(origin, f->log->tick0, rate);
-    f->duration_ns = f->nodes[0].total_ns;
-    f->worker_names = names;
-    f->nworker_names = rows;
-    names = NULL;
-    tlog_frame_free_raw_(f);
-out:
-    if (rc != TLOG_OK) {
-        /* Leave the raw records for another try. */
-        free(f->nodes);
-        free(f->insts);
-        free(f->node_devs);
-        free(f->inst_devs);
-        f->nodes = NULL;
-        f->insts = NULL;
-        f->node_devs = NULL;
-        f->inst_devs = NULL;
-        f->nnodes = f->ninsts = 0;
-    }
-    free(b.insts);
-    free(b.pending_head);
-    free(b.pending_tail);
-    free(seqmap);
-    free(nodes);
-    free(names);
+    scratch_put(f->log, r.s);
     return rc;
 }

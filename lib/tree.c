@@ -1,0 +1,365 @@
+/*
+ * Building a frame's rows: one map from (parent row, title, kind) to row,
+ * one table of titles, and one finish that writes the nodes. See tree.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "tree.h"
+#include "util.h"
+
+#define NONE TLOG_TREE_NONE
+#define EMPTY UINT64_MAX
+
+void tlog_tree_clear_(tlog_tree *t)
+{
+    t->nrows = 0;
+    t->ntitles = 0;
+    if (t->slots)
+        memset(t->slots, 0xff, t->nslots * sizeof *t->slots);
+    if (t->title_slots)
+        memset(t->title_slots, 0xff, t->ntitle_slots * sizeof *t->title_slots);
+}
+
+void tlog_tree_free_(tlog_tree *t)
+{
+    free(t->rows);
+    free(t->slots);
+    free(t->titles);
+    free(t->title_slots);
+    free(t->order);
+    free(t->starts);
+    free(t->size);
+    free(t->renumber);
+    memset(t, 0, sizeof *t);
+}
+
+/* ---- titles ---- */
+
+static size_t title_home(const tlog_tree *t, const char *name)
+{
+    return tlog_hash_str_(0xcbf29ce484222325ull, name) & (t->ntitle_slots - 1);
+}
+
+static bool grow_titles(tlog_tree *t)
+{
+    size_t n = t->ntitle_slots ? t->ntitle_slots * 2 : 64;
+    uint32_t *slots = tlog_malloc_(n * sizeof *slots);
+    if (!slots)
+        return false;
+    memset(slots, 0xff, n * sizeof *slots);
+    free(t->title_slots);
+    t->title_slots = slots;
+    t->ntitle_slots = n;
+    for (uint32_t id = 0; id < t->ntitles; id++) {
+        size_t s = title_home(t, t->titles[id]);
+        while (slots[s] != NONE)
+            s = (s + 1) & (n - 1);
+        slots[s] = id;
+    }
+    return true;
+}
+
+uint32_t tlog_tree_title_(tlog_tree *t, const char *name)
+{
+    if ((t->ntitles + 1) * 2 > t->ntitle_slots && !grow_titles(t))
+        return NONE;
+    size_t s = title_home(t, name);
+    for (; t->title_slots[s] != NONE; s = (s + 1) & (t->ntitle_slots - 1))
+        if (strcmp(t->titles[t->title_slots[s]], name) == 0)
+            return t->title_slots[s];
+    if (t->ntitles >= NONE / 2 || !TLOG_GROW(t->titles, t->captitles, t->ntitles + 1))
+        return NONE;
+    t->titles[t->ntitles] = name;
+    t->title_slots[s] = (uint32_t)t->ntitles;
+    return (uint32_t)t->ntitles++;
+}
+
+/* ---- rows ---- */
+
+static uint64_t row_key(uint32_t parent, uint32_t title, uint8_t kind)
+{
+    return (uint64_t)parent << 32 | (uint64_t)title << 1 | (kind & 1u);
+}
+
+static size_t row_home(const tlog_tree *t, uint64_t key)
+{
+    return tlog_mix64_(key) & (t->nslots - 1);
+}
+
+static bool grow_slots(tlog_tree *t)
+{
+    size_t n = t->nslots ? t->nslots * 2 : 64;
+    tlog_tree_slot *slots = tlog_malloc_(n * sizeof *slots);
+    if (!slots)
+        return false;
+    memset(slots, 0xff, n * sizeof *slots);
+    tlog_tree_slot *old = t->slots;
+    size_t nold = t->nslots;
+    t->slots = slots;
+    t->nslots = n;
+    for (size_t i = 0; i < nold; i++) {
+        if (old[i].key == EMPTY)
+            continue;
+        size_t s = row_home(t, old[i].key);
+        while (slots[s].key != EMPTY)
+            s = (s + 1) & (n - 1);
+        slots[s] = old[i];
+    }
+    free(old);
+    return true;
+}
+
+static uint32_t new_row(tlog_tree *t, uint32_t parent, uint32_t title, uint8_t kind,
+                        const char *name)
+{
+    if (t->nrows >= NONE - 1 || !TLOG_GROW(t->rows, t->caprows, t->nrows + 1))
+        return NONE;
+    t->rows[t->nrows] = (tlog_tree_row){.name = name, .parent = parent, .title = title,
+                                        .first = NONE, .kind = kind, .min = UINT64_MAX};
+    return (uint32_t)t->nrows++;
+}
+
+uint32_t tlog_tree_row_(tlog_tree *t, uint32_t parent, uint32_t title, uint8_t kind,
+                        const char *name, bool *made)
+{
+    *made = false;
+    if ((t->nrows + 1) * 2 > t->nslots && !grow_slots(t))
+        return NONE;
+    uint64_t key = row_key(parent, title, kind);
+    size_t s = row_home(t, key);
+    for (; t->slots[s].key != EMPTY; s = (s + 1) & (t->nslots - 1))
+        if (t->slots[s].key == key)
+            return t->slots[s].row;
+    uint32_t r = new_row(t, parent, title, kind, name);
+    if (r != NONE) {
+        t->slots[s] = (tlog_tree_slot){key, r};
+        *made = true;
+    }
+    return r;
+}
+
+uint32_t tlog_tree_append_(tlog_tree *t, uint32_t parent)
+{
+    return new_row(t, parent, NONE, TLOG_KIND_CONTROL, NULL);
+}
+
+/* ---- finish ---- */
+
+int64_t tlog_tree_offset_ns_(uint64_t t, uint64_t origin, double rate)
+{
+    double d = (double)(int64_t)(t - origin) * rate;
+    d = d < 0 ? d - 0.5 : d + 0.5;
+    if (d >= 9223372036854775808.0)
+        return INT64_MAX;
+    return d <= -9223372036854775808.0 ? INT64_MIN : (int64_t)d;
+}
+
+static uint64_t to_ns(uint64_t v, double rate)
+{
+    return rate ? tlog_scale_ns_(v, rate) : v;
+}
+
+static void write_node(tlog_node *o, const tlog_tree_row *r, const tlog_tree_finish *how)
+{
+    *o = (tlog_node){
+        .name = r->name,
+        .site = r->site,
+        .thread = r->thread,
+        .thread_name = r->thread_name,
+        .kind = r->kind,
+        .flags = r->flags,
+        .start_ns = how->rate ? tlog_tree_offset_ns_(r->start, how->origin, how->rate)
+                              : (int64_t)r->start,
+        .total_ns = to_ns(r->total, how->rate),
+        .min_ns = r->count ? to_ns(r->min, how->rate) : 0,
+        .max_ns = to_ns(r->max, how->rate),
+        .count = r->count,
+        .self_ns = how->self_given ? r->self : 0,
+    };
+}
+
+/* A worker thread's row: an execution row of no call site. */
+static uint32_t worker_key(const tlog_tree_row *r)
+{
+    return r->kind == TLOG_KIND_EXECUTION && !r->site ? r->thread + 1 : 0;
+}
+
+/* Sibling order for TLOG_TREE_BY_START: first start, worker rows after the
+ * others by thread id (workers start in a different order every frame, and
+ * dumps of successive frames should line up), then the order made. */
+static int sibling_cmp(const tlog_tree_row *rows, uint32_t a, uint32_t b)
+{
+    uint32_t wa = worker_key(&rows[a]), wb = worker_key(&rows[b]);
+    if (wa != wb)
+        return wa < wb ? -1 : 1;
+    int64_t dt = (int64_t)(rows[a].start - rows[b].start);
+    if (dt)
+        return dt < 0 ? -1 : 1;
+    return a < b ? -1 : a > b;
+}
+
+/* Heapsort: in place, no allocation, and no state outside the call (trees
+ * are finished on several threads at once). */
+static void sift_down(const tlog_tree_row *rows, uint32_t *c, size_t root, size_t n)
+{
+    for (size_t child; (child = 2 * root + 1) < n; root = child) {
+        if (child + 1 < n && sibling_cmp(rows, c[child], c[child + 1]) < 0)
+            child++;
+        if (sibling_cmp(rows, c[root], c[child]) >= 0)
+            return;
+        uint32_t x = c[root];
+        c[root] = c[child];
+        c[child] = x;
+    }
+}
+
+static void sort_siblings(const tlog_tree_row *rows, uint32_t *c, size_t n)
+{
+    for (size_t i = n / 2; i-- > 0;)
+        sift_down(rows, c, i, n);
+    for (size_t end = n; end-- > 1;) {
+        uint32_t x = c[0];
+        c[0] = c[end];
+        c[end] = x;
+        sift_down(rows, c, 0, end);
+    }
+}
+
+/* Puts the children of one parent in order: most often they already are,
+ * or are in reverse (resolve.c makes rows walking backwards). */
+static void order_siblings(const tlog_tree_row *rows, uint32_t *c, size_t n)
+{
+    bool up = true, down = true;
+    for (size_t i = 1; i < n && (up || down); i++) {
+        int d = sibling_cmp(rows, c[i - 1], c[i]);
+        up &= d < 0;
+        down &= d > 0;
+    }
+    if (up)
+        return;
+    if (down) {
+        for (size_t i = 0, j = n - 1; i < j; i++, j--) {
+            uint32_t x = c[i];
+            c[i] = c[j];
+            c[j] = x;
+        }
+        return;
+    }
+    sort_siblings(rows, c, n);
+}
+
+/* Children grouped by parent, in the order made: order[starts[p] ..
+ * starts[p + 1]) are p's. */
+static bool group_children(tlog_tree *t)
+{
+    size_t n = t->nrows;
+    if (!TLOG_GROW(t->order, t->caporder, n) || !TLOG_GROW(t->starts, t->capstarts, n + 1))
+        return false;
+    memset(t->starts, 0, (n + 1) * sizeof *t->starts);
+    for (size_t i = 1; i < n; i++)
+        t->starts[t->rows[i].parent + 1]++;
+    for (size_t p = 0; p < n; p++)
+        t->starts[p + 1] += t->starts[p];
+    for (size_t i = 1; i < n; i++)
+        t->order[t->starts[t->rows[i].parent]++] = (uint32_t)i;
+    for (size_t p = n; p > 0; p--)   /* back to the segments' starts */
+        t->starts[p] = t->starts[p - 1];
+    t->starts[0] = 0;
+    return true;
+}
+
+static void order_children(tlog_tree *t, enum tlog_tree_order order)
+{
+    if (order != TLOG_TREE_BY_START)
+        return;
+    for (size_t p = 0; p < t->nrows; p++) {
+        size_t n = t->starts[p + 1] - t->starts[p];
+        if (n > 1)
+            order_siblings(t->rows, &t->order[t->starts[p]], n);
+    }
+}
+
+/* Node numbers in pre-order: a row's children follow it, each after the
+ * subtrees of the siblings before it. Parents have lower row numbers than
+ * their children, so one pass up sizes the subtrees and one pass down
+ * numbers them. */
+static bool renumber(tlog_tree *t)
+{
+    size_t n = t->nrows;
+    if (!TLOG_GROW(t->size, t->capsize, n) || !TLOG_GROW(t->renumber, t->caprenumber, n))
+        return false;
+    for (size_t i = 0; i < n; i++)
+        t->size[i] = 1;
+    for (size_t i = n; i-- > 1;)
+        t->size[t->rows[i].parent] += t->size[i];
+    t->renumber[0] = 0;
+    for (size_t p = 0; p < n; p++) {
+        uint32_t next = t->renumber[p] + 1;
+        for (uint32_t k = t->starts[p]; k < t->starts[p + 1]; k++) {
+            t->renumber[t->order[k]] = next;
+            next += t->size[t->order[k]];
+        }
+    }
+    return true;
+}
+
+static void link_children(const tlog_tree *t, tlog_node *out)
+{
+    const uint32_t *num = t->renumber;
+    for (size_t p = 0; p < t->nrows; p++) {
+        const uint32_t *c = &t->order[t->starts[p]];
+        size_t n = t->starts[p + 1] - t->starts[p];
+        if (!n)
+            continue;
+        out[num[p]].first_child = &out[num[c[0]]];
+        for (size_t i = 1; i < n; i++)
+            out[num[c[i - 1]]].next_sibling = &out[num[c[i]]];
+    }
+}
+
+/* Writes row i as its node, its parent written already (rows are made
+ * parents first). Self time: the total less control children; execution
+ * rows ran elsewhere, beside their parent, and `Device past frame end`
+ * after it. */
+static void put_node(const tlog_tree *t, tlog_node *out, size_t i, const tlog_tree_finish *how)
+{
+    const uint32_t *num = t->renumber;
+    tlog_node *o = &out[num[i]];
+    write_node(o, &t->rows[i], how);
+    if (!how->self_given)
+        o->self_ns = o->total_ns;
+    if (i == 0) {
+        o->percent = 100.0;
+        return;
+    }
+    tlog_node *p = &out[num[t->rows[i].parent]];
+    o->parent = p;
+    o->depth = p->depth + 1;
+    if (!how->self_given && o->kind == TLOG_KIND_CONTROL && !(o->flags & TLOG_NODE_PAST_FRAME))
+        p->self_ns = p->self_ns > o->total_ns ? p->self_ns - o->total_ns : 0;
+    o->percent = p->total_ns ? 100.0 * (double)o->total_ns / (double)p->total_ns : 0.0;
+}
+
+int tlog_tree_finish_(tlog_tree *t, tlog_frame *f, const tlog_tree_finish *how)
+{
+    size_t n = t->nrows;
+    tlog_node *out = n ? tlog_malloc_(n * sizeof *out) : NULL;
+    if (!out || !group_children(t)) {
+        free(out);
+        return TLOG_ENOMEM;
+    }
+    order_children(t, how->order);
+    if (!renumber(t)) {
+        free(out);
+        return TLOG_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++)
+        put_node(t, out, i, how);
+    link_children(t, out);
+    free(f->nodes);
+    f->nodes = out;
+    f->nnodes = n;
+    return TLOG_OK;
+}

@@ -1,0 +1,108 @@
+/*
+ * The one builder of a frame's rows (tlog_node). Its three producers add
+ * rows their own way: resolve.c merges recorded instances by (parent row,
+ * kind, title), merge.c merges rows of several frames the same way, and
+ * decode.c appends rows read from a stream as they come. finish() then
+ * writes the frame's nodes once: links children, computes depths, self
+ * times and percentages. Not installed.
+ */
+#ifndef TIMERLOG_TREE_H
+#define TIMERLOG_TREE_H
+
+#include "internal.h"
+
+#define TLOG_TREE_NONE UINT32_MAX
+
+/* A row while it is built. Times are in the producer's units: clock ticks
+ * for resolve.c (converted by finish), nanoseconds otherwise. */
+typedef struct tlog_tree_row {
+    const char *name;
+    const char *thread_name;
+    const tlog_site *site;
+    uint32_t parent;          /* TLOG_TREE_NONE for the root, row 0 */
+    uint32_t title;           /* tlog_tree_title_ id; TLOG_TREE_NONE when appended */
+    uint32_t thread;
+    uint32_t first;           /* producer's: which instance came first */
+    uint8_t kind;
+    uint8_t flags;            /* tlog_node_flags */
+    uint64_t count, total, min, max;
+    uint64_t self;            /* TLOG_TREE_SELF_GIVEN only */
+    uint64_t start;           /* first start; compared as a signed difference */
+} tlog_tree_row;
+
+typedef struct tlog_tree_slot {
+    uint64_t key;             /* parent, title and kind; UINT64_MAX: empty */
+    uint32_t row;
+} tlog_tree_slot;
+
+typedef struct tlog_tree {
+    tlog_tree_row *rows;
+    size_t nrows, caprows;
+    tlog_tree_slot *slots;    /* (parent, title, kind) -> row */
+    size_t nslots;            /* a power of two, or 0 */
+    const char **titles;      /* title id -> text */
+    size_t ntitles, captitles;
+    uint32_t *title_slots;    /* text -> title id, open addressing */
+    size_t ntitle_slots;
+    /* finish()'s scratch: children grouped by parent, subtree sizes, and
+     * each row's node index (renumber). */
+    uint32_t *order, *starts, *size, *renumber;
+    size_t caporder, capstarts, capsize, caprenumber;
+} tlog_tree;
+
+/* Forgets the rows and titles, keeping the memory for the next frame. */
+TLOG_INTERNAL void tlog_tree_clear_(tlog_tree *t);
+TLOG_INTERNAL void tlog_tree_free_(tlog_tree *t);
+
+/* The id of title `name` (not copied: it must outlive the tree), made on
+ * first use; TLOG_TREE_NONE if memory ran out. */
+TLOG_INTERNAL uint32_t tlog_tree_title_(tlog_tree *t, const char *name);
+
+/* The row of `kind` titled `title` under `parent` (TLOG_TREE_NONE: the
+ * root), made if new with its name, zero counts and min at UINT64_MAX, and
+ * *made set; TLOG_TREE_NONE if memory ran out. Rows are numbered in the
+ * order they are made: a parent before its children. */
+TLOG_INTERNAL uint32_t tlog_tree_row_(tlog_tree *t, uint32_t parent, uint32_t title,
+                                      uint8_t kind, const char *name, bool *made);
+
+/* A new row under `parent` that merges with nothing; TLOG_TREE_NONE if
+ * memory ran out. */
+TLOG_INTERNAL uint32_t tlog_tree_append_(tlog_tree *t, uint32_t parent);
+
+/* Adds one instance of `duration` to a row. */
+static inline void tlog_tree_add_(tlog_tree_row *r, uint64_t duration, uint64_t start)
+{
+    r->count++;
+    r->total += duration;
+    if (duration < r->min)
+        r->min = duration;
+    if (duration > r->max)
+        r->max = duration;
+    if ((int64_t)(start - r->start) < 0 || r->count == 1)
+        r->start = start;
+}
+
+enum tlog_tree_order {
+    /* Siblings by first start, worker threads' `==>` rows last, by thread. */
+    TLOG_TREE_BY_START,
+    /* Siblings in the order their rows were made. */
+    TLOG_TREE_AS_MADE
+};
+
+typedef struct tlog_tree_finish {
+    enum tlog_tree_order order;
+    bool self_given;          /* rows carry their self time; else computed */
+    double rate;              /* ns per unit of the rows' times; 0: already ns */
+    uint64_t origin;          /* with rate: the unit time that is 0 ns */
+} tlog_tree_finish;
+
+/* Writes the rows as the frame's nodes (f->nodes, f->nnodes), linked, with
+ * depths, self times and percentages, numbered in pre-order (walking the
+ * nodes array in order is walking the tree); the node of row r is then
+ * t->renumber[r]. TLOG_ENOMEM. */
+TLOG_INTERNAL int tlog_tree_finish_(tlog_tree *t, tlog_frame *f, const tlog_tree_finish *how);
+
+/* Ticks from `origin` as signed nanoseconds, saturating. */
+TLOG_INTERNAL int64_t tlog_tree_offset_ns_(uint64_t t, uint64_t origin, double rate);
+
+#endif
