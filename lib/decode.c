@@ -9,6 +9,7 @@
 #include "alloc.h"
 #include "decode.h"
 #include "stream_format.h"
+#include "tree.h"
 
 #define NONE TLOG_STREAM_NONE
 /* The smallest encoded node and instance, to bound counts before
@@ -80,21 +81,24 @@ typedef struct row_refs {
     uint32_t launcher, launch_site, device, queue;
 } row_refs;
 
-static int read_node(in *c, const tlog_decode_tables *t, tlog_frame *f, uint32_t i,
-                     row_refs *refs, char *why, size_t size)
+static int read_node(in *c, const tlog_decode_tables *t, tlog_tree *tree, uint32_t i,
+                     uint32_t nnodes, row_refs *refs, char *why, size_t size)
 {
-    tlog_node *n = &f->nodes[i];
     uint32_t parent = u32(c), site = u32(c);
+    uint32_t at = tlog_tree_append_(tree, parent);
+    if (at == TLOG_TREE_NONE)
+        return TLOG_ENOMEM;
+    tlog_tree_row *n = &tree->rows[at];
     n->name = str(c);
     n->kind = u8(c);
     n->flags = u8(c);
     n->thread = u32(c);
     n->thread_name = str(c);
-    n->start_ns = (int64_t)u64(c);
-    n->total_ns = u64(c);
-    n->self_ns = u64(c);
-    n->min_ns = u64(c);
-    n->max_ns = u64(c);
+    n->start = u64(c);
+    n->total = u64(c);
+    n->self = u64(c);
+    n->min = u64(c);
+    n->max = u64(c);
     n->count = u64(c);
     refs->launcher = u32(c);
     refs->launch_site = u32(c);
@@ -107,7 +111,7 @@ static int read_node(in *c, const tlog_decode_tables *t, tlog_frame *f, uint32_t
     if ((site != NONE && site >= t->nsites) ||
         (refs->launch_site != NONE && refs->launch_site >= t->nsites))
         return bad(why, size, "a row names an undescribed call site");
-    if (refs->launcher != NONE && refs->launcher >= f->nnodes)
+    if (refs->launcher != NONE && refs->launcher >= nnodes)
         return bad(why, size, "a row's launcher is out of range");
     if (refs->device != NONE && !t->device(t->user, refs->device))
         return bad(why, size, "a row names an undescribed device");
@@ -119,30 +123,11 @@ static int read_node(in *c, const tlog_decode_tables *t, tlog_frame *f, uint32_t
         (!device && (refs->launcher != NONE || refs->launch_site != NONE)))
         return bad(why, size, "a row's device fields contradict its flags");
     n->site = site == NONE ? NULL : t->sites[site];
-    n->parent = i ? &f->nodes[parent] : NULL;
-    n->depth = i ? n->parent->depth + 1 : 0;
-    if (n->depth > MAX_DEPTH)
-        return bad(why, size, "rows nest deeper than any frame can");
     return TLOG_OK;
 }
 
-/* Children in the order the rows came; percentages as the resolver makes
- * them, so that a dump reads the same byte for byte. */
-static void link_rows(tlog_frame *f, const tlog_node **last)
-{
-    for (size_t i = 1; i < f->nnodes; i++) {
-        tlog_node *n = &f->nodes[i], *p = (tlog_node *)n->parent;
-        if (last[p - f->nodes])
-            ((tlog_node *)last[p - f->nodes])->next_sibling = n;
-        else
-            p->first_child = n;
-        last[p - f->nodes] = n;
-        n->percent = p->total_ns ? 100.0 * (double)n->total_ns / (double)p->total_ns : 0.0;
-    }
-    f->nodes[0].percent = 100.0;
-}
-
-static int attach_devs(const tlog_decode_tables *t, tlog_frame *f, const row_refs *refs)
+static int attach_devs(const tlog_decode_tables *t, tlog_frame *f, const row_refs *refs,
+                       const uint32_t *num)
 {
     size_t ndev = 0;
     for (size_t i = 0; i < f->nnodes; i++)
@@ -160,33 +145,46 @@ static int attach_devs(const tlog_decode_tables *t, tlog_frame *f, const row_ref
         if (r->device == NONE && r->launch_site == NONE && r->launcher == NONE)
             continue;
         tlog_node_dev *d = &f->node_devs[ndev++];
-        d->launcher = r->launcher == NONE ? NULL : &f->nodes[r->launcher];
+        d->launcher = r->launcher == NONE ? NULL : &f->nodes[num[r->launcher]];
         d->launch_site = r->launch_site == NONE ? NULL : t->sites[r->launch_site];
         d->device = r->device == NONE ? NULL : t->device(t->user, r->device);
         d->queue = r->queue;
-        f->nodes[i].dev = d;
+        f->nodes[num[i]].dev = d;
     }
     return TLOG_OK;
 }
 
-static int read_rows(in *c, const tlog_decode_tables *t, tlog_frame *f, char *why,
-                     size_t size)
+static bool too_deep(const tlog_frame *f)
 {
-    row_refs *refs = tlog_calloc_(f->nnodes, sizeof *refs);
-    const tlog_node **last = tlog_calloc_(f->nnodes, sizeof *last);
-    int rc = refs && last ? TLOG_OK : TLOG_ENOMEM;
-    for (uint32_t i = 0; rc == TLOG_OK && i < f->nnodes; i++)
-        rc = read_node(c, t, f, i, &refs[i], why, size);
+    for (size_t i = 0; i < f->nnodes; i++)
+        if (f->nodes[i].depth > MAX_DEPTH)
+            return true;
+    return false;
+}
+
+/* Rows as they came: children in that order, self times as written, and
+ * percentages as the resolver makes them, so that a dump reads the same
+ * byte for byte. The nodes are numbered in pre-order (*num: a row's node). */
+static int read_rows(in *c, const tlog_decode_tables *t, tlog_frame *f, uint32_t nnodes,
+                     tlog_tree *tree, char *why, size_t size)
+{
+    row_refs *refs = tlog_calloc_(nnodes, sizeof *refs);
+    int rc = refs ? TLOG_OK : TLOG_ENOMEM;
+    for (uint32_t i = 0; rc == TLOG_OK && i < nnodes; i++)
+        rc = read_node(c, t, tree, i, nnodes, &refs[i], why, size);
     if (rc == TLOG_OK) {
-        link_rows(f, last);
-        rc = attach_devs(t, f, refs);
+        tlog_tree_finish how = {TLOG_TREE_AS_MADE, true, 0, 0};
+        rc = tlog_tree_finish_(tree, f, &how);
     }
+    if (rc == TLOG_OK && too_deep(f))
+        rc = bad(why, size, "rows nest deeper than any frame can");
+    if (rc == TLOG_OK)
+        rc = attach_devs(t, f, refs, tree->renumber);
     free(refs);
-    free(last);
     return rc;
 }
 
-static int read_instances(in *c, tlog_frame *f, char *why, size_t size)
+static int read_instances(in *c, tlog_frame *f, const uint32_t *num, char *why, size_t size)
 {
     if (f->device_rows > f->ninsts)
         return bad(why, size, "more device intervals than instances");
@@ -205,6 +203,8 @@ static int read_instances(in *c, tlog_frame *f, char *why, size_t size)
             return bad(why, size, "instances run past the block");
         if (x->node >= f->nnodes || (launcher != NONE && launcher >= f->nnodes))
             return bad(why, size, "an instance names a row out of range");
+        x->node = num[x->node];
+        launcher = launcher == NONE ? NONE : num[launcher];
         if (!(f->nodes[x->node].flags & TLOG_NODE_DEVICE))
             continue;
         if (ndev == f->device_rows)
@@ -237,15 +237,15 @@ int tlog_decode_frame_(const tlog_decode_tables *t, const uint8_t *p, size_t n,
     if (c.c.short_read || nnodes == 0 || nnodes > left / MIN_NODE_BYTES ||
         ninsts > (left - nnodes * (size_t)MIN_NODE_BYTES) / INSTANCE_BYTES)
         rc = bad(why, why_size, "row or instance counts do not fit the block");
+    tlog_tree tree = {0};
     if (rc == TLOG_OK) {
-        f->nnodes = nnodes;
         f->ninsts = ninsts;
-        f->nodes = tlog_calloc_(nnodes, sizeof *f->nodes);
         f->insts = tlog_calloc_(ninsts ? ninsts : 1, sizeof *f->insts);
-        rc = f->nodes && f->insts ? read_rows(&c, t, f, why, why_size) : TLOG_ENOMEM;
+        rc = f->insts ? read_rows(&c, t, f, nnodes, &tree, why, why_size) : TLOG_ENOMEM;
     }
     if (rc == TLOG_OK)
-        rc = read_instances(&c, f, why, why_size);
+        rc = read_instances(&c, f, tree.renumber, why, why_size);
+    tlog_tree_free_(&tree);
     if (rc == TLOG_OK && c.c.p != c.c.end)
         rc = bad(why, why_size, "bytes left over after the instances");
     if (rc != TLOG_OK) {

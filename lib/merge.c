@@ -11,27 +11,20 @@
 #include "alloc.h"
 #include "exchange.h"
 #include "internal.h"
+#include "tree.h"
 
-#define NONE UINT32_MAX
+#define NONE TLOG_TREE_NONE
 
 typedef struct merger {
     tlog_frame *out;
-    uint32_t *slots;          /* open addressing: (parent, kind, name) -> row */
-    size_t mask;
-    uint32_t *last_child;
+    tlog_tree tree;
     char *arena;
-    /* Reducing: each row's total in the input being merged, and which
-     * input that is (+1; 0 = none yet). */
+    /* Reducing: per row, the spread over the inputs, its total in the
+     * input being merged, and which input that is (+1; 0 = none yet). */
+    tlog_node_ranks *ranks;
     uint64_t *input_total;
     uint32_t *input_of;
 } merger;
-
-static uint64_t row_hash(uint32_t parent, int kind, const char *name)
-{
-    uint64_t h = tlog_hash_str_(0xcbf29ce484222325ull ^ (uint64_t)kind, name);
-    h ^= (uint64_t)parent * 0x9e3779b97f4a7c15ull;
-    return h ^ (h >> 31);
-}
 
 static const char *keep(merger *m, const char *s)
 {
@@ -42,44 +35,29 @@ static const char *keep(merger *m, const char *s)
     return at;
 }
 
-/* The merged row for `n` under merged row `parent`, made if new. */
+/* The merged row for `n` under merged row `parent` (NONE: the root), made
+ * if new; NONE if memory ran out. */
 static uint32_t row_for(merger *m, uint32_t parent, const tlog_node *n)
 {
-    tlog_frame *o = m->out;
-    size_t s = row_hash(parent, n->kind, n->name) & m->mask;
-    for (; m->slots[s] != NONE; s = (s + 1) & m->mask) {
-        tlog_node *r = &o->nodes[m->slots[s]];
-        if ((r->parent ? (uint32_t)(r->parent - o->nodes) : NONE) == parent &&
-            r->kind == n->kind && strcmp(r->name, n->name) == 0)
-            return m->slots[s];
+    uint32_t title = tlog_tree_title_(&m->tree, n->name);
+    bool made;
+    uint32_t i = title == NONE ? NONE
+                               : tlog_tree_row_(&m->tree, parent, title, n->kind, NULL, &made);
+    if (i != NONE && made) {
+        tlog_tree_row *r = &m->tree.rows[i];
+        r->name = keep(m, n->name);
+        r->thread_name = keep(m, n->thread_name);
+        r->site = n->site;
+        r->thread = n->thread;
+        r->start = (uint64_t)n->start_ns;
     }
-    uint32_t i = (uint32_t)o->nnodes++;
-    tlog_node *r = &o->nodes[i];
-    r->name = keep(m, n->name);
-    r->thread_name = keep(m, n->thread_name);
-    r->site = n->site;
-    r->thread = n->thread;
-    r->kind = n->kind;
-    r->start_ns = n->start_ns;
-    r->min_ns = UINT64_MAX;
-    r->parent = parent == NONE ? NULL : &o->nodes[parent];
-    r->depth = r->parent ? r->parent->depth + 1 : 0;
-    if (r->parent) {
-        if (m->last_child[parent] != NONE)
-            o->nodes[m->last_child[parent]].next_sibling = r;
-        else
-            o->nodes[parent].first_child = r;
-        m->last_child[parent] = i;
-    }
-    m->last_child[i] = NONE;
-    m->slots[s] = i;
     return i;
 }
 
 /* Closes the row's total for the input it was last seen in. */
 static void fold_input(merger *m, uint32_t row)
 {
-    tlog_node_ranks *s = &m->out->node_ranks[row];
+    tlog_node_ranks *s = &m->ranks[row];
     uint64_t t = m->input_total[row];
     if (s->present++ == 0 || t < s->min_ns)
         s->min_ns = t;
@@ -99,12 +77,14 @@ static void count_input(merger *m, uint32_t row, uint32_t input, uint64_t total)
     m->input_total[row] += total;
 }
 
-/* After the last input: means over all inputs, absent counting as 0. */
+/* After the last input: means over all inputs, absent counting as 0, at
+ * the rows' nodes. */
 static void finish_spread(merger *m, uint32_t inputs)
 {
     tlog_frame *o = m->out;
+    const uint32_t *num = m->tree.renumber;
     for (uint32_t i = 0; i < o->nnodes; i++) {
-        tlog_node_ranks *s = &o->node_ranks[i];
+        tlog_node_ranks *s = &m->ranks[i];
         if (m->input_of[i])
             fold_input(m, i);
         if (s->present < inputs) {
@@ -112,51 +92,40 @@ static void finish_spread(merger *m, uint32_t inputs)
             o->partial_rows++;
         }
         s->mean_ns /= inputs;
-        o->nodes[i].ranks = s;
+        o->node_ranks[num[i]] = *s;
+        o->nodes[num[i]].ranks = &o->node_ranks[num[i]];
     }
     o->reduced_ranks = inputs;
     o->duration_ns = tlog_ns_from_double_(o->node_ranks[0].mean_ns + 0.5);
 }
 
-static void add_row(tlog_node *r, const tlog_node *n)
+static void add_row(tlog_tree_row *r, const tlog_node *n)
 {
-    r->total_ns += n->total_ns;
+    r->total += n->total_ns;
     r->count += n->count;
-    if (n->min_ns < r->min_ns)
-        r->min_ns = n->min_ns;
-    if (n->max_ns > r->max_ns)
-        r->max_ns = n->max_ns;
-    if (n->start_ns < r->start_ns)
-        r->start_ns = n->start_ns;
+    if (n->min_ns < r->min)
+        r->min = n->min_ns;
+    if (n->max_ns > r->max)
+        r->max = n->max_ns;
+    if (n->start_ns < (int64_t)r->start)
+        r->start = (uint64_t)n->start_ns;
     r->flags |= n->flags;
 }
 
 /* Walks input frame `input`, parents first, mapping each row to its merged
  * row. */
-static void merge_frame(merger *m, const tlog_frame *f, uint32_t input, uint32_t *map)
+static bool merge_frame(merger *m, const tlog_frame *f, uint32_t input, uint32_t *map)
 {
     for (const tlog_node *n = tlog_frame_root(f); n; n = tlog_node_next_(n, true)) {
         uint32_t i = (uint32_t)(n - f->nodes);
-        uint32_t parent = n->parent ? map[n->parent - f->nodes] : NONE;
-        map[i] = parent == NONE ? 0 : row_for(m, parent, n);
-        add_row(&m->out->nodes[map[i]], n);
+        map[i] = n->parent ? row_for(m, map[n->parent - f->nodes], n) : 0;
+        if (map[i] == NONE)
+            return false;
+        add_row(&m->tree.rows[map[i]], n);
         if (m->input_of)
             count_input(m, map[i], input, n->total_ns);
     }
-}
-
-static void finish(tlog_frame *o)
-{
-    for (size_t i = 0; i < o->nnodes; i++)
-        o->nodes[i].self_ns = o->nodes[i].total_ns;
-    for (size_t i = 1; i < o->nnodes; i++) {
-        tlog_node *n = &o->nodes[i], *p = (tlog_node *)n->parent;
-        if (n->kind == TLOG_KIND_CONTROL)
-            p->self_ns = p->self_ns > n->total_ns ? p->self_ns - n->total_ns : 0;
-        n->percent = p->total_ns ? 100.0 * (double)n->total_ns / (double)p->total_ns : 0.0;
-    }
-    o->nodes[0].percent = 100.0;
-    o->duration_ns = o->nodes[0].total_ns;
+    return true;
 }
 
 /* Room for every row and name of the inputs. */
@@ -178,19 +147,62 @@ static size_t sizes(const tlog_frame *const *frames, size_t n, size_t *rows, siz
     return 0;
 }
 
-static tlog_frame *new_frame(size_t rows, size_t bytes)
+static tlog_frame *new_frame(size_t bytes)
 {
     tlog_frame *o = tlog_frame_alloc_(NULL);
     if (!o)
         return NULL;
     atomic_store(&o->resolved, true);
-    o->nodes = tlog_calloc_(rows, sizeof *o->nodes);
     o->strings = tlog_malloc_(bytes + 64);
-    if (!o->nodes || !o->strings) {
+    if (!o->strings) {
         tlog_frame_release(o);
         return NULL;
     }
     return o;
+}
+
+/* One root for all: the first frame's, under its title. */
+static bool make_root(merger *m, const tlog_frame *first)
+{
+    const tlog_node *root = tlog_frame_root(first);
+    uint32_t title = tlog_tree_title_(&m->tree, root->name);
+    bool made;
+    if (title == NONE ||
+        tlog_tree_row_(&m->tree, NONE, title, TLOG_KIND_CONTROL, NULL, &made) != 0)
+        return false;
+    tlog_tree_row *r = &m->tree.rows[0];
+    r->name = keep(m, root->name);
+    r->thread_name = keep(m, root->thread_name);
+    r->site = root->site;
+    r->thread = root->thread;
+    r->start = (uint64_t)root->start_ns;
+    return true;
+}
+
+static int merge_all(merger *m, const tlog_frame *const *frames, size_t n, uint32_t *map)
+{
+    if (!make_root(m, frames[0]))
+        return TLOG_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        if (!merge_frame(m, frames[i], (uint32_t)i, map))
+            return TLOG_ENOMEM;
+    tlog_tree_finish how = {TLOG_TREE_AS_MADE, false, 0, 0};
+    return tlog_tree_finish_(&m->tree, m->out, &how);
+}
+
+static void take_frame_fields(tlog_frame *o, const tlog_frame *const *frames, size_t n)
+{
+    o->duration_ns = o->nodes[0].total_ns;
+    o->thread = frames[0]->thread;
+    memcpy(o->thread_name, frames[0]->thread_name, sizeof o->thread_name);
+    o->start_ns = frames[0]->start_ns;
+    o->rank = frames[0]->rank;
+    o->wall0_ns = frames[0]->wall0_ns;
+    for (size_t i = 0; i < n; i++) {
+        o->dropped += frames[i]->dropped;
+        o->repaired += frames[i]->repaired;
+        o->device_unresolved += frames[i]->device_unresolved;
+    }
 }
 
 static int merge_frames(const tlog_frame *const *frames, size_t n, bool spread,
@@ -203,50 +215,29 @@ static int merge_frames(const tlog_frame *const *frames, size_t n, bool spread,
     size_t rows, bytes, widest;
     if (sizes(frames, n, &rows, &bytes, &widest))
         return TLOG_EINVAL;
-    tlog_frame *o = new_frame(rows, bytes);
-    size_t cap = 16;
-    while (cap < rows * 2)
-        cap <<= 1;
-    merger m = {.out = o, .slots = tlog_malloc_(cap * sizeof(uint32_t)), .mask = cap - 1,
-                .last_child = tlog_malloc_(rows * sizeof(uint32_t)),
-                .arena = o ? o->strings : NULL};
+    tlog_frame *o = new_frame(bytes);
+    merger m = {.out = o, .arena = o ? o->strings : NULL};
     uint32_t *map = tlog_malloc_(widest * sizeof *map);
-    if (spread && o) {
-        o->node_ranks = tlog_calloc_(rows, sizeof *o->node_ranks);
+    if (spread) {
+        m.ranks = tlog_calloc_(rows, sizeof *m.ranks);
         m.input_total = tlog_malloc_(rows * sizeof *m.input_total);
         m.input_of = tlog_calloc_(rows, sizeof *m.input_of);
     }
-    int rc = o && m.slots && m.last_child && map &&
-             (!spread || (o->node_ranks && m.input_total && m.input_of)) ? TLOG_OK
-                                                                        : TLOG_ENOMEM;
+    int rc = o && map && (!spread || (m.ranks && m.input_total && m.input_of)) ? TLOG_OK
+                                                                               : TLOG_ENOMEM;
+    if (rc == TLOG_OK)
+        rc = merge_all(&m, frames, n, map);
+    if (rc == TLOG_OK && spread) {
+        o->node_ranks = tlog_calloc_(o->nnodes, sizeof *o->node_ranks);
+        rc = o->node_ranks ? TLOG_OK : TLOG_ENOMEM;
+    }
     if (rc == TLOG_OK) {
-        memset(m.slots, 0xff, cap * sizeof(uint32_t));
-        /* One root for all: the first frame's, under its title. */
-        const tlog_node *root = tlog_frame_root(frames[0]);
-        o->nnodes = 1;
-        o->nodes[0] = (tlog_node){.name = keep(&m, root->name),
-                                  .thread_name = keep(&m, root->thread_name),
-                                  .site = root->site, .thread = root->thread,
-                                  .start_ns = root->start_ns, .min_ns = UINT64_MAX};
-        m.last_child[0] = NONE;
-        for (size_t i = 0; i < n; i++)
-            merge_frame(&m, frames[i], (uint32_t)i, map);
-        finish(o);
+        take_frame_fields(o, frames, n);
         if (spread)
             finish_spread(&m, (uint32_t)n);
-        o->thread = frames[0]->thread;
-        memcpy(o->thread_name, frames[0]->thread_name, sizeof o->thread_name);
-        o->start_ns = frames[0]->start_ns;
-        o->rank = frames[0]->rank;
-        o->wall0_ns = frames[0]->wall0_ns;
-        for (size_t i = 0; i < n; i++) {
-            o->dropped += frames[i]->dropped;
-            o->repaired += frames[i]->repaired;
-            o->device_unresolved += frames[i]->device_unresolved;
-        }
     }
-    free(m.slots);
-    free(m.last_child);
+    tlog_tree_free_(&m.tree);
+    free(m.ranks);
     free(m.input_total);
     free(m.input_of);
     free(map);

@@ -173,7 +173,7 @@ static void write_node(tlog_node *o, const tlog_tree_row *r, const tlog_tree_fin
         .start_ns = how->rate ? tlog_tree_offset_ns_(r->start, how->origin, how->rate)
                               : (int64_t)r->start,
         .total_ns = to_ns(r->total, how->rate),
-        .min_ns = r->count ? to_ns(r->min, how->rate) : 0,
+        .min_ns = r->count || r->min != UINT64_MAX ? to_ns(r->min, how->rate) : 0,
         .max_ns = to_ns(r->max, how->rate),
         .count = r->count,
         .self_ns = how->self_given ? r->self : 0,

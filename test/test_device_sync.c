@@ -813,6 +813,34 @@ static void many_instances_merge_into_one_row(void **state)
 
 #define SIM_TEST(fn) cmocka_unit_test_setup_teardown(fn, sim_setup, sim_teardown)
 
+/* Merged frames count time as a resolved frame does: `Device past frame end`
+ * ran after the root, so it is not taken from the root's self time. */
+static void merged_root_keeps_the_past_row_out_of_its_self_time(void **state)
+{
+    sim_fixture *fx = *state;
+    host_begin(fx, "Frame");
+    kernel(fx, fx->q1, "Late", 5.0);
+    host_begin(fx, "Host work");
+    sim_at(fx, sim_ms(fx) + 1.0);
+    host_end(fx, "Host work");
+    sim_at(fx, sim_ms(fx) + 1.0);
+    host_end(fx, "Frame");
+    assert_int_equal(tlog_sync(fx->log), TLOG_OK);
+    tlog_frame *f = tlog_frame_pop_ready(fx->log);
+    assert_non_null(f);
+    assert_non_null(path(f, past, "Late", NULL));
+    tlog_node_info root = info_of(tlog_frame_root(f));
+    assert_int_equal(root.self_ns, NS_PER_MS);
+    const tlog_frame *two[] = {f, f};
+    tlog_frame *m = NULL;
+    assert_int_equal(tlog_frame_merge(two, 2, &m), TLOG_OK);
+    assert_int_equal(info_of(tlog_frame_root(m)).self_ns, 2 * NS_PER_MS);
+    assert_int_equal(info_of(path(m, past, NULL, NULL)).total_ns,
+                     2 * info_of(path(f, past, NULL, NULL)).total_ns);
+    tlog_frame_release(m);
+    tlog_frame_release(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -841,6 +869,8 @@ int main(void)
         cmocka_unit_test(launch_rows_time_the_host_side),
         cmocka_unit_test(launch_row_of_a_scope_ended_on_another_thread),
         cmocka_unit_test(offset_is_measured_and_can_be_subtracted),
+        cmocka_unit_test_setup_teardown(merged_root_keeps_the_past_row_out_of_its_self_time,
+                                        sim_setup, sim_teardown),
         SIM_TEST(many_instances_merge_into_one_row),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

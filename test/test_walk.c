@@ -257,6 +257,82 @@ static void frame_info_and_instances(void **state)
     tlog_frame_release(f);
 }
 
+/* The names of a frame's instances, in the order listed, joined by ' '. */
+static void instance_names(const tlog_frame *f, char *out, size_t size)
+{
+    tlog_frame_info fi = {.size = sizeof fi};
+    assert_int_equal(tlog_frame_get_info(f, &fi), TLOG_OK);
+    out[0] = '\0';
+    for (size_t i = 0; i < fi.instances; i++) {
+        tlog_instance in = {.size = sizeof in};
+        assert_int_equal(tlog_frame_get_instance(f, i, &in), TLOG_OK);
+        size_t len = strlen(out);
+        snprintf(out + len, size - len, "%s%s", len ? " " : "", info_of(in.node).name);
+    }
+}
+
+/* However deep and wide, a thread's instances are listed in the order its
+ * scopes began (records are written as scopes end). */
+static void instances_are_listed_in_begin_order(void **state)
+{
+    (void)state;
+    tlog_config c = test_config(NULL);
+    tlog_log *log = make_log(&c);
+    double t = 0;
+    begin_at(log, "F", t++);
+    begin_at(log, "A", t++);
+    begin_at(log, "B", t++);
+    begin_at(log, "C", t++);
+    end_at(log, "C", t++);
+    end_at(log, "B", t++);
+    begin_at(log, "D", t++);
+    end_at(log, "D", t++);
+    end_at(log, "A", t++);
+    begin_at(log, "E", t++);
+    begin_at(log, "G", t++);
+    end_at(log, "G", t++);
+    end_at(log, "E", t++);
+    begin_at(log, "A", t++);
+    end_at(log, "A", t++);
+    end_at(log, "F", t++);
+    tlog_frame *f = tlog_frame_latest(log);
+    char names[256];
+    instance_names(f, names, sizeof names);
+    assert_string_equal(names, "F A B C D E G A");
+    tlog_frame_release(f);
+    tlog_destroy(log);
+}
+
+/* Two call sites of one title under one parent are one row; each site
+ * counts its own instances. */
+static void sites_of_one_title_share_a_row(void **state)
+{
+    (void)state;
+    static const tlog_site here = {"Same", "walk.c", "one", 1, 1};
+    static const tlog_site there = {"Same", "walk.c", "two", 2, 1};
+    tlog_config c = test_config(NULL);
+    tlog_log *log = make_log(&c);
+    uint64_t here0 = tlog_site_instances(&here), there0 = tlog_site_instances(&there);
+    begin_at(log, "Frame", 0);
+    tlog_log_begin(log, &here);
+    tlog_log_end(log, &here);
+    tlog_log_begin(log, &there);
+    tlog_log_end(log, &there);
+    tlog_log_begin(log, &there);
+    tlog_log_end(log, &there);
+    end_at(log, "Frame", 1);
+    tlog_frame *f = tlog_frame_latest(log);
+    const tlog_node *root = tlog_frame_root(f);
+    assert_null(tlog_node_next_sibling(tlog_node_first_child(root)));
+    tlog_node_info same = info_of(child_named(root, "Same"));
+    assert_int_equal(same.count, 3);
+    assert_ptr_equal(same.site, &here);   /* the first instance's */
+    assert_int_equal(tlog_site_instances(&here) - here0, 1);
+    assert_int_equal(tlog_site_instances(&there) - there0, 2);
+    tlog_frame_release(f);
+    tlog_destroy(log);
+}
+
 static void shorter_info_struct_is_filled_only_up_to_its_size(void **state)
 {
     tlog_frame *f = tlog_frame_latest(*state);
@@ -385,6 +461,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(visitor_walks_parents_first, setup, teardown),
         cmocka_unit_test_setup_teardown(visitor_can_skip_a_subtree, setup, teardown),
         cmocka_unit_test_setup_teardown(frame_info_and_instances, setup, teardown),
+        cmocka_unit_test(instances_are_listed_in_begin_order),
+        cmocka_unit_test(sites_of_one_title_share_a_row),
         cmocka_unit_test_setup_teardown(shorter_info_struct_is_filled_only_up_to_its_size,
                                         setup, teardown),
         cmocka_unit_test(queue_keeps_newest_and_counts_dropped),
