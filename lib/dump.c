@@ -1,5 +1,6 @@
 /* The text dump: one row per node, in the format of the product brief. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "alloc.h"
 #include "summary.h"
@@ -95,16 +96,84 @@ static void put_rank_columns(FILE *out, const tlog_node_ranks *r)
  * parent's few microseconds do not have. */
 #define PERCENT_SHOWN_MAX 9999.99
 
-static void put_percent(FILE *out, const tlog_node *n)
+/* A row's text, made in memory and written with one call: most of a large
+ * dump's time went to formatting through stdio call by call. */
+typedef struct line {
+    FILE *out;
+    size_t len;
+    char buf[1024];
+} line;
+
+static void flush(line *l)
+{
+    fwrite(l->buf, 1, l->len, l->out);
+    l->len = 0;
+}
+
+static void put_bytes(line *l, const char *s, size_t n)
+{
+    while (n) {
+        if (l->len == sizeof l->buf)
+            flush(l);
+        size_t k = sizeof l->buf - l->len < n ? sizeof l->buf - l->len : n;
+        memcpy(l->buf + l->len, s, k);
+        l->len += k;
+        s += k;
+        n -= k;
+    }
+}
+
+static void put_text(line *l, const char *s)
+{
+    put_bytes(l, s, strlen(s));
+}
+
+/* v in decimal, at least `width` digits (zero-padded). */
+static void put_uint(line *l, uint64_t v, int width)
+{
+    char digits[24];
+    int n = 0;
+    do {
+        digits[sizeof digits - 1 - n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v || n < width);
+    put_bytes(l, digits + sizeof digits - n, (size_t)n);
+}
+
+static void put_line_seconds(line *l, uint64_t ns)
+{
+    uint64_t us = ns / 1000u + (ns % 1000u >= 500u);
+    put_uint(l, us / 1000000u, 1);
+    put_bytes(l, ".", 1);
+    put_uint(l, us % 1000000u, 6);
+    put_bytes(l, "s", 1);
+}
+
+static void put_prefix(line *l, int depth, int kind)
+{
+    if (depth == 0) {
+        put_bytes(l, "> ", 2);
+        return;
+    }
+    for (int d = 1; d < depth; d++)
+        put_bytes(l, ". ", 2);
+    put_bytes(l, kind == TLOG_KIND_EXECUTION ? "==> " : "|-> ", 4);
+}
+
+static void put_percent(line *l, const tlog_node *n)
 {
     bool beyond = n->percent > PERCENT_SHOWN_MAX ||
                   (n->parent && n->parent->total_ns == 0 && n->total_ns > 0);
-    if (beyond)
-        fputs(">9999.99% ", out);
-    else {
-        tlog_put_fixed_(out, n->percent, 2);
-        fputs("% ", out);
+    if (beyond) {
+        put_text(l, ">9999.99% ");
+        return;
     }
+    double v = n->percent >= 0 ? n->percent : 0;   /* as tlog_put_fixed_ does */
+    uint64_t hundredths = (uint64_t)(v * 100.0 + 0.5);
+    put_uint(l, hundredths / 100, 1);
+    put_bytes(l, ".", 1);
+    put_uint(l, hundredths % 100, 2);
+    put_bytes(l, "% ", 2);
 }
 
 /* Statistics columns beside a frame's rows: the summary and each row's
@@ -118,23 +187,37 @@ typedef struct stat_columns {
 static void print_row(FILE *out, const tlog_node *n, uint32_t ranks, const stat_columns *sc,
                       size_t index)
 {
-    tlog_dump_prefix_(out, n->depth, n->kind);
-    put_percent(out, n);
-    if (n->ranks)
+    line l = {.out = out};
+    put_prefix(&l, n->depth, n->kind);
+    put_percent(&l, n);
+    if (n->ranks) {
+        flush(&l);
         put_rank_columns(out, n->ranks);
-    else
-        put_seconds(out, n->total_ns);
-    if (sc->summary)
+    } else {
+        put_line_seconds(&l, n->total_ns);
+    }
+    if (sc->summary) {
+        flush(&l);
         tlog_put_stat_columns_(out, tlog_stat_row_at_(sc->summary, sc->rows[index]),
                                sc->columns, n->total_ns);
-    fprintf(out, " | (%c) %s", n->kind == TLOG_KIND_EXECUTION ? 'E' : 'C', n->name);
-    if (n->ranks && n->ranks->present < ranks)
-        fprintf(out, " [on %u/%u ranks]", n->ranks->present, ranks);
-    else if (n->count > 1 && !n->ranks)
-        fprintf(out, " [x%llu]", (unsigned long long)n->count);
+    }
+    put_text(&l, n->kind == TLOG_KIND_EXECUTION ? " | (E) " : " | (C) ");
+    put_text(&l, n->name);
+    if (n->ranks && n->ranks->present < ranks) {
+        put_text(&l, " [on ");
+        put_uint(&l, n->ranks->present, 1);
+        put_bytes(&l, "/", 1);
+        put_uint(&l, ranks, 1);
+        put_text(&l, " ranks]");
+    } else if (n->count > 1 && !n->ranks) {
+        put_text(&l, " [x");
+        put_uint(&l, n->count, 1);
+        put_bytes(&l, "]", 1);
+    }
     if (n->flags & TLOG_NODE_UNRESOLVED)
-        fputs(" [unresolved]", out);
-    fputc('\n', out);
+        put_text(&l, " [unresolved]");
+    put_bytes(&l, "\n", 1);
+    flush(&l);
 }
 
 static uint64_t shown_ns(const tlog_node *n)
