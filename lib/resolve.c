@@ -552,7 +552,8 @@ static void walk_devices(resolver *r, tlog_ticks root_end)
 {
     tlog_frame *f = r->f;
     struct tlog_resolve_scratch *s = r->s;
-    qsort(s->syncs, s->nsyncs, sizeof *s->syncs, by_end_then_start);
+    if (s->nsyncs > 1)
+        qsort(s->syncs, s->nsyncs, sizeof *s->syncs, by_end_then_start);
     uint32_t past = NONE, past_row = NONE;
     tlog_ticks past_end = root_end;
     size_t n = 0;
