@@ -191,6 +191,7 @@ typedef struct rrow {
     char *name;
     char *device;          /* device rows: the device's name */
     tlog_kind kind;
+    int depth;
     unsigned flags;        /* tlog_node_flags of any frame */
     uint64_t hash;
     buf totals, counts;    /* a varint per frame of the group, up to `filled` */
@@ -210,6 +211,10 @@ typedef struct rgroup {
     uint64_t *serials;     /* per frame of the group */
     uint32_t *files;       /* per frame: the file it came from */
     size_t nframes, frames_cap;
+    /* Frames whose rows came in another order than the group's (children
+     * by first appearance in the run): per frame, varints of its position,
+     * its row count and its rows in dump order. */
+    buf orders;
     uint32_t *hitches;     /* frames that were hitches */
     size_t nhitches, hitches_cap;
     uint32_t *touched;     /* rows of the frame being read */
@@ -256,6 +261,7 @@ typedef struct report_cmd {
     struct node_at *sorted;    /* nodes by address, for instances */
     size_t sorted_cap;
     bool adding;               /* rows new to the group are added */
+    tlog_reader **readers;     /* per file; NULL where it could not be read */
 } report_cmd;
 
 typedef struct node_at {
@@ -335,6 +341,7 @@ static uint32_t add_row(rgroup *g, uint32_t parent, const tlog_node_info *info, 
         return NO_ROW;
     g->rows = rows;
     rrow r = {.parent = parent, .launcher = NO_ROW, .kind = info->kind, .hash = hash,
+              .depth = parent == NO_ROW ? 0 : g->rows[parent].depth + 1,
               .name = strdup(info->name ? info->name : ""),
               .device = info->device ? strdup(info->device) : NULL};
     if (!r.name || (info->device && !r.device)) {
@@ -362,6 +369,7 @@ static void free_group(rgroup *g)
     free(g->files);
     free(g->hitches);
     free(g->touched);
+    free(g->orders.p);
     free(g->thread);
     free(g->root);
     tlog_frame_release(g->latest);
@@ -505,6 +513,35 @@ static bool store_values(rgroup *g, uint32_t index)
     }
     g->ntouched = 0;
     return ok;
+}
+
+/* Notes the order of the rows of the frame just walked, frame `index` of
+ * `g`, unless it is the group's: each row's children by row number (first
+ * appearance in the run). The dump orders children by first start, and
+ * worker threads' rows by thread id, which may change from frame to frame. */
+static bool store_order(report_cmd *c, rgroup *g, uint32_t index)
+{
+    uint32_t *last = grow(c->depth_rows, &c->depth_cap, 1, sizeof *last);
+    if (!last)
+        return false;
+    c->depth_rows = last;
+    bool own = true;
+    for (size_t k = 0; k < c->nnodes && own; k++) {
+        const rrow *row = &g->rows[c->node_rows[k]];
+        /* The walk only ever goes one level deeper at a time, and depth_rows
+         * has room for every level the walk reached. */
+        size_t d = (size_t)row->depth;
+        own = !(d && k && g->rows[c->node_rows[k - 1]].depth >= row->depth &&
+                c->depth_rows[d] >= c->node_rows[k]);
+        c->depth_rows[d] = c->node_rows[k];
+    }
+    if (own)
+        return true;
+    buf_varint(&g->orders, index);
+    buf_varint(&g->orders, c->nnodes);
+    for (size_t k = 0; k < c->nnodes; k++)
+        buf_varint(&g->orders, c->node_rows[k]);
+    return !g->orders.failed;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -680,6 +717,10 @@ static int add_frame(report_cmd *c, tlog_frame *f, uint32_t file)
         return rc;
     }
     link_launchers(c, g);
+    if (!store_order(c, g, (uint32_t)g->nframes)) {
+        tlog_frame_release(f);
+        return TLOG_ENOMEM;
+    }
     g->serials[g->nframes] = info.serial;
     g->files[g->nframes++] = file;
     tlog_summary_get_info(c->summary, &after);
@@ -840,7 +881,9 @@ static void put_group(FILE *out, const rgroup *g, bool first)
             fputc(',', out);
         put_base64(out, &g->rows[r].totals);
     }
-    fputs("],\n\"counts\":[", out);
+    fputs("],\n\"orders\":", out);
+    put_base64(out, &g->orders);
+    fputs(",\n\"counts\":[", out);
     for (size_t r = 0; r < g->nrows; r++) {
         if (r)
             fputc(',', out);
@@ -992,6 +1035,17 @@ static void put_data(FILE *out, report_cmd *c, char **files, size_t nfiles,
         if (k)
             fputc(',', out);
         put_json_string(out, files[k]);
+    }
+    fputs("],\"threads\":[", out);
+    for (size_t k = 0; k < nfiles; k++) {
+        uint32_t id;
+        const char *name;
+        fputs(k ? ",{" : "{", out);
+        for (size_t t = 0; c->readers[k] && (name = tlog_reader_thread(c->readers[k], t, &id)); t++) {
+            fprintf(out, "%s\"%" PRIu32 "\":", t ? "," : "", id);
+            put_json_string(out, name);
+        }
+        fputs("}", out);
     }
     fputs("],\"base\":[", out);
     for (size_t k = 0; k < c->nbase; k++) {
@@ -1178,6 +1232,7 @@ static void free_cmd(report_cmd *c, tlog_reader **readers, size_t nreaders)
 static void run_report(report_cmd *c, char **files, size_t nfiles, tlog_reader **readers)
 {
     size_t frames = 0;
+    c->readers = readers;
     for (size_t k = 0; k < nfiles; k++)
         read_file(c, files[k], (uint32_t)k, &readers[k]);
     for (size_t k = 0; k < c->ngroups; k++) {

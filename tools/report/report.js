@@ -3,6 +3,7 @@
  *
  * The data, in <script id="report-data">:
  *   files, base        the stream files of the run, and of the base run
+ *   threads[]          per file, the names of its threads by id
  *   budget_ns          the budget (--hitch), 0 when none
  *   groups[]           frames of one thread name and root title:
  *     thread, root, frames, serial[], file[], hitches[] (frame positions)
@@ -12,6 +13,10 @@
  *     totals[], counts[]  per row, base64 of one LEB128 varint per frame:
  *                      the row's total (ns) and instances; 0 and 0 when
  *                      the frame lacks it
+ *     orders           base64 of varints: for each frame whose rows come
+ *                      in another order than the group's (children by
+ *                      first appearance), its position, its row count and
+ *                      its rows in dump order
  *   whole[]            frames kept whole: g, i (frame position), serial,
  *                      n: rows in dump order [row, total, count, start,
  *                      min, max, thread, launcher node or -1, flags, queue,
@@ -122,6 +127,7 @@
     return {
       index: gi, thread: g.thread, root: g.root, frames: g.frames, serial: g.serial,
       file: g.file, hitches: new Set(g.hitches), rows, byKey, b64t: g.totals, b64c: g.counts,
+      b64o: g.orders, orders: null,
       tot: [], cnt: [], whole: new Map(),
     };
   });
@@ -132,6 +138,24 @@
   }
   function counts(g, r) {
     return g.cnt[r] || (g.cnt[r] = varints(g.b64c[r], g.frames));
+  }
+  /* Frame position -> its rows in dump order, where that is not the
+   * group's order. */
+  function orderOf(g, i) {
+    if (!g.orders) {
+      g.orders = new Map();
+      const s = atob(g.b64o), vals = [];
+      let v = 0, mul = 1;
+      for (let k = 0; k < s.length; k++) {
+        const c = s.charCodeAt(k);
+        v += (c & 127) * mul;
+        if (c & 128) mul *= 128;
+        else { vals.push(v); v = 0; mul = 1; }
+      }
+      for (let k = 0; k + 1 < vals.length; k += 2 + vals[k + 1])
+        g.orders.set(vals[k], vals.slice(k + 2, k + 2 + vals[k + 1]));
+    }
+    return g.orders.get(i);
   }
   function frameName(g, i) {
     const file = D.files.length > 1 ? D.files[g.file[i]] + ": " : "";
@@ -275,13 +299,25 @@
       }
       return nodes;
     }
-    const walk = (row, parent) => {
-      const c = counts(g, row.index)[i];
-      if (!c) return;
-      const node = { row, total: totals(g, row.index)[i], count: c, launcher: -1, flags: row.flags,
-        device: row.device, queue: 0, parent, children: [] };
+    const make = (row, parent) => {
+      const node = { row, total: totals(g, row.index)[i], count: counts(g, row.index)[i], launcher: -1,
+        flags: row.flags, device: row.device, queue: 0, parent, children: [] };
       if (parent) parent.children.push(node);
       nodes.push(node);
+      return node;
+    };
+    const order = orderOf(g, i);
+    if (order) {
+      const made = new Map();
+      for (const r of order) {
+        const row = g.rows[r];
+        if (!made.has(r)) made.set(r, make(row, row.parent >= 0 ? made.get(row.parent) : null));
+      }
+      return nodes;
+    }
+    const walk = (row, parent) => {
+      if (!counts(g, row.index)[i]) return;
+      const node = make(row, parent);
       for (const kid of row.children) walk(kid, node);
     };
     walk(g.rows[0], null);
@@ -430,10 +466,14 @@
       const node = nodes[x[0]];
       if (!node) return;
       const dev = node.flags & DEVICE;
-      const key = dev ? "device:" + (node.device || "?") + ":" + node.queue : "thread:" + x[1];
+      /* Threads by name: a pool's threads made afresh for each pass keep
+       * one lane. */
+      const names = D.threads[g.file[w.i]] || {};
+      const thread = names[x[1]] || w.t[x[1]] || names[node.thread] || w.t[node.thread] || "thread " + x[1];
+      const key = dev ? "device:" + (node.device || "?") + ":" + node.queue : "thread:" + thread;
       if (!lanes.has(key))
         lanes.set(key, { key, device: !!dev, name: dev ? (node.device || "device") + " queue " + node.queue
-          : (w.t[x[1]] || "thread " + x[1]), items: [] });
+          : thread, items: [] });
       lanes.get(key).items.push({ k, node, start: x[2], dur: x[3], launcher: x[4] });
       end = Math.max(end, x[2] + x[3]);
     });
@@ -569,10 +609,11 @@
     const walk = (r, path, parentKey) => {
       const kind = r.kind === "execution" ? "E" : "C";
       const key = (parentKey === null ? "" : parentKey + "\u0000") + kind + r.name;
-      out.push({ r, path: path ? path + " / " + r.name : r.name, kind, key, order: out.length,
+      const me = { r, path: path ? path + " / " + r.name : r.name, kind, key, order: out.length,
         frames: r.frames, median: r.total_ns.median, p90: r.total_ns.p90, p99: r.total_ns.p99,
-        max: r.total_ns.max, self: r.self_ns.median, depth: r.depth });
-      for (const c of r.children) walk(c, out[out.length - 1].path, key);
+        max: r.total_ns.max, self: r.self_ns.median, depth: r.depth };
+      out.push(me);
+      for (const c of r.children) walk(c, me.path, key);
     };
     if (sg) walk(sg.tree, "", null);
     return out;
