@@ -114,8 +114,9 @@ static void page_is_whole_and_self_contained(void **state)
     assert_null(strstr(r.out, "src="));
     assert_null(strstr(r.out, "<link"));
     /* The one URL: SVG's namespace, a name that is never fetched. */
-    assert_int_equal(occurrences(r.out, "http"),
+    assert_int_equal(occurrences(r.out, "http:"),
                      occurrences(r.out, "\"http://www.w3.org/2000/svg\""));
+    assert_null(strstr(r.out, "https:"));
     assert_non_null(strstr(r.out, "default-src 'none'"));
     /* The title with "</script>" stays inside the data: the only ends of
      * scripts are those of the data and of the code. */
