@@ -169,7 +169,7 @@
   /* ---------------------------------------------------------------- */
 
   const chart = $("chart");
-  const PAD = { left: 62, right: 12, top: 12, bottom: 24 };
+  const PAD = { left: 74, right: 12, top: 12, bottom: 24 };
   const css = (name) => getComputedStyle(document.documentElement).getPropertyValue(name).trim();
 
   function drawChart() {
@@ -220,10 +220,14 @@
       ctx.setLineDash([5, 4]);
       ctx.beginPath(); ctx.moveTo(PAD.left, yy); ctx.lineTo(PAD.left + pw, yy); ctx.stroke();
       ctx.setLineDash([]);
+      /* Its label at the right, on the panel's colour, over any bar. */
+      const label = "budget " + fmtTime(state.budget), lw = ctx.measureText(label).width;
+      ctx.fillStyle = css("--panel");
+      ctx.fillRect(PAD.left + pw - lw - 8, yy - 15, lw + 6, 13);
       ctx.fillStyle = colors.hitch;
-      ctx.textAlign = "left";
+      ctx.textAlign = "right";
       ctx.textBaseline = "bottom";
-      ctx.fillText("budget " + fmtTime(state.budget), PAD.left + 4, yy - 2);
+      ctx.fillText(label, PAD.left + pw - 4, yy - 2);
     }
     const px = PAD.left + ((state.frame + 0.5) * pw) / n;
     ctx.strokeStyle = css("--pick");
