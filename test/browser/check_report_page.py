@@ -75,8 +75,8 @@ def expect(cond, what):
     return cond
 
 
-def run(cmd, env=None, ok=(0,)):
-    p = subprocess.run([str(c) for c in cmd], env=env, capture_output=True, text=True)
+def run(cmd, env=None, ok=(0,), cwd=None):
+    p = subprocess.run([str(c) for c in cmd], env=env, capture_output=True, text=True, cwd=cwd)
     if p.returncode not in ok:
         sys.exit(f"{' '.join(map(str, cmd))}: exit {p.returncode}\n{p.stdout}{p.stderr}")
     return p.stdout
@@ -91,6 +91,13 @@ def stream(program, path, *program_args):
 
 def timerlog(*cmd, ok=(0,)):
     return run([args.timerlog, *cmd], ok=ok)
+
+
+def report(*cmd):
+    """`timerlog report` in the work folder, on files named there: the page
+    names them as given (its screenshots show no build path)."""
+    return run([os.path.abspath(args.timerlog), "report"] +
+               [os.path.relpath(c, work) if os.path.isabs(str(c)) else c for c in cmd], cwd=work)
 
 
 def fmt_time(ns):
@@ -350,7 +357,7 @@ try:
     # Four samples of twelve frames: some frames are shown from their
     # rows' totals, as most frames of a long run are.
     page = os.path.join(work, "frame_loop.html")
-    timerlog("report", loop, "--samples", "2", "-o", page)
+    report(loop, "--samples", "2", "-o", page)
     open_page(page)
     serials = check_frames("frame_loop", loop, page)
     check_keys("frame_loop", serials)
@@ -358,7 +365,7 @@ try:
     check_quiet(page)
 
     page = os.path.join(work, "sim_frames.html")
-    timerlog("report", sim, "-o", page)
+    report(sim, "-o", page)
     open_page(page)
     check_frames("sim_frames", sim, page)
     links = driver.execute_script("return document.querySelectorAll('#timeline path.link').length")
@@ -369,7 +376,7 @@ try:
     check_quiet(page)
 
     page = os.path.join(work, "diff.html")
-    timerlog("report", "--base", loop, slow, "-o", page)
+    report("--base", loop, slow, "-o", page)
     open_page(page)
     check_diff("frame_loop_slow", loop, slow)
     check_quiet(page)
@@ -380,7 +387,7 @@ try:
     run([args.big_stream, big, args.big_frames])
     t1 = time.time()
     page = os.path.join(work, "big.html")
-    timerlog("report", big, "-o", page)
+    report(big, "-o", page)
     t2 = time.time()
     stream_mb = os.path.getsize(big) / 1e6
     os.remove(big)   # some hundreds of MB
