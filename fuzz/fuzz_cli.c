@@ -9,9 +9,9 @@
  * would open becomes one of the fixed files below, picked by its first
  * character ('0' the first, '1' the next, ...), and the value of -o one of
  * the fixed outputs. Which arguments those are follows the command's rules:
- * for `info` all of them; for the others, the value of -o, and every
- * argument from the first that is neither an option nor an option's value,
- * except the --vs that parts the runs of `diff`.
+ * for `info` all of them; for the others, the value of report's --base, and
+ * every argument from the first that is neither an option nor an option's
+ * value, except the --vs that parts the runs of `diff`.
  * Results and messages go to a stream that discards them.
  *
  *   build-fuzz/fuzz/fuzz_cli NEW_CORPUS_DIR fuzz/corpus_cli
@@ -78,7 +78,8 @@ static int takes_value(const char *option)
     static const char *const with_value[] = {"--frame", "--frames", "--thread", "--root",
                                              "--min-percent", "-o", "--hitch",
                                              "--hitch-quantile", "--max-hitches", "--threshold",
-                                             "--alpha", "--resamples", "--seed"};
+                                             "--alpha", "--resamples", "--seed",
+                                             "--base", "--samples"};
     for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
         if (strcmp(option, with_value[k]) == 0)
             return 1;
@@ -113,6 +114,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (strcmp(option, "-o") == 0 && argv[first_file][0])
             argv[first_file] = pick(outputs, sizeof outputs / sizeof *outputs,
                                     argv[first_file]);
+        else if (strcmp(option, "--base") == 0)   /* report's base run: a file */
+            argv[first_file] = pick(files, sizeof files / sizeof *files, argv[first_file]);
         first_file++;
     }
     for (int i = first_file; i < argc; i++)

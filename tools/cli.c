@@ -17,6 +17,7 @@
 
 #include "cli.h"
 #include "diff.h"
+#include "report.h"
 
 #define EXIT_DAMAGED 1
 #define EXIT_USAGE 2
@@ -34,6 +35,7 @@ static const char *const usage_main =
     "  info     describe files: header, ranks, threads, sites, frames, damage\n"
     "  stats    statistics of every row across frames, and the hitches\n"
     "  diff     compare two runs row by row: slower, faster, or noise\n"
+    "  report   one HTML page of the frames: chart, trees, statistics, timeline\n"
     "\n"
     "'timerlog COMMAND --help' describes a command. Exit status: 0 when all\n"
     "files read cleanly, 1 when one is unreadable or damaged (what came before\n"
@@ -985,5 +987,7 @@ int timerlog_main(int argc, char **argv, FILE *out, FILE *err)
         return cmd_stats(c, argc - 2, argv + 2);
     if (strcmp(cmd, "diff") == 0)
         return timerlog_diff(argc - 2, argv + 2, c->out, c->err);
+    if (strcmp(cmd, "report") == 0)
+        return timerlog_report(argc - 2, argv + 2, c->out, c->err);
     return usage(c, usage_main, "unknown command %s", cmd);
 }

@@ -13,6 +13,9 @@
  *   timerlog diff [--threshold P] [--alpha A] [--resamples N] [--seed N]
  *                 [--root TITLE] [--thread NAME] [--csv | --json] [-o OUT]
  *                 BASE NEW  |  BASE... --vs NEW...
+ *   timerlog report [--base FILE]... [--thread NAME] [--root TITLE]
+ *                   [--hitch MS] [--hitch-quantile Q] [--max-hitches N]
+ *                   [--samples N] [-o OUT] FILE...
  *
  * A frame belongs to the thread that ran it, and its root row says what it
  * timed: --aggregate merges per thread name and root title, so that a side

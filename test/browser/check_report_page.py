@@ -1,0 +1,413 @@
+#!/usr/bin/env python3
+"""Opens pages of `timerlog report` in Chromium without a screen (Selenium
+and chromedriver) and checks what a person would see there, against the
+text and JSON of the timerlog command on the same streams:
+
+- the chart holds every frame of the file (`timerlog dump`);
+- clicking a frame in the chart shows its tree, and every row's prefix,
+  percent, time, kind, title and count is the line `timerlog dump --frame N`
+  prints, in the same order -- frames kept whole and frames shown from their
+  rows' totals alike;
+- the arrow keys move the picked frame, and collapse and expand the tree;
+- the timeline of a frame has a lane per thread and per device queue of the
+  frame (`timerlog export --json`), and links from launches to device work;
+- the statistics are those of `timerlog stats --json`, row by row;
+- the comparison is that of `timerlog diff --json`, row by row;
+- no request leaves the page (Chrome's network log), and the console holds no
+  error;
+- the first paint of a 10,000-frame, 1,000-scope report takes under 2 s
+  (printed, with the page's size).
+
+Screenshots of each view go to --out. Exit 77 (skipped) without Selenium,
+Chromium or chromedriver, and in sanitizer builds.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+FIRST_PAINT_LIMIT_MS = 2000
+
+parser = argparse.ArgumentParser()
+for name in ["--timerlog", "--frame-loop", "--sim-frames", "--big-stream", "--out"]:
+    parser.add_argument(name, required=True)
+parser.add_argument("--sanitized", default="none")
+parser.add_argument("--no-selenium", action="store_true")
+parser.add_argument("--big-frames", type=int, default=10000)
+args = parser.parse_args()
+
+if args.no_selenium:
+    print("skipped: no Python with Selenium (python3-selenium)")
+    sys.exit(77)
+if args.sanitized != "none":
+    print(f"skipped: a sanitizer build ({args.sanitized}); the first paint would time it")
+    sys.exit(77)
+try:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+except ImportError:
+    print("skipped: Selenium cannot be imported")
+    sys.exit(77)
+chromedriver = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+if not os.path.exists(chromedriver) or not chromium:
+    print("skipped: no chromium or chromedriver (Debian: chromium chromium-driver)")
+    sys.exit(77)
+
+out = os.path.abspath(args.out)
+work = os.path.join(out, "report-work")
+shutil.rmtree(work, ignore_errors=True)
+os.makedirs(work)
+errors = []
+
+
+def expect(cond, what):
+    if not cond:
+        errors.append(what)
+        print("FAILED:", what)
+    return cond
+
+
+def run(cmd, env=None, ok=(0,), cwd=None):
+    p = subprocess.run([str(c) for c in cmd], env=env, capture_output=True, text=True, cwd=cwd)
+    if p.returncode not in ok:
+        sys.exit(f"{' '.join(map(str, cmd))}: exit {p.returncode}\n{p.stdout}{p.stderr}")
+    return p.stdout
+
+
+def stream(program, path, *program_args):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TIMERLOG_")}
+    env["TIMERLOG_OUTPUT"] = path
+    run([program, *program_args], env=env)
+    return path
+
+
+def timerlog(*cmd, ok=(0,)):
+    return run([args.timerlog, *cmd], ok=ok)
+
+
+def report(*cmd):
+    """`timerlog report` in the work folder, on files named there: the page
+    names them as given (its screenshots show no build path)."""
+    return run([os.path.abspath(args.timerlog), "report"] +
+               [os.path.relpath(c, work) if os.path.isabs(str(c)) else c for c in cmd], cwd=work)
+
+
+def fmt_time(ns):
+    """The page's times (report.js fmtTime): three decimals of a unit."""
+    n = int(ns + 0.5) if isinstance(ns, float) else ns
+    if n < 1000:
+        return f"{n} ns"
+    if n < 1_000_000:
+        return f"{n // 1000}.{n % 1000:03d} µs"
+    if n < 1_000_000_000:
+        us = (n + 500) // 1000
+        return f"{us // 1000}.{us % 1000:03d} ms"
+    ms = (n + 500_000) // 1_000_000
+    return f"{ms // 1000}.{ms % 1000:03d} s"
+
+
+# ---------------------------------------------------------------------------
+# The browser
+# ---------------------------------------------------------------------------
+
+options = Options()
+options.binary_location = chromium
+for a in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+          "--window-size=1280,1000", "--force-color-profile=srgb", "--no-first-run"]:
+    options.add_argument(a)
+options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+driver = webdriver.Chrome(service=Service(chromedriver), options=options)
+driver.set_script_timeout(60)
+
+
+def open_page(path):
+    """Opens a report and waits for its first paint; returns its time (ms
+    from navigation) as the page measured it."""
+    driver.get_log("performance")   # forget what came before
+    driver.get_log("browser")
+    driver.get("file://" + path)
+    for _ in range(600):
+        if driver.execute_script("return document.body.dataset.ready === '1'"):
+            break
+        time.sleep(0.05)
+    else:
+        sys.exit(f"{path}: the page never finished its first paint")
+    return driver.execute_script(
+        "return performance.getEntriesByName('report-painted')[0].startTime")
+
+
+def check_quiet(path):
+    """Nothing fetched but the page itself; no console error."""
+    url = "file://" + path
+    for entry in driver.get_log("performance"):
+        msg = json.loads(entry["message"])["message"]
+        if msg["method"] == "Network.requestWillBeSent":
+            req = msg["params"]["request"]["url"]
+            expect(req == url, f"{path}: the page requested {req}")
+    for entry in driver.get_log("browser"):
+        expect(entry["level"] not in ("SEVERE", "ERROR"),
+               f"{path}: console {entry['level']}: {entry['message']}")
+
+
+def shot(name):
+    path = os.path.join(out, name)
+    driver.save_screenshot(path)
+    print("screenshot:", path)
+
+
+def tab(name):
+    driver.find_element(By.ID, "tab-" + name).click()
+
+
+# ---------------------------------------------------------------------------
+# The frames view
+# ---------------------------------------------------------------------------
+
+def dump_serials(tlog):
+    return [int(line.split("frame ")[1].split()[0]) for line in timerlog("dump", tlog).splitlines()
+            if line.startswith("# ") and ": frame " in line]
+
+
+def click_frame(index):
+    chart = driver.find_element(By.ID, "chart")
+    left = float(chart.get_attribute("data-plot-left"))
+    width = float(chart.get_attribute("data-plot-width"))
+    n = int(chart.get_attribute("data-frames"))
+    x = left + (index + 0.5) * width / n
+    size = chart.size
+    ActionChains(driver).move_to_element_with_offset(
+        chart, int(x - size["width"] / 2), int(size["height"] / 2 - 30)).click().perform()
+
+
+def tree_lines():
+    """The tree as the dump prints it: prefix, percent, time, kind and title
+    of every row shown (the page's own cells, read in order)."""
+    return driver.execute_script("""
+        return [...document.querySelectorAll('#tree li')].map((li) => {
+          const r = li.querySelector(':scope > .tree-row');
+          const t = (c) => r.querySelector(c).textContent;
+          return t('.prefix') + t('.pct') + ' ' + t('.time') + ' | ' + t('.label');
+        });""")
+
+
+def heading():
+    return driver.find_element(By.ID, "frame-heading").text
+
+
+def expected_lanes(tlog, serial):
+    frames = json.loads(timerlog("export", "--json", tlog))["frames"]
+    frame = next(f for f in frames if f["serial"] == serial)
+    lanes, stack = set(), [frame["root"]]
+    while stack:
+        row = stack.pop()
+        if row["device"]:
+            lanes.add(f"{row['device']} queue {row['queue']}")
+        else:
+            lanes.add(row["thread_name"])
+        stack.extend(row["children"])
+    return lanes
+
+
+def check_frames(name, tlog, page):
+    serials = dump_serials(tlog)
+    chart = driver.find_element(By.ID, "chart")
+    expect(chart.get_attribute("data-frames") == str(len(serials)),
+           f"{name}: the chart holds {chart.get_attribute('data-frames')} frames, "
+           f"the file {len(serials)}")
+    caption = driver.find_element(By.ID, "chart-caption").text
+    expect(caption.startswith(f"{len(serials)} frames"), f"{name}: caption '{caption}'")
+    expect(f"frame {serials[-1]}" in heading(), f"{name}: the latest frame is not shown first")
+    shot(f"report-{name}-frames.png")
+    whole_seen = compact_seen = 0
+    for index, serial in enumerate(serials):
+        click_frame(index)
+        expect(heading().startswith(f"frame {serial} "),
+               f"{name}: clicking frame {serial} shows '{heading()}'")
+        want = timerlog("dump", "--frame", serial, tlog).splitlines()
+        want = [line for line in want if not line.startswith("#")]
+        got = tree_lines()
+        whole = "not kept whole" not in driver.find_element(By.ID, "frame-note").text
+        whole_seen += whole
+        compact_seen += not whole
+        expect(got == want, f"{name}: frame {serial} ({'whole' if whole else 'from totals'}): "
+               f"the tree differs from the dump\n  page: {got}\n  dump: {want}")
+        lanes = driver.execute_script(
+            "return [...document.querySelectorAll('#timeline g.lane')].map(g => g.dataset.name)")
+        if whole:
+            expect(sorted(lanes) == sorted(expected_lanes(tlog, serial)),
+                   f"{name}: frame {serial}: lanes {sorted(lanes)}, "
+                   f"want {sorted(expected_lanes(tlog, serial))}")
+        else:
+            expect(lanes == [], f"{name}: frame {serial} has a timeline without instances")
+    print(f"{name}: {len(serials)} frames checked against the dump "
+          f"({whole_seen} kept whole, {compact_seen} from rows' totals)")
+    return serials
+
+
+def check_keys(name, serials):
+    chart = driver.find_element(By.ID, "chart")
+    click_frame(len(serials) - 1)
+    chart.send_keys(Keys.ARROW_LEFT)
+    expect(heading().startswith(f"frame {serials[-2]} "),
+           f"{name}: the left arrow on the chart picks '{heading()}'")
+    chart.send_keys(Keys.HOME)
+    expect(heading().startswith(f"frame {serials[0]} "), f"{name}: Home picks '{heading()}'")
+    chart.send_keys(Keys.END)
+    root = driver.find_element(By.CSS_SELECTOR, "#tree > li")
+    root.click()
+    root.send_keys(Keys.ARROW_LEFT)
+    expect(root.get_attribute("aria-expanded") == "false", f"{name}: ArrowLeft left the root open")
+    expect(len([e for e in driver.find_elements(By.CSS_SELECTOR, "#tree li") if e.is_displayed()])
+           == 1, f"{name}: a collapsed root still shows rows")
+    root.send_keys(Keys.ARROW_RIGHT)
+    expect(root.get_attribute("aria-expanded") == "true", f"{name}: ArrowRight left the root closed")
+    root.send_keys(Keys.ARROW_DOWN)
+    focused = driver.switch_to.active_element
+    expect(focused.get_attribute("aria-level") == "2", f"{name}: ArrowDown did not reach a child")
+
+
+# ---------------------------------------------------------------------------
+# Statistics and the comparison
+# ---------------------------------------------------------------------------
+
+def stats_rows(stats_json):
+    rows = []
+
+    def walk(r, path, frames):
+        path = f"{path} / {r['name']}" if path else r["name"]
+        t = r["total_ns"]
+        rows.append([path, f"{r['frames']}/{frames}", fmt_time(t["median"]), fmt_time(t["p90"]),
+                     fmt_time(t["p99"]), fmt_time(t["max"]), fmt_time(r["self_ns"]["median"])])
+        for c in r["children"]:
+            walk(c, path, frames)
+
+    g = stats_json["groups"][0]
+    walk(g["tree"], "", g["frames"])
+    return rows
+
+
+def check_stats(name, tlog):
+    tab("stats")
+    want = stats_rows(json.loads(timerlog("stats", "--json", "--hitch", "16.667", tlog)))
+    got = driver.execute_script("""
+        return [...document.querySelectorAll('#stats tbody tr')].map((tr) => {
+          const c = [...tr.cells];
+          return [c[0].title, ...c.slice(1, 7).map((td) => td.textContent)];
+        });""")
+    expect(got == want, f"{name}: statistics differ from timerlog stats\n  page: {got}\n  "
+                        f"stats: {want}")
+    sparks = driver.execute_script("return document.querySelectorAll('#stats td.spark canvas').length")
+    expect(sparks == len(want), f"{name}: {sparks} sparklines for {len(want)} rows")
+    # Sorted by median, slowest first: the root leads.
+    driver.find_element(By.XPATH, "//table[@id='stats']//th/button[text()='Median']").click()
+    first = driver.find_element(By.CSS_SELECTOR, "#stats tbody tr td.path").get_attribute("title")
+    expect(first == want[0][0], f"{name}: sorting by median puts '{first}' first")
+    shot(f"report-{name}-stats.png")
+    print(f"{name}: {len(want)} rows of statistics checked against timerlog stats")
+    tab("frames")
+
+
+def check_diff(name, base, new):
+    want_json = json.loads(timerlog("diff", "--json", base, new, ok=(0, 1)))
+    tab("diff")
+    got = driver.execute_script("""
+        return [...document.querySelectorAll('#diff tbody tr')].map((tr) =>
+          [...tr.cells].map((td) => td.textContent));""")
+    want = []
+    for root in want_json["roots"]:
+        for r in root["rows"]:
+            want.append([root["root"], f"({r['kind']}) {r['path']}", fmt_time(r["base_median_ns"]),
+                         fmt_time(r["new_median_ns"]), r["verdict"]])
+        for r in root["only_in_base"]:
+            want.append([root["root"], f"({r['kind']}) {r['path']}", fmt_time(r["median_ns"]), "",
+                         "only in base"])
+        for r in root["only_in_new"]:
+            want.append([root["root"], f"({r['kind']}) {r['path']}", "", fmt_time(r["median_ns"]),
+                         "only in new"])
+    got_cols = [[c[0], c[1], c[2], c[3], c[7]] for c in got]
+    expect(got_cols == want, f"{name}: the comparison differs from timerlog diff\n  page: "
+                             f"{got_cols}\n  diff: {want}")
+    slower = sum(1 for c in got if c[7] == "slower")
+    expect(slower == want_json["slower"], f"{name}: {slower} rows shown slower, "
+                                          f"timerlog diff says {want_json['slower']}")
+    expect(slower > 0, f"{name}: the slower run shows no slower row")
+    shot(f"report-{name}-diff.png")
+    print(f"{name}: {len(want)} rows of the comparison checked against timerlog diff "
+          f"({slower} slower)")
+    tab("frames")
+
+
+# ---------------------------------------------------------------------------
+# The runs
+# ---------------------------------------------------------------------------
+
+try:
+    loop = stream(args.frame_loop, os.path.join(work, "frame_loop.tlog"), "12")
+    slow = stream(args.frame_loop, os.path.join(work, "frame_loop_slow.tlog"), "12", "3000")
+    sim = stream(args.sim_frames, os.path.join(work, "sim_frames.tlog"))
+
+    # Four samples of twelve frames: some frames are shown from their
+    # rows' totals, as most frames of a long run are.
+    page = os.path.join(work, "frame_loop.html")
+    report(loop, "--samples", "2", "-o", page)
+    open_page(page)
+    serials = check_frames("frame_loop", loop, page)
+    check_keys("frame_loop", serials)
+    check_stats("frame_loop", loop)
+    check_quiet(page)
+
+    page = os.path.join(work, "sim_frames.html")
+    report(sim, "-o", page)
+    open_page(page)
+    check_frames("sim_frames", sim, page)
+    links = driver.execute_script("return document.querySelectorAll('#timeline path.link').length")
+    expect(links > 0, "sim_frames: no link from a launch to its device work")
+    driver.execute_script("document.getElementById('timeline-box').scrollIntoView()")
+    shot("report-sim_frames-timeline.png")
+    check_stats("sim_frames", sim)
+    check_quiet(page)
+
+    page = os.path.join(work, "diff.html")
+    report("--base", loop, slow, "-o", page)
+    open_page(page)
+    check_diff("frame_loop_slow", loop, slow)
+    check_quiet(page)
+
+    # The scale check: 10,000 frames of 1,000 scopes.
+    big = os.path.join(work, "big.tlog")
+    t0 = time.time()
+    run([args.big_stream, big, args.big_frames])
+    t1 = time.time()
+    page = os.path.join(work, "big.html")
+    report(big, "-o", page)
+    t2 = time.time()
+    stream_mb = os.path.getsize(big) / 1e6
+    os.remove(big)   # some hundreds of MB
+    painted = open_page(page)
+    check_quiet(page)
+    chart = driver.find_element(By.ID, "chart")
+    expect(chart.get_attribute("data-frames") == str(args.big_frames),
+           f"big: the chart holds {chart.get_attribute('data-frames')} frames")
+    rows = len(driver.find_elements(By.CSS_SELECTOR, "#tree li"))
+    expect(rows == 556, f"big: the latest frame shows {rows} rows, not 556")
+    shot("report-big-frames.png")
+    print(f"scale: {args.big_frames} frames x 1000 scopes: stream {stream_mb:.0f} MB written in "
+          f"{t1 - t0:.1f} s, report {os.path.getsize(page) / 1e6:.1f} MB made in {t2 - t1:.1f} s; "
+          f"first paint in Chromium {painted:.0f} ms (limit {FIRST_PAINT_LIMIT_MS} ms)")
+    expect(painted < FIRST_PAINT_LIMIT_MS,
+           f"big: first paint took {painted:.0f} ms, over {FIRST_PAINT_LIMIT_MS} ms")
+finally:
+    driver.quit()
+
+if errors:
+    print(f"{len(errors)} check(s) failed")
+    sys.exit(1)
+print("all checks passed")

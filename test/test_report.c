@@ -1,0 +1,249 @@
+/*
+ * `timerlog report` without a browser (test/browser checks what the page
+ * shows): the page is whole and self-contained (its markers filled, no
+ * reference to anything outside it), a title cannot end the data's
+ * <script>, the frames kept whole are bounded by --samples and
+ * --max-hitches, the statistics are those of `timerlog stats --json`, and
+ * bad arguments, files and outputs give clear messages and the usual exit
+ * status. The command runs in this process (timerlog_main).
+ */
+#include <stdbool.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "common.h"
+
+static char dir[256];
+static char stream[300];
+
+static int write_stream(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/timerlog-report-XXXXXX");
+    if (!mkdtemp(dir))
+        return -1;
+    snprintf(stream, sizeof stream, "%s/run.tlog", dir);
+    collected_errors errors = {0};
+    tlog_config c = test_config(&errors);
+    c.stream_path = stream;
+    tlog_log *log = make_log(&c);
+    tlog_thread_name("Main");
+    double t = 0;
+    /* 40 frames of 3 ms; frames 10 and 30 take 23 ms. */
+    for (int k = 0; k < 40; k++) {
+        begin_at(log, "Frame", t);
+        begin_at(log, "Update", t + 0.1);
+        end_at(log, "Update", t + 1.1 + (k % 20 == 10 ? 20 : 0));
+        begin_at(log, "</script><b>Draw", t + 1.2 + (k % 20 == 10 ? 20 : 0));
+        end_at(log, "</script><b>Draw", t + 2.9 + (k % 20 == 10 ? 20 : 0));
+        end_at(log, "Frame", t + 3 + (k % 20 == 10 ? 20 : 0));
+        t += 30;
+    }
+    tlog_destroy(log);
+    return errors.count == 0 ? 0 : -1;
+}
+
+static int remove_dir(void **state)
+{
+    (void)state;
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+typedef struct result {
+    int status;
+    char *out, *err;
+} result;
+
+/* `timerlog ARGS...`, ended by NULL. */
+static result run(const char *first, ...)
+{
+    char *argv[32] = {"timerlog", (char *)first};
+    int argc = 2;
+    va_list ap;
+    va_start(ap, first);
+    for (const char *a; argc < 31 && (a = va_arg(ap, const char *)) != NULL;)
+        argv[argc++] = (char *)a;
+    va_end(ap);
+    FILE *out = tmpfile(), *err = tmpfile();
+    assert_non_null(out);
+    assert_non_null(err);
+    result r = {timerlog_main(argc, argv, out, err), NULL, NULL};
+    r.out = read_back(out);
+    r.err = read_back(err);
+    return r;
+}
+
+static void result_free(result *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+static size_t occurrences(const char *text, const char *what)
+{
+    size_t n = 0;
+    for (const char *p = text; (p = strstr(p, what)) != NULL; p += strlen(what))
+        n++;
+    return n;
+}
+
+/* The frames kept whole, each written as {"g":G,"i":I,...}. */
+static size_t wholes(const char *page)
+{
+    return occurrences(page, "{\"g\":0,\"i\":");
+}
+
+static void page_is_whole_and_self_contained(void **state)
+{
+    (void)state;
+    result r = run("report", stream, NULL);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.err, "");
+    assert_true(strncmp(r.out, "<!DOCTYPE html>", 15) == 0);
+    assert_non_null(strstr(r.out, "</html>\n"));
+    /* Every marker filled: the styles, the data and the code. */
+    assert_null(strstr(r.out, "/*@CSS@*/"));
+    assert_null(strstr(r.out, "@DATA@"));
+    assert_null(strstr(r.out, "/*@JS@*/"));
+    assert_non_null(strstr(r.out, "prefers-color-scheme: dark"));
+    assert_non_null(strstr(r.out, "\"groups\":["));
+    assert_non_null(strstr(r.out, "performance.mark(\"report-painted\")"));
+    /* Nothing to fetch: no source, link or URL to another place. */
+    assert_null(strstr(r.out, "src="));
+    assert_null(strstr(r.out, "<link"));
+    /* The one URL: SVG's namespace, a name that is never fetched. */
+    assert_int_equal(occurrences(r.out, "http:"),
+                     occurrences(r.out, "\"http://www.w3.org/2000/svg\""));
+    assert_null(strstr(r.out, "https:"));
+    assert_non_null(strstr(r.out, "default-src 'none'"));
+    /* The title with "</script>" stays inside the data: the only ends of
+     * scripts are those of the data and of the code. */
+    assert_int_equal(occurrences(r.out, "</script>"), 2);
+    assert_non_null(strstr(r.out, "\\u003c/script>\\u003cb>Draw"));
+    result_free(&r);
+}
+
+static void frames_kept_whole_are_bounded(void **state)
+{
+    (void)state;
+    /* No hitch, no sample: the latest frame only. */
+    result r = run("report", "--hitch", "1000", "--samples", "0", stream, NULL);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(wholes(r.out), 1);
+    assert_non_null(strstr(r.out, "{\"g\":0,\"i\":39,"));
+    result_free(&r);
+    /* The two hitches (over 10 ms) and the latest. */
+    r = run("report", "--hitch", "10", "--samples", "0", stream, NULL);
+    assert_int_equal(wholes(r.out), 3);
+    assert_non_null(strstr(r.out, "\"hitches\":[10,30]"));
+    result_free(&r);
+    /* Every frame a hitch, three kept: the last three. */
+    r = run("report", "--hitch", "0.001", "--max-hitches", "3", "--samples", "0", stream, NULL);
+    assert_int_equal(wholes(r.out), 3);
+    assert_non_null(strstr(r.out, "{\"g\":0,\"i\":37,"));
+    result_free(&r);
+    /* Samples: at most 8 besides the latest, spread over the run. */
+    r = run("report", "--hitch", "1000", "--samples", "8", stream, NULL);
+    assert_true(wholes(r.out) >= 5 && wholes(r.out) <= 9);
+    assert_non_null(strstr(r.out, "{\"g\":0,\"i\":0,"));
+    result_free(&r);
+}
+
+static void statistics_are_those_of_stats(void **state)
+{
+    (void)state;
+    result page = run("report", "--hitch", "10", stream, NULL);
+    result stats = run("stats", "--json", "--hitch", "10", stream, NULL);
+    assert_int_equal(stats.status, 0);
+    /* The stats JSON, with '<' escaped as the page escapes it. */
+    size_t n = strlen(stats.out);
+    char *escaped = malloc(6 * n + 1), *e = escaped;
+    assert_non_null(escaped);
+    for (const char *p = stats.out; *p; p++)
+        e += *p == '<' ? sprintf(e, "\\u003c") : sprintf(e, "%c", *p);
+    while (e > escaped && e[-1] == '\n')
+        *--e = '\0';
+    assert_non_null(strstr(page.out, escaped));
+    free(escaped);
+    result_free(&page);
+    result_free(&stats);
+}
+
+static void options_may_follow_the_files(void **state)
+{
+    (void)state;
+    char out[320];
+    snprintf(out, sizeof out, "%s/page.html", dir);
+    result r = run("report", stream, "-o", out, NULL);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "");
+    assert_int_equal(access(out, R_OK), 0);
+    result_free(&r);
+}
+
+static void bad_arguments_files_and_outputs(void **state)
+{
+    (void)state;
+    result r = run("report", NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "no FILE given"));
+    result_free(&r);
+    r = run("report", "--samples", "5000", stream, NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "--samples takes a number from 0 to 4096, not \"5000\""));
+    result_free(&r);
+    r = run("report", "--colour", stream, NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "unknown option --colour"));
+    result_free(&r);
+    r = run("report", stream, "-o", NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "-o takes the path to write to, and none is given"));
+    result_free(&r);
+    r = run("report", "/nonexistent/run.tlog", NULL);
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.err, "/nonexistent/run.tlog"));
+    assert_string_equal(r.out, "");
+    result_free(&r);
+    r = run("report", stream, "-o", "/dev/full", NULL);
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.err, "cannot write /dev/full"));
+    result_free(&r);
+    r = run("report", "--thread", "Loader", stream, NULL);
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.err, "no frame selected"));
+    result_free(&r);
+    r = run("report", "--help", NULL);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "usage: timerlog report"));
+    result_free(&r);
+}
+
+static void base_run_adds_the_comparison(void **state)
+{
+    (void)state;
+    result r = run("report", "--base", stream, stream, NULL);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "\"diff\":{\"base\":{\"files\":["));
+    result_free(&r);
+    r = run("report", "--base", "/nonexistent/base.tlog", stream, NULL);
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.err, "the comparison with the base run is left out"));
+    assert_non_null(strstr(r.out, "\"diff\":null"));
+    result_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(page_is_whole_and_self_contained),
+        cmocka_unit_test(frames_kept_whole_are_bounded),
+        cmocka_unit_test(statistics_are_those_of_stats),
+        cmocka_unit_test(options_may_follow_the_files),
+        cmocka_unit_test(bad_arguments_files_and_outputs),
+        cmocka_unit_test(base_run_adds_the_comparison),
+    };
+    return cmocka_run_group_tests(tests, write_stream, remove_dir);
+}
