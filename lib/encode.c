@@ -242,19 +242,6 @@ static void note_thread(tlog_seen *seen, tlog_bytes *b, uint32_t id, const char 
 /* Frames                                                                   */
 /* ------------------------------------------------------------------------ */
 
-/* Rows in tree order (parents first, children in their order), as the
- * reader rebuilds them; `order[k]` is the node written k-th. */
-static size_t tree_order(const tlog_frame *f, uint32_t *order, uint32_t *rank_of)
-{
-    size_t k = 0;
-    for (const tlog_node *n = tlog_frame_root(f); n; n = tlog_node_next_(n, true)) {
-        uint32_t i = (uint32_t)(n - f->nodes);
-        rank_of[i] = (uint32_t)k;
-        order[k++] = i;
-    }
-    return k;
-}
-
 static void describe(tlog_seen *seen, tlog_bytes *b, const tlog_frame *f)
 {
     note_thread(seen, b, f->thread, f->thread_name);
@@ -270,15 +257,16 @@ static void describe(tlog_seen *seen, tlog_bytes *b, const tlog_frame *f)
     }
 }
 
-static uint32_t mapped(const uint32_t *rank_of, const tlog_node *base, const tlog_node *n)
+/* A node's index; nodes are numbered in tree order (tree.h), which is the
+ * order rows are written in and the reader rebuilds. */
+static uint32_t index_of(const tlog_frame *f, const tlog_node *n)
 {
-    return n ? rank_of[n - base] : TLOG_STREAM_NONE;
+    return n ? (uint32_t)(n - f->nodes) : TLOG_STREAM_NONE;
 }
 
-static void put_node(tlog_seen *seen, tlog_bytes *b, const tlog_frame *f,
-                     const uint32_t *rank_of, const tlog_node *n)
+static void put_node(tlog_seen *seen, tlog_bytes *b, const tlog_frame *f, const tlog_node *n)
 {
-    put_u32(b, mapped(rank_of, f->nodes, n->parent));
+    put_u32(b, index_of(f, n->parent));
     put_u32(b, n->site ? map_find(&seen->sites, n->site) : TLOG_STREAM_NONE);
     put_str(b, n->name);
     put_u8(b, n->kind);
@@ -292,14 +280,14 @@ static void put_node(tlog_seen *seen, tlog_bytes *b, const tlog_frame *f,
     put_u64(b, n->max_ns);
     put_u64(b, n->count);
     const tlog_node_dev *d = n->dev;
-    put_u32(b, d ? mapped(rank_of, f->nodes, d->launcher) : TLOG_STREAM_NONE);
+    put_u32(b, d ? index_of(f, d->launcher) : TLOG_STREAM_NONE);
     put_u32(b, d && d->launch_site ? map_find(&seen->sites, d->launch_site)
                                    : TLOG_STREAM_NONE);
     put_u32(b, d && d->device ? map_find(&seen->devices, d->device) : TLOG_STREAM_NONE);
     put_u32(b, d ? d->queue : 0);
 }
 
-static void put_instances(tlog_bytes *b, const tlog_frame *f, const uint32_t *rank_of)
+static void put_instances(tlog_bytes *b, const tlog_frame *f)
 {
     size_t dev = 0;
     for (size_t k = 0; k < f->ninsts; k++) {
@@ -307,9 +295,9 @@ static void put_instances(tlog_bytes *b, const tlog_frame *f, const uint32_t *ra
         uint32_t launcher = TLOG_STREAM_NONE;
         if (dev < f->device_rows && f->inst_devs[dev].inst == k) {
             uint32_t l = f->inst_devs[dev++].launcher;
-            launcher = l == UINT32_MAX ? TLOG_STREAM_NONE : rank_of[l];
+            launcher = l == UINT32_MAX ? TLOG_STREAM_NONE : l;
         }
-        put_u32(b, rank_of[in->node]);
+        put_u32(b, in->node);
         put_u32(b, in->thread);
         put_u64(b, (uint64_t)in->start_ns);
         put_u64(b, in->duration_ns);
@@ -320,16 +308,8 @@ static void put_instances(tlog_bytes *b, const tlog_frame *f, const uint32_t *ra
 /* With `instances` false, the rows only (what a reduction needs). */
 static int encode_frame(tlog_seen *seen, const tlog_frame *f, tlog_bytes *b, bool instances)
 {
-    uint32_t *order = tlog_malloc_(f->nnodes * sizeof *order);
-    uint32_t *rank_of = tlog_malloc_(f->nnodes * sizeof *rank_of);
-    if (!order || !rank_of) {
-        free(order);
-        free(rank_of);
-        return TLOG_ENOMEM;
-    }
     describe(seen, b, f);
     size_t described = b->len;
-    size_t rows = tree_order(f, order, rank_of);
     size_t at = block_begin(b, TLOG_BLOCK_FRAME);
     put_u64(b, f->serial);
     put_u32(b, f->thread);
@@ -340,15 +320,13 @@ static int encode_frame(tlog_seen *seen, const tlog_frame *f, tlog_bytes *b, boo
     put_u64(b, f->repaired);
     put_u64(b, instances ? f->device_rows : 0);
     put_u64(b, f->device_unresolved);
-    put_u32(b, (uint32_t)rows);
+    put_u32(b, (uint32_t)f->nnodes);
     put_u32(b, instances ? (uint32_t)f->ninsts : 0);
-    for (size_t k = 0; k < rows; k++)
-        put_node(seen, b, f, rank_of, &f->nodes[order[k]]);
+    for (size_t k = 0; k < f->nnodes; k++)
+        put_node(seen, b, f, &f->nodes[k]);
     if (instances)
-        put_instances(b, f, rank_of);
+        put_instances(b, f);
     block_end(b, at);
-    free(order);
-    free(rank_of);
     if (!b->failed)
         return TLOG_OK;
     b->len = described;   /* the descriptions stand; the frame is not written */

@@ -281,7 +281,7 @@ struct tlog_frame {
 
     pthread_mutex_t resolve_lock;
     atomic_bool resolved;
-    tlog_node *nodes;
+    tlog_node *nodes;         /* in tree order: parents first (tree.h) */
     size_t nnodes;
     tlog_inst *insts;
     size_t ninsts;
