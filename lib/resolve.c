@@ -116,7 +116,8 @@ static void scratch_free(struct tlog_resolve_scratch *s)
 static size_t scratch_bytes(const struct tlog_resolve_scratch *s)
 {
     const tlog_tree *t = &s->tree;
-    return t->caprows * sizeof *t->rows + t->nslots * sizeof *t->slots +
+    return t->caprows * sizeof *t->rows + t->capparents * sizeof *t->parents +
+           t->nslots * sizeof *t->slots +
            t->captitles * sizeof *t->titles + t->ntitle_slots * sizeof(uint32_t) +
            (t->caporder + t->capstarts + t->capsize + t->caprenumber) * sizeof(uint32_t) +
            (s->capsize + s->capnsize + s->capseq) * sizeof(uint32_t) +

@@ -25,6 +25,7 @@ void tlog_tree_clear_(tlog_tree *t)
 void tlog_tree_free_(tlog_tree *t)
 {
     free(t->rows);
+    free(t->parents);
     free(t->slots);
     free(t->titles);
     free(t->title_slots);
@@ -114,8 +115,10 @@ static bool grow_slots(tlog_tree *t)
 static uint32_t new_row(tlog_tree *t, uint32_t parent, uint32_t title, uint8_t kind,
                         const char *name)
 {
-    if (t->nrows >= NONE - 1 || !TLOG_GROW(t->rows, t->caprows, t->nrows + 1))
+    if (t->nrows >= NONE - 1 || !TLOG_GROW(t->rows, t->caprows, t->nrows + 1) ||
+        !TLOG_GROW(t->parents, t->capparents, t->nrows + 1))
         return NONE;
+    t->parents[t->nrows] = parent;
     t->rows[t->nrows] = (tlog_tree_row){.name = name, .parent = parent, .title = title,
                                         .first = NONE, .kind = kind, .min = UINT64_MAX};
     return (uint32_t)t->nrows++;
@@ -258,12 +261,13 @@ static bool group_children(tlog_tree *t)
     if (!TLOG_GROW(t->order, t->caporder, n) || !TLOG_GROW(t->starts, t->capstarts, n + 1))
         return false;
     memset(t->starts, 0, (n + 1) * sizeof *t->starts);
+    const uint32_t *parent = t->parents;
     for (size_t i = 1; i < n; i++)
-        t->starts[t->rows[i].parent + 1]++;
+        t->starts[parent[i] + 1]++;
     for (size_t p = 0; p < n; p++)
         t->starts[p + 1] += t->starts[p];
     for (size_t i = 1; i < n; i++)
-        t->order[t->starts[t->rows[i].parent]++] = (uint32_t)i;
+        t->order[t->starts[parent[i]]++] = (uint32_t)i;
     for (size_t p = n; p > 0; p--)   /* back to the segments' starts */
         t->starts[p] = t->starts[p - 1];
     t->starts[0] = 0;
@@ -293,7 +297,7 @@ static bool renumber(tlog_tree *t)
     for (size_t i = 0; i < n; i++)
         t->size[i] = 1;
     for (size_t i = n; i-- > 1;)
-        t->size[t->rows[i].parent] += t->size[i];
+        t->size[t->parents[i]] += t->size[i];
     t->renumber[0] = 0;
     for (size_t p = 0; p < n; p++) {
         uint32_t next = t->renumber[p] + 1;

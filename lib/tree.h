@@ -38,6 +38,9 @@ typedef struct tlog_tree_slot {
 typedef struct tlog_tree {
     tlog_tree_row *rows;
     size_t nrows, caprows;
+    uint32_t *parents;        /* rows[i].parent again, packed: finish's passes
+                               * over all rows read only these */
+    size_t capparents;
     tlog_tree_slot *slots;    /* (parent, title, kind) -> row */
     size_t nslots;            /* a power of two, or 0 */
     const char **titles;      /* title id -> text */
