@@ -101,6 +101,8 @@ typedef struct tlog_group {
     uint64_t *recent;        /* ring of the last window root totals */
     uint32_t nrecent, next_recent;
     tlog_sketch window;      /* the same totals, for their quantile */
+    unsigned quantile;       /* the bucket of their hitch quantile */
+    uint64_t below;          /* how many of them lie below that bucket */
     uint32_t *map;           /* rows of the last frame's nodes, by index */
     size_t capmap;
 } tlog_group;
@@ -156,10 +158,11 @@ static inline const tlog_row_ranks *tlog_row_ranks_(const tlog_summary *s, const
 /* The bucket of v. */
 static inline unsigned tlog_bucket_of_(uint64_t v)
 {
-    if (v < 2 * TLOG_SKETCH_SUB)
-        return (unsigned)v;
-    unsigned e = 63u - (unsigned)__builtin_clzll(v);
-    return TLOG_SKETCH_SUB * (e - 6u) + (unsigned)(v >> (e - 6u));
+    /* e: the bits v is shifted by to keep its top 7; 0 below 128, where
+     * each value is its own bucket. No branch: frames count three values
+     * per row. */
+    unsigned e = (unsigned)(63 - __builtin_clzll(v | TLOG_SKETCH_SUB)) - 6u;
+    return TLOG_SKETCH_SUB * e + (unsigned)(v >> e);
 }
 /* Widens `sk` to hold bucket i, adding what it takes to *bytes; false when
  * memory ran out (it stays as it was). */
@@ -182,6 +185,8 @@ TLOG_INTERNAL void tlog_acc_add_(tlog_acc *into, const tlog_acc *from);
 TLOG_INTERNAL unsigned tlog_sketch_quantile_bucket_(const tlog_sketch *sk, uint64_t n,
                                                     double q);
 TLOG_INTERNAL uint64_t tlog_sketch_bucket_value_(unsigned i);
+/* The rank of the q-quantile of n values, from 0. */
+TLOG_INTERNAL uint64_t tlog_rank_of_(double q, uint64_t n);
 
 /* strcmp(a, b) == 0 for the short titles rows have, without a call. */
 static inline bool tlog_same_name_(const char *a, const char *b)
