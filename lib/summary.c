@@ -234,6 +234,10 @@ static void group_free(tlog_summary *s, tlog_group *g)
     tlog_sketch_free_(&s->bytes, &g->window);
     s->bytes -= g->capmap * sizeof *g->map;
     free(g->map);
+    if (g->seen)
+        s->bytes -= g->capmap * sizeof *g->seen;
+    free(g->seen);
+    tlog_frame_release(g->last);
 }
 
 static bool same_group(const tlog_summary *s, const tlog_group *g, const char *thread,
@@ -318,16 +322,24 @@ static bool find_or_make_row(tlog_summary *s, uint32_t g, const tlog_node *n, ui
 }
 
 /* Whether counting v in `a` changes nothing that subtracting it again
- * would not put back, and its bucket is held already. */
-static inline bool acc_plain(const tlog_acc *a, uint64_t v, unsigned b)
+ * would not put back: it lies within what `a` has seen, and the sum does
+ * not saturate. Then its bucket lies between those of the extremes, which
+ * the histogram holds (every path that sets an extreme makes room for its
+ * bucket first, and a summary read back is checked for it). */
+static inline bool acc_plain(const tlog_acc *a, uint64_t v)
 {
-    return v >= a->min && v <= a->max && a->sum + v >= v && b - a->sk.lo < a->sk.cap;
+    return v >= a->min && v <= a->max && a->sum + v >= v;
 }
 
-static inline void acc_add_plain(tlog_acc *a, uint64_t v, unsigned b)
+/* Counts v in `a`, after acc_plain: a histogram of one bucket (a count
+ * that never changes) takes it without computing which. */
+static inline void acc_add_plain(tlog_acc *a, uint64_t v)
 {
     a->sum += v;
-    tlog_bins_(&a->sk)[b - a->sk.lo]++;
+    if (a->sk.cap == 1)
+        a->sk.u.one++;
+    else
+        a->sk.u.heap[tlog_bucket_of_(v) - a->sk.lo]++;
 }
 
 static inline void acc_count(tlog_acc *a, uint64_t v, unsigned b)
@@ -388,19 +400,19 @@ static inline bool count_node(tlog_summary *s, uint32_t r, const tlog_node *n,
     tlog_acc *total = &x->acc[TLOG_ACC_TOTAL], *count = &x->acc[TLOG_ACC_COUNT],
              *self = &x->acc[TLOG_ACC_SELF];
     uint64_t vt = n->total_ns, vc = n->count, vs = n->self_ns;
-    unsigned bt = tlog_bucket_of_(vt), bc = tlog_bucket_of_(vc), bs = 0;
     /* The steady state of a frame loop: values within what the row has
-     * seen, its self time as it was, no new flag. Only sums and buckets
-     * change, and those subtract again. */
-    if (TLOG_UNLIKELY((x->flags | n->flags) != x->flags || !acc_plain(total, vt, bt) ||
-                      !acc_plain(count, vc, bc)) ||
-        (x->self_same ? vs != vt : !acc_plain(self, vs, bs = tlog_bucket_of_(vs))))
+     * seen, its self time as it was, no new flag. Only sums and histogram
+     * counts change, and those subtract again. A row not counted yet has
+     * no extremes. */
+    if (TLOG_UNLIKELY(!x->frames || (x->flags | n->flags) != x->flags ||
+                      !acc_plain(total, vt) || !acc_plain(count, vc) ||
+                      (x->self_same ? vs != vt : !acc_plain(self, vs))))
         return count_changing(s, r, n, nrows_before);
     x->frames++;
-    acc_add_plain(total, vt, bt);
-    acc_add_plain(count, vc, bc);
+    acc_add_plain(total, vt);
+    acc_add_plain(count, vc);
     if (!x->self_same)
-        acc_add_plain(self, vs, bs);
+        acc_add_plain(self, vs);
     return true;
 }
 
@@ -440,13 +452,16 @@ static void undo_counts(tlog_summary *s, const tlog_group *g, const tlog_frame *
 
 /* Whether row r is the row of node n under parent row p: it was the row of
  * the same node index in the group's last frame, and frames of a loop
- * have the same rows in the same order. */
-static inline bool same_row(const tlog_summary *s, uint32_t r, uint32_t p, const tlog_node *n)
+ * have the same rows in the same order. With `titled`, the last frame's
+ * node there had n's title at the same address, while that frame is held:
+ * the same title. */
+static inline bool same_row(const tlog_summary *s, uint32_t r, uint32_t p, const tlog_node *n,
+                            bool titled)
 {
     if (r >= s->nrows)
         return false;
     const tlog_stat_row *x = &s->rows[r];
-    return x->parent == p && x->kind == n->kind && tlog_same_name_(x->name, n->name);
+    return x->parent == p && x->kind == n->kind && (titled || tlog_same_name_(x->name, n->name));
 }
 
 /* Frames of many rows outgrow the caches: the lines of the node AHEAD
@@ -490,6 +505,8 @@ static inline int count_nodes(tlog_summary *s, uint32_t g, const tlog_frame *f,
 {
     const tlog_node *nodes = f->nodes;
     uint32_t *map = s->groups[g].map;
+    const char **seen = s->groups[g].seen;
+    size_t trusted = s->groups[g].trusted;
     size_t nrows_before = s->nrows;
     s->nundo = 0;
     for (size_t i = 0; i < f->nnodes; i++) {
@@ -503,10 +520,13 @@ static inline int count_nodes(tlog_summary *s, uint32_t g, const tlog_frame *f,
             r = map[i];
             if (p == NONE)
                 r = NONE;
-            else if (!same_row(s, r, p, n) && !find_or_make_row(s, g, n, p, &r, refused))
+            else if (!same_row(s, r, p, n, i < trusted && seen[i] == n->name) &&
+                     !find_or_make_row(s, g, n, p, &r, refused))
                 goto failed;
         }
         map[i] = r;
+        if (seen)
+            seen[i] = n->name;
         if (r != NONE && !count_node(s, r, n, nrows_before)) {
             map[i] = NONE;   /* not counted */
             goto failed;
@@ -605,23 +625,59 @@ static void check_hitch(tlog_summary *s, uint32_t gi, const tlog_frame *f)
     keep_hitch(s, &h);
 }
 
-/* Room in the group's map for a frame of n nodes; what it held is kept
- * only as far as it goes (it is a cache). */
+/* Room in the group's map (and titles) for a frame of n nodes; what they
+ * held is kept only as far as it goes (they are a cache). */
 static bool map_room(tlog_summary *s, tlog_group *g, size_t n)
 {
     if (n <= g->capmap)
         return true;
     uint32_t *map = tlog_malloc_(n * sizeof *map);
-    if (!map)
+    const char **seen = s->keep_last ? tlog_calloc_(n, sizeof *seen) : NULL;
+    if (!map || (s->keep_last && !seen)) {
+        free(map);
+        free(seen);
         return false;
+    }
     memset(map, 0xff, n * sizeof *map);
     if (g->capmap)
         memcpy(map, g->map, g->capmap * sizeof *map);
-    s->bytes += (n - g->capmap) * sizeof *map;
+    if (g->seen)
+        memcpy(seen, g->seen, g->capmap * sizeof *seen);
+    s->bytes += (n - g->capmap) * (sizeof *map + (seen ? sizeof *seen : 0));
     free(g->map);
+    free(g->seen);
     g->map = map;
+    g->seen = seen;
     g->capmap = n;
     return true;
+}
+
+/* Holds f as the last frame of group g, letting go of the one it had, or
+ * of the oldest group's when TLOG_KEEP_LAST are held. */
+static void keep_last(tlog_summary *s, uint32_t g, const tlog_frame *f)
+{
+    tlog_group *grp = &s->groups[g];
+    atomic_fetch_add(&((tlog_frame *)f)->refs, 1);
+    if (grp->last) {
+        tlog_frame_release(grp->last);
+    } else {
+        if (s->nkept == TLOG_KEEP_LAST) {
+            tlog_group *old = &s->groups[s->kept[s->kept_first]];
+            tlog_frame_release(old->last);
+            old->last = NULL;
+            old->trusted = 0;
+            s->kept_first = (s->kept_first + 1) % TLOG_KEEP_LAST;
+            s->nkept--;
+        }
+        s->kept[(s->kept_first + s->nkept++) % TLOG_KEEP_LAST] = g;
+    }
+    grp->last = (tlog_frame *)f;
+    grp->trusted = f->nnodes;
+}
+
+void tlog_summary_keep_last_(tlog_summary *s)
+{
+    s->keep_last = true;
 }
 
 /* The group of the frame: the last frame's, most often. */
@@ -641,7 +697,7 @@ int tlog_summary_add(tlog_summary *s, const tlog_frame *f)
         return TLOG_EINVAL;
     size_t nrows = s->nrows, ngroups = s->ngroups;
     uint64_t refused = 0;
-    uint32_t g;
+    uint32_t g = NONE;
     int rc = frame_group(s, f, &g);
     if (rc == TLOG_EFULL) {
         s->frames++;
@@ -656,11 +712,15 @@ int tlog_summary_add(tlog_summary *s, const tlog_frame *f)
     if (rc == TLOG_OK)
         rc = count_frame(s, g, f, &refused);
     if (rc != TLOG_OK) {
+        if (g < s->ngroups)
+            s->groups[g].trusted = 0;   /* its titles are this frame's now */
         roll_back(s, nrows, ngroups);
         return rc;
     }
     s->frames++;
     s->rows_refused += refused;
+    if (s->keep_last)
+        keep_last(s, g, f);
     check_hitch(s, g, f);
     return TLOG_OK;
 }
@@ -668,6 +728,17 @@ int tlog_summary_add(tlog_summary *s, const tlog_frame *f)
 /* ------------------------------------------------------------------------ */
 /* Merging summaries                                                        */
 /* ------------------------------------------------------------------------ */
+
+/* Room in `into` for the counts of `from`, a quantity of a row of `frames`
+ * frames, and for the buckets of its extremes, which counting relies on
+ * (acc_plain). */
+static bool reserve_like(tlog_summary *s, tlog_acc *into, const tlog_acc *from, uint64_t frames)
+{
+    return tlog_sketch_reserve_like_(&s->bytes, &into->sk, &from->sk) &&
+           (!frames ||
+            (tlog_sketch_reserve_(&s->bytes, &into->sk, tlog_bucket_of_(from->min)) &&
+             tlog_sketch_reserve_(&s->bytes, &into->sk, tlog_bucket_of_(from->max))));
+}
 
 /* The row of `into` for row r of `from`, made if new, with room for its
  * histograms; rows past max_rows are NONE and counted. */
@@ -707,11 +778,11 @@ static int map_merged_row(tlog_summary *into, const tlog_summary *from, uint32_t
         return TLOG_OK;
     tlog_stat_row *y = &into->rows[to];
     bool same = y->self_same && x->self_same;
-    if (!tlog_sketch_reserve_like_(&into->bytes, &y->acc[TLOG_ACC_TOTAL].sk, &x->acc[TLOG_ACC_TOTAL].sk) ||
-        !tlog_sketch_reserve_like_(&into->bytes, &y->acc[TLOG_ACC_COUNT].sk, &x->acc[TLOG_ACC_COUNT].sk) ||
+    if (!reserve_like(into, &y->acc[TLOG_ACC_TOTAL], &x->acc[TLOG_ACC_TOTAL], x->frames) ||
+        !reserve_like(into, &y->acc[TLOG_ACC_COUNT], &x->acc[TLOG_ACC_COUNT], x->frames) ||
         (!same && y->self_same && !split_self(into, y)) ||
-        (!same && !tlog_sketch_reserve_like_(&into->bytes, &y->acc[TLOG_ACC_SELF].sk,
-                                  &tlog_row_acc_(x, TLOG_STAT_SELF)->sk)))
+        (!same && !reserve_like(into, &y->acc[TLOG_ACC_SELF], tlog_row_acc_(x, TLOG_STAT_SELF),
+                                x->frames)))
         return TLOG_ENOMEM;
     return TLOG_OK;
 }
@@ -746,8 +817,8 @@ static int merge_mapped(tlog_summary *into, const tlog_summary *from, uint32_t *
         return rc;
     }
     for (uint32_t r = 0; r < from->nrows; r++) {
-        if (map[r] == NONE)
-            continue;
+        if (map[r] == NONE || !from->rows[r].frames)
+            continue;   /* a row read back with no frames has no extremes */
         tlog_stat_row *to = &into->rows[map[r]];
         const tlog_stat_row *x = &from->rows[r];
         to->frames += x->frames;
@@ -947,6 +1018,8 @@ static void release_all(tlog_summary *s)
         if (s->groups[g].window.cap > 1)
             free(s->groups[g].window.u.heap);
         free(s->groups[g].map);
+        free(s->groups[g].seen);
+        tlog_frame_release(s->groups[g].last);
     }
     while (s->arena) {
         tlog_arena_block *next = s->arena->next;
@@ -967,9 +1040,11 @@ int tlog_summary_reset(tlog_summary *s)
     release_all(s);
     tlog_summary_config cfg = s->cfg;
     tlog_hitch *hitches = s->hitches;
+    bool keep = s->keep_last;
     memset(s, 0, sizeof *s);
     s->cfg = cfg;
     s->hitches = hitches;
+    s->keep_last = keep;
     s->bytes = sizeof *s + cfg.max_hitches * sizeof *s->hitches;
     return TLOG_OK;
 }
