@@ -479,11 +479,10 @@ static inline void fetch_ahead(const tlog_summary *s, const tlog_frame *f, const
         __builtin_prefetch(n + 64);
         __builtin_prefetch(n + sizeof(tlog_node) - 1);
         uint32_t r = map[i + AHEAD];
-        if (r < s->nrows) {
+        if (r < s->nrows) {   /* a leaf's two lines; a parent's third comes late */
             const char *x = (const char *)&s->rows[r];
             __builtin_prefetch(x);
             __builtin_prefetch(x + 64);
-            __builtin_prefetch(x + 128);
         }
     }
     if (i + AHEAD / 2 < f->nnodes) {
@@ -504,39 +503,40 @@ static inline int count_nodes(tlog_summary *s, uint32_t g, const tlog_frame *f,
                               uint64_t *refused, bool ahead)
 {
     const tlog_node *nodes = f->nodes;
+    size_t nnodes = f->nnodes;
     uint32_t *map = s->groups[g].map;
     const char **seen = s->groups[g].seen;
     size_t trusted = s->groups[g].trusted;
     size_t nrows_before = s->nrows;
     s->nundo = 0;
-    for (size_t i = 0; i < f->nnodes; i++) {
+    map[0] = s->groups[g].root;
+    if (seen)
+        seen[0] = nodes[0].name;
+    size_t i = 0;
+    if (!count_node(s, map[0], &nodes[0], nrows_before))
+        goto failed;
+    for (i = 1; i < nnodes; i++) {
         const tlog_node *n = &nodes[i];
-        uint32_t r = s->groups[g].root;
         if (ahead)
             fetch_ahead(s, f, map, i);
-        if (i) {
-            size_t parent = n->parent ? (size_t)(n->parent - nodes) : i;
-            uint32_t p = parent < i ? map[parent] : NONE;
-            r = map[i];
-            if (p == NONE)
-                r = NONE;
-            else if (!same_row(s, r, p, n, i < trusted && seen[i] == n->name) &&
-                     !find_or_make_row(s, g, n, p, &r, refused))
-                goto failed;
-        }
+        size_t parent = n->parent ? (size_t)(n->parent - nodes) : i;
+        uint32_t p = parent < i ? map[parent] : NONE;
+        uint32_t r = map[i];
+        if (p == NONE)
+            r = NONE;
+        else if (!same_row(s, r, p, n, i < trusted && seen[i] == n->name) &&
+                 !find_or_make_row(s, g, n, p, &r, refused))
+            goto failed;
         map[i] = r;
         if (seen)
             seen[i] = n->name;
-        if (r != NONE && !count_node(s, r, n, nrows_before)) {
-            map[i] = NONE;   /* not counted */
+        if (r != NONE && !count_node(s, r, n, nrows_before))
             goto failed;
-        }
-        continue;
-    failed:
-        undo_counts(s, &s->groups[g], f, i);
-        return TLOG_ENOMEM;
     }
     return TLOG_OK;
+failed:
+    undo_counts(s, &s->groups[g], f, i);
+    return TLOG_ENOMEM;
 }
 
 static int count_frame(tlog_summary *s, uint32_t g, const tlog_frame *f, uint64_t *refused)

@@ -201,14 +201,29 @@ TLOG_INTERNAL uint64_t tlog_sketch_bucket_value_(unsigned i);
 /* The rank of the q-quantile of n values, from 0. */
 TLOG_INTERNAL uint64_t tlog_rank_of_(double q, uint64_t n);
 
-/* strcmp(a, b) == 0 for the short titles rows have, without a call. */
+/* strcmp(a, b) == 0 for the short titles rows have, without a call: four
+ * characters a turn, each read only once those before it matched (so
+ * never past the end of either). */
 static inline bool tlog_same_name_(const char *a, const char *b)
 {
-    while (*a && *a == *b) {
-        a++;
-        b++;
+    for (;; a += 4, b += 4) {
+        if (a[0] != b[0])
+            return false;
+        if (!a[0])
+            return true;
+        if (a[1] != b[1])
+            return false;
+        if (!a[1])
+            return true;
+        if (a[2] != b[2])
+            return false;
+        if (!a[2])
+            return true;
+        if (a[3] != b[3])
+            return false;
+        if (!a[3])
+            return true;
     }
-    return *a == *b;
 }
 
 /* summary.c */
