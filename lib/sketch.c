@@ -114,7 +114,7 @@ void tlog_acc_add_(tlog_acc *into, const tlog_acc *from)
 /* The rank the q-quantile of n values is at: ceil(q * n) - 1, at least 0,
  * without libm; a product a hair above a whole number (0.99 * 100) is
  * taken as that number. */
-static uint64_t rank_of(double q, uint64_t n)
+uint64_t tlog_rank_of_(double q, uint64_t n)
 {
     double x = q * (double)n;
     uint64_t r = (uint64_t)x;
@@ -127,7 +127,7 @@ static uint64_t rank_of(double q, uint64_t n)
 
 unsigned tlog_sketch_quantile_bucket_(const tlog_sketch *sk, uint64_t n, double q)
 {
-    uint64_t rank = rank_of(q, n), seen = 0;
+    uint64_t rank = tlog_rank_of_(q, n), seen = 0;
     for (unsigned k = 0; k < sk->cap; k++) {
         seen += tlog_cbins_(sk)[k];
         if (seen > rank)
@@ -145,7 +145,7 @@ uint64_t tlog_sketch_quantile_(const tlog_acc *a, uint64_t n, double q)
 {
     if (!n)
         return 0;
-    uint64_t rank = rank_of(q, n);
+    uint64_t rank = tlog_rank_of_(q, n);
     if (rank == 0 || rank == n - 1)   /* the extremes are kept exactly */
         return rank ? a->max : a->min;
     uint64_t v = bucket_value(tlog_sketch_quantile_bucket_(&a->sk, n, q));

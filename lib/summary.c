@@ -234,6 +234,10 @@ static void group_free(tlog_summary *s, tlog_group *g)
     tlog_sketch_free_(&s->bytes, &g->window);
     s->bytes -= g->capmap * sizeof *g->map;
     free(g->map);
+    if (g->seen)
+        s->bytes -= g->capmap * sizeof *g->seen;
+    free(g->seen);
+    tlog_frame_release(g->last);
 }
 
 static bool same_group(const tlog_summary *s, const tlog_group *g, const char *thread,
@@ -299,34 +303,16 @@ static void roll_back(tlog_summary *s, size_t nrows, size_t ngroups)
 /* Adding a frame                                                           */
 /* ------------------------------------------------------------------------ */
 
-/* Whether the row the group's last frame had at node index i is the row
- * for `n` under `parent`: frames of a loop have the same rows. */
-static uint32_t cached_row(const tlog_summary *s, const tlog_group *g, size_t i,
-                           uint32_t parent, const tlog_node *n)
+/* The row for node i of `f`, whose parent's row is p, when it is not the
+ * row node i of the group's last frame had: found or made; NONE, with
+ * *refused counted, past max_rows; false when memory ran out. */
+static bool find_or_make_row(tlog_summary *s, uint32_t g, const tlog_node *n, uint32_t p,
+                             uint32_t *out, uint64_t *refused)
 {
-    uint32_t r = g->map[i];
-    if (r >= s->nrows)
-        return NONE;
-    const tlog_stat_row *x = &s->rows[r];
-    return x->parent == parent && x->kind == n->kind && tlog_same_name_(x->name, n->name) ? r
-                                                                                  : NONE;
-}
-
-/* The row for node i of `f`, found or made; NONE, with *refused counted,
- * past max_rows or under a row left out; false when memory ran out. */
-static bool row_of_node(tlog_summary *s, uint32_t g, const tlog_frame *f, size_t i,
-                        uint32_t *out, uint64_t *refused)
-{
-    const tlog_node *n = &f->nodes[i];
-    tlog_group *grp = &s->groups[g];
-    size_t parent = n->parent ? (size_t)(n->parent - f->nodes) : 0;
-    uint32_t p = i && parent < i ? grp->map[parent] : NONE;
-    uint32_t r = !i ? grp->root : p == NONE ? NONE : cached_row(s, grp, i, p, n);
-    if (p != NONE && r == NONE)
-        r = tlog_summary_find_row_(s, p, n->kind, n->name);
-    if (p != NONE && r == NONE && s->nrows >= s->cfg.max_rows) {
+    uint32_t r = tlog_summary_find_row_(s, p, n->kind, n->name);
+    if (r == NONE && s->nrows >= s->cfg.max_rows) {
         ++*refused;
-    } else if (p != NONE && r == NONE) {
+    } else if (r == NONE) {
         row_key k = {g, p, n->kind, n->name, n->dev ? n->dev->device : NULL, n->site};
         if ((r = new_row(s, &k)) == NONE)
             return false;
@@ -335,35 +321,30 @@ static bool row_of_node(tlog_summary *s, uint32_t g, const tlog_frame *f, size_t
     return true;
 }
 
-/* Notes what counting values v in row r changes that subtracting them
- * again would not put back; false when memory ran out (nothing noted). */
-static bool note_undo(tlog_summary *s, uint32_t r, const tlog_node *n, const uint64_t *v,
-                      bool same)
+/* Whether counting v in `a` changes nothing that subtracting it again
+ * would not put back: it lies within what `a` has seen, and the sum does
+ * not saturate. Then its bucket lies between those of the extremes, which
+ * the histogram holds (every path that sets an extreme makes room for its
+ * bucket first, and a summary read back is checked for it). */
+static inline bool acc_plain(const tlog_acc *a, uint64_t v)
 {
-    const tlog_stat_row *x = &s->rows[r];
-    bool lasting = (x->flags | n->flags) != x->flags || x->self_same != same;
-    for (int q = 0; q < 3; q++)
-        lasting |= v[q] < x->acc[q].min || v[q] > x->acc[q].max ||
-                   x->acc[q].sum + v[q] < x->acc[q].sum;
-    if (!lasting)
-        return true;
-    if (!grow(s, (void **)&s->undo, &s->capundo, s->nundo + 1, sizeof *s->undo))
-        return false;
-    tlog_undo *u = &s->undo[s->nundo++];
-    u->row = r;
-    u->flags = x->flags;
-    u->self_same = x->self_same;
-    for (int q = 0; q < 3; q++) {
-        u->min[q] = x->acc[q].min;
-        u->max[q] = x->acc[q].max;
-        u->sum[q] = x->acc[q].sum;
-    }
-    return true;
+    return v >= a->min && v <= a->max && a->sum + v >= v;
+}
+
+/* Counts v in `a`, after acc_plain: a histogram of one bucket (a count
+ * that never changes) takes it without computing which. */
+static inline void acc_add_plain(tlog_acc *a, uint64_t v)
+{
+    a->sum += v;
+    if (a->sk.cap == 1)
+        a->sk.u.one++;
+    else
+        a->sk.u.heap[tlog_bucket_of_(v) - a->sk.lo]++;
 }
 
 static inline void acc_count(tlog_acc *a, uint64_t v, unsigned b)
 {
-    a->sum = a->sum + v < a->sum ? UINT64_MAX : a->sum + v;
+    a->sum = a->sum + v < v ? UINT64_MAX : a->sum + v;
     if (v < a->min)
         a->min = v;
     if (v > a->max)
@@ -371,9 +352,14 @@ static inline void acc_count(tlog_acc *a, uint64_t v, unsigned b)
     tlog_bins_(&a->sk)[b - a->sk.lo]++;
 }
 
-/* Counts node n in row r: first what may fail (room in the histograms, a
- * self time parting from its total, a note to undo), then the counts. */
-static bool count_node(tlog_summary *s, uint32_t r, const tlog_node *n)
+/* Counts node n in row r when that changes what subtracting it again would
+ * not put back (an extreme, a flag, a self time parting from its total, a
+ * sum that saturates) or needs a histogram widened: first what may fail,
+ * with a note to undo it for a row that was there before this frame (rows
+ * made in this frame go whole when it fails), then the counts. False when
+ * memory ran out (nothing counted). */
+static __attribute__((noinline)) bool count_changing(tlog_summary *s, uint32_t r,
+                                                     const tlog_node *n, size_t nrows_before)
 {
     tlog_stat_row *x = &s->rows[r];
     const uint64_t v[3] = {n->total_ns, n->count, n->self_ns};   /* TLOG_ACC_ order */
@@ -382,23 +368,58 @@ static bool count_node(tlog_summary *s, uint32_t r, const tlog_node *n)
     if (!tlog_sketch_reserve_(&s->bytes, &x->acc[TLOG_ACC_TOTAL].sk, b[TLOG_ACC_TOTAL]) ||
         !tlog_sketch_reserve_(&s->bytes, &x->acc[TLOG_ACC_COUNT].sk, b[TLOG_ACC_COUNT]) ||
         (x->self_same && !same && !split_self(s, x)) ||
-        (!same && !tlog_sketch_reserve_(&s->bytes, &x->acc[TLOG_ACC_SELF].sk, b[TLOG_ACC_SELF])) ||
-        !note_undo(s, r, n, v, same))
+        (!same && !tlog_sketch_reserve_(&s->bytes, &x->acc[TLOG_ACC_SELF].sk, b[TLOG_ACC_SELF])))
         return false;
+    if (r < nrows_before) {
+        if (!grow(s, (void **)&s->undo, &s->capundo, s->nundo + 1, sizeof *s->undo))
+            return false;
+        tlog_undo *u = &s->undo[s->nundo++];
+        u->row = r;
+        u->flags = x->flags;
+        u->self_same = x->self_same;
+        for (int q = 0; q < 3; q++) {
+            u->min[q] = x->acc[q].min;
+            u->max[q] = x->acc[q].max;
+            u->sum[q] = x->acc[q].sum;
+        }
+    }
     x->frames++;
     x->flags |= n->flags;
-    acc_count(&x->acc[TLOG_ACC_TOTAL], v[TLOG_ACC_TOTAL], b[TLOG_ACC_TOTAL]);
-    acc_count(&x->acc[TLOG_ACC_COUNT], v[TLOG_ACC_COUNT], b[TLOG_ACC_COUNT]);
-    if (!same)
-        acc_count(&x->acc[TLOG_ACC_SELF], v[TLOG_ACC_SELF], b[TLOG_ACC_SELF]);
+    for (int q = 0; q < 3; q++)
+        if (q != TLOG_ACC_SELF || !same)
+            acc_count(&x->acc[q], v[q], b[q]);
     x->self_same = same;
+    return true;
+}
+
+/* Counts node n in row r; false when memory ran out (nothing counted). */
+static inline bool count_node(tlog_summary *s, uint32_t r, const tlog_node *n,
+                              size_t nrows_before)
+{
+    tlog_stat_row *x = &s->rows[r];
+    tlog_acc *total = &x->acc[TLOG_ACC_TOTAL], *count = &x->acc[TLOG_ACC_COUNT],
+             *self = &x->acc[TLOG_ACC_SELF];
+    uint64_t vt = n->total_ns, vc = n->count, vs = n->self_ns;
+    /* The steady state of a frame loop: values within what the row has
+     * seen, its self time as it was, no new flag. Only sums and histogram
+     * counts change, and those subtract again. A row not counted yet has
+     * no extremes. */
+    if (TLOG_UNLIKELY(!x->frames || (x->flags | n->flags) != x->flags ||
+                      !acc_plain(total, vt) || !acc_plain(count, vc) ||
+                      (x->self_same ? vs != vt : !acc_plain(self, vs))))
+        return count_changing(s, r, n, nrows_before);
+    x->frames++;
+    acc_add_plain(total, vt);
+    acc_add_plain(count, vc);
+    if (!x->self_same)
+        acc_add_plain(self, vs);
     return true;
 }
 
 /* Takes back the counts of nodes [0, upto) of a failed add. A row whose
  * self time parted from its total in this frame gets self_same back from
  * its note, and its self histogram is then not read (a later parting
- * copies it afresh). */
+ * copies it afresh). Rows made in this frame are dropped after. */
 static void undo_counts(tlog_summary *s, const tlog_group *g, const tlog_frame *f,
                         size_t upto)
 {
@@ -429,25 +450,99 @@ static void undo_counts(tlog_summary *s, const tlog_group *g, const tlog_frame *
     }
 }
 
-/* Maps and counts every node of `f` in group g, in one pass: a node's
- * parent comes before it in every resolved frame. On failure what was
- * counted is taken back; *upto says how far it got. */
-static int count_frame(tlog_summary *s, uint32_t g, const tlog_frame *f, uint64_t *refused)
+/* Whether row r is the row of node n under parent row p: it was the row of
+ * the same node index in the group's last frame, and frames of a loop
+ * have the same rows in the same order. With `titled`, the last frame's
+ * node there had n's title at the same address, while that frame is held:
+ * the same title. */
+static inline bool same_row(const tlog_summary *s, uint32_t r, uint32_t p, const tlog_node *n,
+                            bool titled)
 {
-    s->nundo = 0;
-    for (size_t i = 0; i < f->nnodes; i++) {
-        uint32_t r;
-        if (!row_of_node(s, g, f, i, &r, refused)) {
-            undo_counts(s, &s->groups[g], f, i);
-            return TLOG_ENOMEM;
-        }
-        s->groups[g].map[i] = r;
-        if (r != NONE && !count_node(s, r, &f->nodes[i])) {
-            undo_counts(s, &s->groups[g], f, i);
-            return TLOG_ENOMEM;
+    if (r >= s->nrows)
+        return false;
+    const tlog_stat_row *x = &s->rows[r];
+    return x->parent == p && x->kind == n->kind && (titled || tlog_same_name_(x->name, n->name));
+}
+
+/* Frames of many rows outgrow the caches: the lines of the node AHEAD
+ * places on, and of its row as the last frame had it, are asked for while
+ * this node counts, and the histogram line its total goes to half as far
+ * on (by then its row's line has come). */
+enum { AHEAD = 8, AHEAD_FROM = 4096 };
+
+static inline void fetch_ahead(const tlog_summary *s, const tlog_frame *f, const uint32_t *map,
+                               size_t i)
+{
+    if (i + AHEAD < f->nnodes) {
+        const char *n = (const char *)&f->nodes[i + AHEAD];
+        __builtin_prefetch(n);
+        __builtin_prefetch(n + 64);
+        __builtin_prefetch(n + sizeof(tlog_node) - 1);
+        uint32_t r = map[i + AHEAD];
+        if (r < s->nrows) {   /* a leaf's two lines; a parent's third comes late */
+            const char *x = (const char *)&s->rows[r];
+            __builtin_prefetch(x);
+            __builtin_prefetch(x + 64);
         }
     }
+    if (i + AHEAD / 2 < f->nnodes) {
+        uint32_t r = map[i + AHEAD / 2];
+        if (r < s->nrows) {
+            const tlog_acc *a = &s->rows[r].acc[TLOG_ACC_TOTAL];
+            unsigned k = tlog_bucket_of_(f->nodes[i + AHEAD / 2].total_ns) - a->sk.lo;
+            if (a->sk.cap > 1 && k < a->sk.cap)
+                __builtin_prefetch(&a->sk.u.heap[k]);
+        }
+    }
+}
+
+/* Maps and counts every node of `f` in group g, in one pass: a node's
+ * parent comes before it in every resolved frame. On failure what was
+ * counted is taken back. */
+static inline int count_nodes(tlog_summary *s, uint32_t g, const tlog_frame *f,
+                              uint64_t *refused, bool ahead)
+{
+    const tlog_node *nodes = f->nodes;
+    size_t nnodes = f->nnodes;
+    uint32_t *map = s->groups[g].map;
+    const char **seen = s->groups[g].seen;
+    size_t trusted = s->groups[g].trusted;
+    size_t nrows_before = s->nrows;
+    s->nundo = 0;
+    map[0] = s->groups[g].root;
+    if (seen)
+        seen[0] = nodes[0].name;
+    size_t i = 0;
+    if (!count_node(s, map[0], &nodes[0], nrows_before))
+        goto failed;
+    for (i = 1; i < nnodes; i++) {
+        const tlog_node *n = &nodes[i];
+        if (ahead)
+            fetch_ahead(s, f, map, i);
+        size_t parent = n->parent ? (size_t)(n->parent - nodes) : i;
+        uint32_t p = parent < i ? map[parent] : NONE;
+        uint32_t r = map[i];
+        if (p == NONE)
+            r = NONE;
+        else if (!same_row(s, r, p, n, i < trusted && seen[i] == n->name) &&
+                 !find_or_make_row(s, g, n, p, &r, refused))
+            goto failed;
+        map[i] = r;
+        if (seen)
+            seen[i] = n->name;
+        if (r != NONE && !count_node(s, r, n, nrows_before))
+            goto failed;
+    }
     return TLOG_OK;
+failed:
+    undo_counts(s, &s->groups[g], f, i);
+    return TLOG_ENOMEM;
+}
+
+static int count_frame(tlog_summary *s, uint32_t g, const tlog_frame *f, uint64_t *refused)
+{
+    return f->nnodes >= AHEAD_FROM ? count_nodes(s, g, f, refused, true)
+                                   : count_nodes(s, g, f, refused, false);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -466,69 +561,134 @@ static void keep_hitch(tlog_summary *s, const tlog_hitch *h)
     atomic_fetch_add(&h->frame->refs, 1);
 }
 
+/* Moves the group's quantile bucket to where the window's values put it:
+ * the first bucket whose values, with those below it, are more than
+ * `rank`. It moves by a bucket or two per frame: no pass over the
+ * histogram. */
+static void window_settle(tlog_group *g, uint64_t rank)
+{
+    const uint64_t *bins = tlog_cbins_(&g->window);
+    unsigned lo = g->window.lo;
+    while (g->below > rank)
+        g->below -= bins[--g->quantile - lo];
+    while (g->below + bins[g->quantile - lo] <= rank)
+        g->below += bins[g->quantile++ - lo];
+}
+
 /* The frame's root total joins the group's recent frames, the oldest
- * leaving when the window is full (its bucket was widened by map_rows). */
+ * leaving when the window is full (its bucket was widened by
+ * tlog_summary_add), and the quantile bucket follows. */
 static void window_push(tlog_summary *s, tlog_group *g, uint64_t ns)
 {
     uint32_t w = s->cfg.hitch_window;
+    unsigned b = tlog_bucket_of_(ns);
+    if (!g->nrecent)
+        g->quantile = b;
     if (g->nrecent == w) {
-        uint64_t old = g->recent[g->next_recent];
-        tlog_bins_(&g->window)[tlog_bucket_of_(old) - g->window.lo]--;
+        unsigned old = tlog_bucket_of_(g->recent[g->next_recent]);
+        tlog_bins_(&g->window)[old - g->window.lo]--;
+        g->below -= old < g->quantile;
     } else {
         g->nrecent++;
     }
     g->recent[g->next_recent] = ns;
     g->next_recent = (g->next_recent + 1) % w;
-    tlog_bins_(&g->window)[tlog_bucket_of_(ns) - g->window.lo]++;
+    tlog_bins_(&g->window)[b - g->window.lo]++;
+    g->below += b < g->quantile;
+    window_settle(g, tlog_rank_of_(s->cfg.hitch_quantile, g->nrecent));
 }
 
 static void check_hitch(tlog_summary *s, uint32_t gi, const tlog_frame *f)
 {
     tlog_group *g = &s->groups[gi];
     uint64_t ns = f->nodes[0].total_ns;
-    tlog_hitch h = {(tlog_frame *)f, gi, 0, ns, 0, 0, 0, 0};
-    if (s->cfg.hitch_ns && ns > s->cfg.hitch_ns) {
-        h.reasons |= TLOG_HITCH_BUDGET;
-        h.budget_ns = s->cfg.hitch_ns;
-    }
-    if (g->recent) {
-        unsigned at;
-        if (g->nrecent == s->cfg.hitch_window &&
-            tlog_bucket_of_(ns) > (at = tlog_sketch_quantile_bucket_(&g->window, g->nrecent,
-                                                  s->cfg.hitch_quantile))) {
-            /* Past the quantile's whole bucket: a frame as long as the
-             * quantile never counts, whatever side of the bucket's middle
-             * it falls. */
-            h.reasons |= TLOG_HITCH_QUANTILE;
-            h.quantile_ns = tlog_sketch_bucket_value_(at);
-        }
+    unsigned reasons = 0;
+    if (s->cfg.hitch_ns && ns > s->cfg.hitch_ns)
+        reasons |= TLOG_HITCH_BUDGET;
+    /* Past the quantile's whole bucket: a frame as long as the quantile
+     * never counts, whatever side of the bucket's middle it falls. */
+    unsigned at = g->quantile;
+    if (g->recent && g->nrecent == s->cfg.hitch_window && tlog_bucket_of_(ns) > at)
+        reasons |= TLOG_HITCH_QUANTILE;
+    if (g->recent)
         window_push(s, g, ns);
-    }
-    if (!h.reasons)
+    if (TLOG_LIKELY(!reasons))
         return;
+    tlog_hitch h = {(tlog_frame *)f, gi, 0, ns, reasons, 0, 0, 0};
+    if (reasons & TLOG_HITCH_BUDGET)
+        h.budget_ns = s->cfg.hitch_ns;
+    if (reasons & TLOG_HITCH_QUANTILE)
+        h.quantile_ns = tlog_sketch_bucket_value_(at);
     const tlog_stat_row *root = &s->rows[g->root];
     h.number = ++s->hitches_seen;
     h.median_ns = tlog_sketch_quantile_(&root->acc[TLOG_ACC_TOTAL], root->frames, 0.5);
     keep_hitch(s, &h);
 }
 
-/* Room in the group's map for a frame of n nodes; what it held is kept
- * only as far as it goes (it is a cache). */
+/* Room in the group's map (and titles) for a frame of n nodes; what they
+ * held is kept only as far as it goes (they are a cache). */
 static bool map_room(tlog_summary *s, tlog_group *g, size_t n)
 {
     if (n <= g->capmap)
         return true;
     uint32_t *map = tlog_malloc_(n * sizeof *map);
-    if (!map)
+    const char **seen = s->keep_last ? tlog_calloc_(n, sizeof *seen) : NULL;
+    if (!map || (s->keep_last && !seen)) {
+        free(map);
+        free(seen);
         return false;
+    }
     memset(map, 0xff, n * sizeof *map);
     if (g->capmap)
         memcpy(map, g->map, g->capmap * sizeof *map);
-    s->bytes += (n - g->capmap) * sizeof *map;
+    if (g->seen)
+        memcpy(seen, g->seen, g->capmap * sizeof *seen);
+    s->bytes += (n - g->capmap) * (sizeof *map + (seen ? sizeof *seen : 0));
     free(g->map);
+    free(g->seen);
     g->map = map;
+    g->seen = seen;
     g->capmap = n;
     return true;
+}
+
+/* Holds f as the last frame of group g, letting go of the one it had, or
+ * of the oldest group's when TLOG_KEEP_LAST are held. */
+static void keep_last(tlog_summary *s, uint32_t g, const tlog_frame *f)
+{
+    tlog_group *grp = &s->groups[g];
+    atomic_fetch_add(&((tlog_frame *)f)->refs, 1);
+    if (grp->last) {
+        tlog_frame_release(grp->last);
+    } else {
+        if (s->nkept == TLOG_KEEP_LAST) {
+            tlog_group *old = &s->groups[s->kept[s->kept_first]];
+            tlog_frame_release(old->last);
+            old->last = NULL;
+            old->trusted = 0;
+            s->kept_first = (s->kept_first + 1) % TLOG_KEEP_LAST;
+            s->nkept--;
+        }
+        s->kept[(s->kept_first + s->nkept++) % TLOG_KEEP_LAST] = g;
+    }
+    grp->last = (tlog_frame *)f;
+    grp->trusted = f->nnodes;
+}
+
+void tlog_summary_keep_last_(tlog_summary *s)
+{
+    s->keep_last = true;
+}
+
+/* The group of the frame: the last frame's, most often. */
+static int frame_group(tlog_summary *s, const tlog_frame *f, uint32_t *g)
+{
+    if (s->last_group < s->ngroups && same_group(s, &s->groups[s->last_group], f->thread_name,
+                                                 f->nodes[0].name)) {
+        *g = s->last_group;
+        return TLOG_OK;
+    }
+    return group_for(s, f->thread_name, &f->nodes[0], g);
 }
 
 int tlog_summary_add(tlog_summary *s, const tlog_frame *f)
@@ -537,8 +697,8 @@ int tlog_summary_add(tlog_summary *s, const tlog_frame *f)
         return TLOG_EINVAL;
     size_t nrows = s->nrows, ngroups = s->ngroups;
     uint64_t refused = 0;
-    uint32_t g;
-    int rc = group_for(s, f->thread_name, &f->nodes[0], &g);
+    uint32_t g = NONE;
+    int rc = frame_group(s, f, &g);
     if (rc == TLOG_EFULL) {
         s->frames++;
         s->rows_refused += f->nnodes;   /* no room even for its root */
@@ -552,11 +712,15 @@ int tlog_summary_add(tlog_summary *s, const tlog_frame *f)
     if (rc == TLOG_OK)
         rc = count_frame(s, g, f, &refused);
     if (rc != TLOG_OK) {
+        if (g < s->ngroups)
+            s->groups[g].trusted = 0;   /* its titles are this frame's now */
         roll_back(s, nrows, ngroups);
         return rc;
     }
     s->frames++;
     s->rows_refused += refused;
+    if (s->keep_last)
+        keep_last(s, g, f);
     check_hitch(s, g, f);
     return TLOG_OK;
 }
@@ -564,6 +728,17 @@ int tlog_summary_add(tlog_summary *s, const tlog_frame *f)
 /* ------------------------------------------------------------------------ */
 /* Merging summaries                                                        */
 /* ------------------------------------------------------------------------ */
+
+/* Room in `into` for the counts of `from`, a quantity of a row of `frames`
+ * frames, and for the buckets of its extremes, which counting relies on
+ * (acc_plain). */
+static bool reserve_like(tlog_summary *s, tlog_acc *into, const tlog_acc *from, uint64_t frames)
+{
+    return tlog_sketch_reserve_like_(&s->bytes, &into->sk, &from->sk) &&
+           (!frames ||
+            (tlog_sketch_reserve_(&s->bytes, &into->sk, tlog_bucket_of_(from->min)) &&
+             tlog_sketch_reserve_(&s->bytes, &into->sk, tlog_bucket_of_(from->max))));
+}
 
 /* The row of `into` for row r of `from`, made if new, with room for its
  * histograms; rows past max_rows are NONE and counted. */
@@ -603,11 +778,11 @@ static int map_merged_row(tlog_summary *into, const tlog_summary *from, uint32_t
         return TLOG_OK;
     tlog_stat_row *y = &into->rows[to];
     bool same = y->self_same && x->self_same;
-    if (!tlog_sketch_reserve_like_(&into->bytes, &y->acc[TLOG_ACC_TOTAL].sk, &x->acc[TLOG_ACC_TOTAL].sk) ||
-        !tlog_sketch_reserve_like_(&into->bytes, &y->acc[TLOG_ACC_COUNT].sk, &x->acc[TLOG_ACC_COUNT].sk) ||
+    if (!reserve_like(into, &y->acc[TLOG_ACC_TOTAL], &x->acc[TLOG_ACC_TOTAL], x->frames) ||
+        !reserve_like(into, &y->acc[TLOG_ACC_COUNT], &x->acc[TLOG_ACC_COUNT], x->frames) ||
         (!same && y->self_same && !split_self(into, y)) ||
-        (!same && !tlog_sketch_reserve_like_(&into->bytes, &y->acc[TLOG_ACC_SELF].sk,
-                                  &tlog_row_acc_(x, TLOG_STAT_SELF)->sk)))
+        (!same && !reserve_like(into, &y->acc[TLOG_ACC_SELF], tlog_row_acc_(x, TLOG_STAT_SELF),
+                                x->frames)))
         return TLOG_ENOMEM;
     return TLOG_OK;
 }
@@ -642,8 +817,8 @@ static int merge_mapped(tlog_summary *into, const tlog_summary *from, uint32_t *
         return rc;
     }
     for (uint32_t r = 0; r < from->nrows; r++) {
-        if (map[r] == NONE)
-            continue;
+        if (map[r] == NONE || !from->rows[r].frames)
+            continue;   /* a row read back with no frames has no extremes */
         tlog_stat_row *to = &into->rows[map[r]];
         const tlog_stat_row *x = &from->rows[r];
         to->frames += x->frames;
@@ -843,6 +1018,8 @@ static void release_all(tlog_summary *s)
         if (s->groups[g].window.cap > 1)
             free(s->groups[g].window.u.heap);
         free(s->groups[g].map);
+        free(s->groups[g].seen);
+        tlog_frame_release(s->groups[g].last);
     }
     while (s->arena) {
         tlog_arena_block *next = s->arena->next;
@@ -863,9 +1040,11 @@ int tlog_summary_reset(tlog_summary *s)
     release_all(s);
     tlog_summary_config cfg = s->cfg;
     tlog_hitch *hitches = s->hitches;
+    bool keep = s->keep_last;
     memset(s, 0, sizeof *s);
     s->cfg = cfg;
     s->hitches = hitches;
+    s->keep_last = keep;
     s->bytes = sizeof *s + cfg.max_hitches * sizeof *s->hitches;
     return TLOG_OK;
 }

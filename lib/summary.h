@@ -45,6 +45,7 @@ typedef struct tlog_acc {
 } tlog_acc;
 
 #define TLOG_ROW_NONE UINT32_MAX
+#define TLOG_KEEP_LAST 8u
 
 /* A row's quantities, in the order they lie in it: a leaf's total and
  * count fill its first two cache lines. */
@@ -101,8 +102,17 @@ typedef struct tlog_group {
     uint64_t *recent;        /* ring of the last window root totals */
     uint32_t nrecent, next_recent;
     tlog_sketch window;      /* the same totals, for their quantile */
+    unsigned quantile;       /* the bucket of their hitch quantile */
+    uint64_t below;          /* how many of them lie below that bucket */
     uint32_t *map;           /* rows of the last frame's nodes, by index */
     size_t capmap;
+    /* With tlog_summary_keep_last_: the last frame, held, and its nodes'
+     * titles by index. While it is held its titles stay where they are, so
+     * a node whose title is at the same address has the same title: for
+     * node indexes below `trusted` the address is compared first. */
+    const char **seen;
+    tlog_frame *last;
+    size_t trusted;
 } tlog_group;
 
 /* A row's spread over the inputs of a reduction (one per rank). */
@@ -143,6 +153,11 @@ struct tlog_summary {
     tlog_row_ranks *ranks;
     size_t nranks;
     size_t bytes;             /* what it holds, besides hitch frames */
+    /* tlog_summary_keep_last_: groups whose last frame is held, oldest
+     * first (a ring of TLOG_KEEP_LAST). */
+    bool keep_last;
+    uint32_t kept[TLOG_KEEP_LAST];
+    size_t kept_first, nkept;
 };
 
 /* The spread of row r over the inputs of a reduction, or NULL. */
@@ -156,10 +171,11 @@ static inline const tlog_row_ranks *tlog_row_ranks_(const tlog_summary *s, const
 /* The bucket of v. */
 static inline unsigned tlog_bucket_of_(uint64_t v)
 {
-    if (v < 2 * TLOG_SKETCH_SUB)
-        return (unsigned)v;
-    unsigned e = 63u - (unsigned)__builtin_clzll(v);
-    return TLOG_SKETCH_SUB * (e - 6u) + (unsigned)(v >> (e - 6u));
+    /* e: the bits v is shifted by to keep its top 7; 0 below 128, where
+     * each value is its own bucket. No branch: frames count three values
+     * per row. */
+    unsigned e = (unsigned)(63 - __builtin_clzll(v | TLOG_SKETCH_SUB)) - 6u;
+    return TLOG_SKETCH_SUB * e + (unsigned)(v >> e);
 }
 /* Widens `sk` to hold bucket i, adding what it takes to *bytes; false when
  * memory ran out (it stays as it was). */
@@ -182,18 +198,40 @@ TLOG_INTERNAL void tlog_acc_add_(tlog_acc *into, const tlog_acc *from);
 TLOG_INTERNAL unsigned tlog_sketch_quantile_bucket_(const tlog_sketch *sk, uint64_t n,
                                                     double q);
 TLOG_INTERNAL uint64_t tlog_sketch_bucket_value_(unsigned i);
+/* The rank of the q-quantile of n values, from 0. */
+TLOG_INTERNAL uint64_t tlog_rank_of_(double q, uint64_t n);
 
-/* strcmp(a, b) == 0 for the short titles rows have, without a call. */
+/* strcmp(a, b) == 0 for the short titles rows have, without a call: four
+ * characters a turn, each read only once those before it matched (so
+ * never past the end of either). */
 static inline bool tlog_same_name_(const char *a, const char *b)
 {
-    while (*a && *a == *b) {
-        a++;
-        b++;
+    for (;; a += 4, b += 4) {
+        if (a[0] != b[0])
+            return false;
+        if (!a[0])
+            return true;
+        if (a[1] != b[1])
+            return false;
+        if (!a[1])
+            return true;
+        if (a[2] != b[2])
+            return false;
+        if (!a[2])
+            return true;
+        if (a[3] != b[3])
+            return false;
+        if (!a[3])
+            return true;
     }
-    return *a == *b;
 }
 
 /* summary.c */
+/* Has `s` hold the last frame of each of its TLOG_KEEP_LAST most recent
+ * groups, so that the next frame's rows are known by the addresses of
+ * their titles, without reading them: for a log's own summary, which is
+ * gone before the log. */
+TLOG_INTERNAL void tlog_summary_keep_last_(tlog_summary *s);
 TLOG_INTERNAL int tlog_summary_normalize_(const tlog_summary_config *in,
                                           tlog_summary_config *out);
 /* The row under `parent` of that kind and title, or TLOG_ROW_NONE. */

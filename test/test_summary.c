@@ -7,6 +7,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <unistd.h>
 
 #include "device_fixture.h"
@@ -631,6 +632,71 @@ static void hitches_over_a_quantile_of_recent_frames(void **state)
     tlog_destroy(log);
 }
 
+/* The bucket of v and its middle, as summary histograms cut them: values
+ * below 128 alone, then 64 buckets per power of two. */
+static unsigned bucket_of(uint64_t v)
+{
+    unsigned e = 0;
+    while (v >> e >= 128)
+        e++;
+    return 64 * e + (unsigned)(v >> e);
+}
+
+static uint64_t bucket_middle(unsigned b)
+{
+    if (b < 128)
+        return b;
+    unsigned e = b / 64 - 1;
+    return ((uint64_t)(64 + b % 64) << e) + ((uint64_t)1 << e) / 2;
+}
+
+/* Over many frames of widely spread lengths, a frame is a hitch exactly
+ * when it lies past the bucket of the p75 of the 16 frames before it, and
+ * says that bucket: the quantile followed frame by frame, as frames enter
+ * and leave the window, is the one a sort of the window gives. */
+static void hitch_quantile_follows_the_window_frame_by_frame(void **state)
+{
+    (void)state;
+    enum { WINDOW = 16, FRAMES = 3000 };
+    tlog_log *log = plain_log();
+    tlog_summary_config sc = {.size = sizeof sc, .hitch_quantile = 0.75,
+                              .hitch_window = WINDOW, .max_hitches = 1};
+    tlog_summary *s = make_summary(&sc);
+    uint64_t recent[WINDOW], sorted[WINDOW], t = 0, seen = 0;
+    rng_state = 11;
+    for (int k = 0; k < FRAMES; k++) {
+        /* Steady stretches, drifts and spikes, over four powers of ten. */
+        uint64_t work = k % 500 < 250 ? 2000 + rng() % 200 : 1000 + (uint64_t)k % 500 * 40;
+        if (rng() % 10 == 0)
+            work = 100 + rng() % 2000000;
+        uint64_t start = t;
+        t = known_frame(log, t, work, 7) + 1;
+        uint64_t ns = t - 1 - start;
+        tlog_frame *f = pop(log);
+        assert_int_equal(tlog_summary_add(s, f), TLOG_OK);
+        tlog_frame_release(f);
+        bool hitch = false;
+        unsigned at = 0;
+        if (k >= WINDOW) {
+            memcpy(sorted, recent, sizeof sorted);
+            qsort(sorted, WINDOW, sizeof *sorted, cmp_u64);
+            at = bucket_of(exact_quantile(sorted, WINDOW, 0.75));
+            hitch = bucket_of(ns) > at;
+        }
+        recent[k % WINDOW] = ns;
+        seen += hitch;
+        assert_int_equal(summary_info(s).hitches_seen, seen);
+        if (hitch) {
+            tlog_hitch_info h = hitch_info(s, 0);
+            assert_int_equal(h.duration_ns, ns);
+            assert_int_equal(h.quantile_ns, bucket_middle(at));
+        }
+    }
+    assert_true(seen > 100 && seen < FRAMES / 2);
+    tlog_summary_destroy(s);
+    tlog_destroy(log);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Dump columns, reset, walks                                               */
 /* ------------------------------------------------------------------------ */
@@ -1040,6 +1106,67 @@ static void stream_read_back_gives_the_same_statistics(void **state)
     unlink(path);
 }
 
+/* A log's own statistics know a frame's rows by the addresses of their
+ * titles while the last frame of their group is held. With frames that
+ * change shape (rows come, go and swap places, titles recur at other
+ * depths) and more root titles than the frames held, they are what a
+ * summary fed the same frames, which reads every title, gives. */
+static void log_statistics_match_a_summary_fed_the_same_frames(void **state)
+{
+    (void)state;
+    tlog_config c = test_config(NULL);
+    c.max_frames = 4;
+    c.flags |= TLOG_CONFIG_STATS;
+    tlog_log *log = make_log(&c);
+    tlog_summary *ref = make_summary(NULL);
+    static const char *const roots[] = {"R0", "R1", "R2", "R3", "R4", "R5",
+                                        "R6", "R7", "R8", "R9", "R10"};
+    static const char *const names[] = {"A", "B", "C", "D", "E"};
+    rng_state = 23;
+    uint64_t t = 0;
+    for (int k = 0; k < 800; k++) {
+        /* Three roots in turn, then any of eleven. */
+        const char *root = roots[k < 400 ? (uint64_t)k % 3 : rng() % 11];
+        at_ns(t);
+        tlog_log_begin(log, site_named(root));
+        int rows = 1 + (int)(rng() % 4);
+        for (int i = 0; i < rows; i++) {
+            /* The same rows for a while, then others, in another order. */
+            const char *name = names[(k / 40 + i * (k / 40 % 2 ? 1 : 3)) % 5];
+            if (rng() % 8 == 0)
+                name = names[rng() % 5];
+            at_ns(t += 1 + rng() % 50);
+            tlog_log_begin(log, site_named(name));
+            if (rng() % 3 == 0) {
+                const char *inner = names[rng() % 5];
+                at_ns(t += 1 + rng() % 50);
+                tlog_log_begin(log, site_named(inner));
+                at_ns(t += 1 + rng() % 500);
+                tlog_log_end(log, site_named(inner));
+            }
+            at_ns(t += 1 + rng() % 1000);
+            tlog_log_end(log, site_named(name));
+        }
+        at_ns(t += 5);
+        tlog_log_end(log, site_named(root));
+        t++;
+        tlog_frame *f = pop(log);
+        assert_int_equal(tlog_summary_add(ref, f), TLOG_OK);
+        tlog_frame_release(f);
+    }
+    tlog_summary *own;
+    assert_int_equal(tlog_log_summary(log, &own), TLOG_OK);
+    assert_int_equal(summary_info(own).frames, 800);
+    assert_int_equal(summary_info(own).groups, 11);
+    char *x = csv_of(own), *y = csv_of(ref);
+    assert_string_equal(x, y);
+    free(x);
+    free(y);
+    tlog_summary_destroy(own);
+    tlog_summary_destroy(ref);
+    tlog_destroy(log);
+}
+
 /* A frame still waiting for its device work is counted once resolved;
  * frames pushed out of the queue unread are counted too. */
 static void log_counts_every_frame_read_or_not(void **state)
@@ -1289,6 +1416,13 @@ static void encoded_summary_reads_back_the_same(void **state)
         assert_int_equal(tlog_summary_decode_(bytes, n, &cut), TLOG_EFORMAT);
         assert_null(cut);
     }
+    /* Frames of the same rows, one of values within those read back and
+     * one past them. */
+    tlog_frame *more[2];
+    for (int j = 0; j < 2; j++) {
+        known_frame(log, 1000000, j ? 5000000 : 1000, j ? 100000 : 3);
+        more[j] = pop(log);
+    }
     rng_state = 5;
     uint8_t *copy = malloc(len);
     for (int k = 0; k < 2000; k++) {
@@ -1303,10 +1437,21 @@ static void encoded_summary_reads_back_the_same(void **state)
             FILE *fp = tmpfile();
             assert_int_equal(tlog_summary_dump(d, fp, NULL), TLOG_OK);
             fclose(fp);
+            /* and counting more frames, there or after a merge, stays
+             * within its histograms (the sanitizers watch) */
+            tlog_summary *m = make_summary(NULL);
+            assert_int_equal(tlog_summary_merge(m, d), TLOG_OK);
+            for (int j = 0; j < 2; j++) {
+                assert_int_equal(tlog_summary_add(d, more[j]), TLOG_OK);
+                assert_int_equal(tlog_summary_add(m, more[j]), TLOG_OK);
+            }
+            tlog_summary_destroy(m);
         }
         tlog_summary_destroy(d);
     }
     free(copy);
+    for (int j = 0; j < 2; j++)
+        tlog_frame_release(more[j]);
     free(x);
     free(bytes);
     assert_int_equal(tlog_summary_decode_(NULL, 0, &back), TLOG_EINVAL);
@@ -1418,12 +1563,14 @@ int main(void)
         cmocka_unit_test(rows_past_the_limit_are_left_out_and_counted),
         cmocka_unit_test(hitches_over_the_budget_are_kept_and_the_oldest_evicted),
         cmocka_unit_test(hitches_over_a_quantile_of_recent_frames),
+        cmocka_unit_test(hitch_quantile_follows_the_window_frame_by_frame),
         cmocka_unit_test(dump_prints_statistics_columns),
         cmocka_unit_test(reset_empties_the_statistics),
         cmocka_unit_test(walk_visits_every_row_of_every_group),
         cmocka_unit_test(frame_rows_have_a_statistics_view),
         cmocka_unit_test(merging_halves_gives_the_whole),
         cmocka_unit_test(stream_read_back_gives_the_same_statistics),
+        cmocka_unit_test(log_statistics_match_a_summary_fed_the_same_frames),
         cmocka_unit_test(log_counts_every_frame_read_or_not),
         cmocka_unit_test(threads_record_while_statistics_are_read),
         cmocka_unit_test(reduce_keeps_each_rank_s_spread),
