@@ -120,7 +120,7 @@ int tlog_stats_open_(tlog_log *log)
         log->report = NULL;
         return rc;
     }
-    tlog_summary_keep_last_(log->summary);
+    tlog_summary_trust_site_titles_(log->summary);
     pthread_mutex_init(&log->stats_lock, NULL);
     return TLOG_OK;
 }

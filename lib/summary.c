@@ -237,7 +237,6 @@ static void group_free(tlog_summary *s, tlog_group *g)
     if (g->seen)
         s->bytes -= g->capmap * sizeof *g->seen;
     free(g->seen);
-    tlog_frame_release(g->last);
 }
 
 static bool same_group(const tlog_summary *s, const tlog_group *g, const char *thread,
@@ -453,8 +452,8 @@ static void undo_counts(tlog_summary *s, const tlog_group *g, const tlog_frame *
 /* Whether row r is the row of node n under parent row p: it was the row of
  * the same node index in the group's last frame, and frames of a loop
  * have the same rows in the same order. With `titled`, the last frame's
- * node there had n's title at the same address, while that frame is held:
- * the same title. */
+ * node there had a call site's title at n's title's address: the same
+ * title. */
 static inline bool same_row(const tlog_summary *s, uint32_t r, uint32_t p, const tlog_node *n,
                             bool titled)
 {
@@ -511,7 +510,7 @@ static inline int count_nodes(tlog_summary *s, uint32_t g, const tlog_frame *f,
     s->nundo = 0;
     map[0] = s->groups[g].root;
     if (seen)
-        seen[0] = nodes[0].name;
+        seen[0] = nodes[0].site ? nodes[0].name : NULL;
     size_t i = 0;
     if (!count_node(s, map[0], &nodes[0], nrows_before))
         goto failed;
@@ -529,7 +528,7 @@ static inline int count_nodes(tlog_summary *s, uint32_t g, const tlog_frame *f,
             goto failed;
         map[i] = r;
         if (seen)
-            seen[i] = n->name;
+            seen[i] = n->site ? n->name : NULL;
         if (r != NONE && !count_node(s, r, n, nrows_before))
             goto failed;
     }
@@ -632,8 +631,8 @@ static bool map_room(tlog_summary *s, tlog_group *g, size_t n)
     if (n <= g->capmap)
         return true;
     uint32_t *map = tlog_malloc_(n * sizeof *map);
-    const char **seen = s->keep_last ? tlog_calloc_(n, sizeof *seen) : NULL;
-    if (!map || (s->keep_last && !seen)) {
+    const char **seen = s->trust_site_titles ? tlog_calloc_(n, sizeof *seen) : NULL;
+    if (!map || (s->trust_site_titles && !seen)) {
         free(map);
         free(seen);
         return false;
@@ -652,32 +651,9 @@ static bool map_room(tlog_summary *s, tlog_group *g, size_t n)
     return true;
 }
 
-/* Holds f as the last frame of group g, letting go of the one it had, or
- * of the oldest group's when TLOG_KEEP_LAST are held. */
-static void keep_last(tlog_summary *s, uint32_t g, const tlog_frame *f)
+void tlog_summary_trust_site_titles_(tlog_summary *s)
 {
-    tlog_group *grp = &s->groups[g];
-    atomic_fetch_add(&((tlog_frame *)f)->refs, 1);
-    if (grp->last) {
-        tlog_frame_release(grp->last);
-    } else {
-        if (s->nkept == TLOG_KEEP_LAST) {
-            tlog_group *old = &s->groups[s->kept[s->kept_first]];
-            tlog_frame_release(old->last);
-            old->last = NULL;
-            old->trusted = 0;
-            s->kept_first = (s->kept_first + 1) % TLOG_KEEP_LAST;
-            s->nkept--;
-        }
-        s->kept[(s->kept_first + s->nkept++) % TLOG_KEEP_LAST] = g;
-    }
-    grp->last = (tlog_frame *)f;
-    grp->trusted = f->nnodes;
-}
-
-void tlog_summary_keep_last_(tlog_summary *s)
-{
-    s->keep_last = true;
+    s->trust_site_titles = true;
 }
 
 /* The group of the frame: the last frame's, most often. */
@@ -719,8 +695,8 @@ int tlog_summary_add(tlog_summary *s, const tlog_frame *f)
     }
     s->frames++;
     s->rows_refused += refused;
-    if (s->keep_last)
-        keep_last(s, g, f);
+    if (s->trust_site_titles)
+        s->groups[g].trusted = f->nnodes;
     check_hitch(s, g, f);
     return TLOG_OK;
 }
@@ -1019,7 +995,6 @@ static void release_all(tlog_summary *s)
             free(s->groups[g].window.u.heap);
         free(s->groups[g].map);
         free(s->groups[g].seen);
-        tlog_frame_release(s->groups[g].last);
     }
     while (s->arena) {
         tlog_arena_block *next = s->arena->next;
@@ -1040,11 +1015,11 @@ int tlog_summary_reset(tlog_summary *s)
     release_all(s);
     tlog_summary_config cfg = s->cfg;
     tlog_hitch *hitches = s->hitches;
-    bool keep = s->keep_last;
+    bool trust = s->trust_site_titles;
     memset(s, 0, sizeof *s);
     s->cfg = cfg;
     s->hitches = hitches;
-    s->keep_last = keep;
+    s->trust_site_titles = trust;
     s->bytes = sizeof *s + cfg.max_hitches * sizeof *s->hitches;
     return TLOG_OK;
 }

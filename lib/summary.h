@@ -45,7 +45,6 @@ typedef struct tlog_acc {
 } tlog_acc;
 
 #define TLOG_ROW_NONE UINT32_MAX
-#define TLOG_KEEP_LAST 8u
 
 /* A row's quantities, in the order they lie in it: a leaf's total and
  * count fill its first two cache lines. */
@@ -106,12 +105,13 @@ typedef struct tlog_group {
     uint64_t below;          /* how many of them lie below that bucket */
     uint32_t *map;           /* rows of the last frame's nodes, by index */
     size_t capmap;
-    /* With tlog_summary_keep_last_: the last frame, held, and its nodes'
-     * titles by index. While it is held its titles stay where they are, so
-     * a node whose title is at the same address has the same title: for
-     * node indexes below `trusted` the address is compared first. */
+    /* With tlog_summary_trust_site_titles_: the titles of the last frame's
+     * nodes that have a call site, by index (NULL for the others). A call
+     * site's title stays where it is for the life of the process (sites are
+     * static or interned for good), so a node whose title is at the same
+     * address has the same title: for node indexes below `trusted` the
+     * address is compared first. */
     const char **seen;
-    tlog_frame *last;
     size_t trusted;
 } tlog_group;
 
@@ -153,11 +153,7 @@ struct tlog_summary {
     tlog_row_ranks *ranks;
     size_t nranks;
     size_t bytes;             /* what it holds, besides hitch frames */
-    /* tlog_summary_keep_last_: groups whose last frame is held, oldest
-     * first (a ring of TLOG_KEEP_LAST). */
-    bool keep_last;
-    uint32_t kept[TLOG_KEEP_LAST];
-    size_t kept_first, nkept;
+    bool trust_site_titles;   /* tlog_summary_trust_site_titles_ */
 };
 
 /* The spread of row r over the inputs of a reduction, or NULL. */
@@ -227,11 +223,12 @@ static inline bool tlog_same_name_(const char *a, const char *b)
 }
 
 /* summary.c */
-/* Has `s` hold the last frame of each of its TLOG_KEEP_LAST most recent
- * groups, so that the next frame's rows are known by the addresses of
- * their titles, without reading them: for a log's own summary, which is
- * gone before the log. */
-TLOG_INTERNAL void tlog_summary_keep_last_(tlog_summary *s);
+/* Has `s` know the rows of a group's next frame by the addresses of the
+ * titles of its last frame's nodes that have a call site, without reading
+ * them: for a log's own summary, whose frames are the log's, titled by
+ * their sites. A summary fed decoded or merged frames, whose titles live in
+ * the frames, must compare the text. */
+TLOG_INTERNAL void tlog_summary_trust_site_titles_(tlog_summary *s);
 TLOG_INTERNAL int tlog_summary_normalize_(const tlog_summary_config *in,
                                           tlog_summary_config *out);
 /* The row under `parent` of that kind and title, or TLOG_ROW_NONE. */
