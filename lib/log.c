@@ -29,25 +29,20 @@ void tlog_log_atfork_(int phase)
 const char *tlog_strerror(int code)
 {
     switch (code) {
-    case TLOG_OK: return "success";
-    case TLOG_EINVAL: return "invalid argument";
-    case TLOG_ENOMEM: return "out of memory";
-    case TLOG_ENOFRAME: return "no completed frame";
-    case TLOG_ENOTOPEN: return "no open scope matches";
-    case TLOG_EMISMATCH: return "end does not match the innermost open scope";
-    case TLOG_EBUSY: return "busy: already in use";
-    case TLOG_EIO: return "output error";
-    case TLOG_EDEPTH: return "scopes nested deeper than max_depth";
-    case TLOG_EFULL: return "thread record budget used up";
-    case TLOG_ELATE: return "work arrived after its frame ended";
-    case TLOG_ETHREADEXIT: return "thread ended with scopes open";
-    case TLOG_EDEVICE: return "the device reported an error";
-    case TLOG_ETIMEDOUT: return "timed out waiting for the device";
-    case TLOG_ENODEVICE: return "no usable device";
-    case TLOG_ECAPTURE: return "the queue is being captured into a graph";
-    case TLOG_EFORMAT: return "not a timerlog stream, or a damaged one";
-    case TLOG_EVERSION: return "stream written by a newer, incompatible version";
+#define TLOG_STATUS_MESSAGE_(name, value, message) case value: return message;
+    TLOG_STATUS_MAP(TLOG_STATUS_MESSAGE_)
+#undef TLOG_STATUS_MESSAGE_
     default: return "unknown error";
+    }
+}
+
+const char *tlog_err_name(int code)
+{
+    switch (code) {
+#define TLOG_STATUS_NAME_(name, value, message) case value: return "TLOG_" #name;
+    TLOG_STATUS_MAP(TLOG_STATUS_NAME_)
+#undef TLOG_STATUS_NAME_
+    default: return "TLOG_UNKNOWN";
     }
 }
 
