@@ -1580,10 +1580,16 @@ static inline const tlog_site *tlog_scope_enter_(const tlog_site *site)
 #define TIMERLOG_ADOPT(token)                                                \
     TIMERLOG_ADOPT_ID_(TIMERLOG_CAT_(tlog_adopt_, __COUNTER__), token)
 #define TIMERLOG_DEVICE_SCOPE_L(lvl, dev, queue, name)                       \
-    TIMERLOG_DEVICE_ID_(__COUNTER__, lvl, dev, queue, name)
-#define TIMERLOG_DEVICE_ID_(id, lvl, dev, queue, name)                       \
+    TIMERLOG_DEVICE_GUARD_(lvl, tlog_device_enter_, name, dev, queue)
+/* A device scope that ends with the enclosing block, for this header and
+ * the backends' (TIMERLOG_CUDA_SCOPE, ...): `enter` is called with the
+ * remaining arguments and the site, and gives the scope (an empty one when
+ * the level is off). */
+#define TIMERLOG_DEVICE_GUARD_(lvl, enter, name, ...)                        \
+    TIMERLOG_DEVICE_GUARD_ID_(__COUNTER__, lvl, enter, name, __VA_ARGS__)
+#define TIMERLOG_DEVICE_GUARD_ID_(id, lvl, enter, name, ...)                 \
     TIMERLOG_DEVICE_VARS_(TIMERLOG_CAT_(tlog_site_, id),                     \
-                          TIMERLOG_CAT_(tlog_guard_, id), lvl, dev, queue, name)
+                          TIMERLOG_CAT_(tlog_guard_, id), lvl, enter, name, __VA_ARGS__)
 #define TIMERLOG_SYNC_SCOPE_L(lvl, dev, name)                                \
     TIMERLOG_SYNC_ID_(__COUNTER__, lvl, dev, name)
 #define TIMERLOG_SYNC_ID_(id, lvl, dev, name)                                \
@@ -1698,9 +1704,9 @@ extern "C" {
     ::timerlog::named_guard guard(TIMERLOG_ON_(site)                         \
         ? tlog_named_begin_(&site, ::timerlog::name_of_(name)) : nullptr)
 #define TIMERLOG_ADOPT_ID_(guard, token) ::timerlog::adopt_guard guard(token)
-#define TIMERLOG_DEVICE_VARS_(site, guard, lvl, dev, queue, name)            \
+#define TIMERLOG_DEVICE_VARS_(site, guard, lvl, enter, name, ...)           \
     TIMERLOG_SITE_(site, lvl, name);                                         \
-    ::timerlog::device_guard guard(dev, queue, &site)
+    ::timerlog::device_guard guard(enter(__VA_ARGS__, &site))
 #define TIMERLOG_SYNC_VARS_(site, guard, lvl, dev, name)                     \
     TIMERLOG_SITE_(site, lvl, name);                                         \
     ::timerlog::sync_guard guard(dev, &site)
@@ -1753,10 +1759,10 @@ static inline void tlog_sync_exit_(const tlog_sync_guard_ *guard)
     if (guard->site && guard->bound) tlog_sync_end_queue(guard->dev, guard->queue, guard->site);
     else if (guard->site) tlog_sync_end(guard->dev, guard->site);
 }
-#define TIMERLOG_DEVICE_VARS_(site, guard, lvl, dev, queue, name)            \
+#define TIMERLOG_DEVICE_VARS_(site, guard, lvl, enter, name, ...)           \
     TIMERLOG_SITE_(site, lvl, name);                                         \
     __attribute__((cleanup(tlog_device_exit_), unused)) tlog_device_scope guard =    \
-        tlog_device_enter_(dev, queue, &site)
+        enter(__VA_ARGS__, &site)
 #define TIMERLOG_SYNC_VARS_(site, guard, lvl, dev, name)                     \
     TIMERLOG_SITE_(site, lvl, name);                                         \
     __attribute__((cleanup(tlog_sync_exit_), unused)) tlog_sync_guard_ guard =       \
