@@ -401,7 +401,7 @@ TLOG_INTERNAL tlog_thread *tlog_thread_get_(tlog_log *log);
  * report); lose_end: true when the end closes one of them. */
 TLOG_INTERNAL bool tlog_thread_lose_begin_(tlog_log *log);
 TLOG_INTERNAL bool tlog_thread_lose_end_(tlog_log *log);
-TLOG_INTERNAL tlog_thread *tlog_thread_find_(tlog_log *log, uint32_t id);
+TLOG_INTERNAL tlog_thread *tlog_thread_find_locked_(tlog_log *log, uint32_t id);
 /* The calling thread's state in `log`, or NULL: never creates one. */
 TLOG_INTERNAL tlog_thread *tlog_thread_peek_(tlog_log *log);
 /* Frees the calling thread's states of destroyed logs, if there are any. */
@@ -497,7 +497,7 @@ static inline bool tlog_stats_on_(const tlog_log *log)
 
 /* resolve.c: builds nodes and instances from the raw records, then gives
  * the records back. Caller holds frame->resolve_lock. */
-TLOG_INTERNAL int tlog_frame_resolve_(tlog_frame *frame);
+TLOG_INTERNAL int tlog_frame_resolve_locked_(tlog_frame *frame);
 TLOG_INTERNAL void tlog_frame_free_raw_(tlog_frame *frame);
 
 /* device/: resolving for readers */
@@ -565,8 +565,10 @@ TLOG_INTERNAL void tlog_subscribe_atfork_(int phase);
 /* An end in a forked child that closes a scope its thread had open in the
  * parent's default log when it forked: consumed, true. */
 TLOG_INTERNAL bool tlog_thread_forked_end_(const tlog_log *log);
-/* Takes `lock` before fork(), lets it go after. */
-TLOG_INTERNAL void tlog_fork_lock_(pthread_mutex_t *lock, int phase);
+/* Takes `lock` (of row `rank` of lock.h's table) before fork(), lets it
+ * go after. */
+TLOG_INTERNAL void tlog_fork_lock_(pthread_mutex_t *lock, enum tlog_lock_rank rank,
+                                   int phase);
 TLOG_INTERNAL void tlog_log_atfork_(int phase);
 TLOG_INTERNAL void tlog_thread_atfork_(int phase);
 TLOG_INTERNAL void tlog_site_atfork_(int phase);

@@ -21,7 +21,7 @@ static bool default_cfg_set;
  * made at its first use, with the same configuration. */
 void tlog_log_atfork_(int phase)
 {
-    tlog_fork_lock_(&default_lock, phase);
+    tlog_fork_lock_(&default_lock, TLOG_LOCK_DEFAULT_LOG, phase);
     if (phase == TLOG_FORK_CHILD)
         atomic_store(&default_log, NULL);
 }
@@ -176,7 +176,7 @@ static int create_log(const tlog_config *config, bool is_default, tlog_log **out
  * the error callback may call the library. */
 static void tell_deferred(tlog_log *log)
 {
-    tlog_lock_(&log->error_lock);
+    tlog_lock_(&log->error_lock, TLOG_LOCK_ERRORS);
     atomic_store(&log->creating, false);
     unsigned n = log->ndeferred;
     log->ndeferred = 0;
@@ -190,7 +190,7 @@ static bool defer_report(tlog_log *log, int code, const char *msg)
 {
     if (!atomic_load(&log->creating))
         return false;
-    tlog_lock_(&log->error_lock);
+    tlog_lock_(&log->error_lock, TLOG_LOCK_ERRORS);
     bool kept = atomic_load(&log->creating);
     if (kept && log->ndeferred < sizeof log->deferred / sizeof log->deferred[0]) {
         log->deferred[log->ndeferred].code = code;
@@ -279,7 +279,7 @@ void tlog_destroy(tlog_log *log)
     tlog_frames_clear_(log);
     tlog_devices_destroy_(log);
     tlog_stats_close_(log);
-    tlog_lock_(&log->pool_lock);
+    tlog_lock_(&log->pool_lock, TLOG_LOCK_POOL);
     tlog_chunk *c = log->pool;
     log->pool = NULL;
     tlog_unlock_(&log->pool_lock);
@@ -300,7 +300,7 @@ int tlog_default_config(const tlog_config *config)
     int rc = normalize_config(config, &check);
     if (rc != TLOG_OK)
         return rc;
-    tlog_lock_(&default_lock);
+    tlog_lock_(&default_lock, TLOG_LOCK_DEFAULT_LOG);
     if (atomic_load(&default_log)) {
         rc = TLOG_EBUSY;
     } else {
@@ -336,7 +336,7 @@ tlog_log *tlog_default(void)
     if (TLOG_LIKELY(log))
         return log;
     bool created = false;
-    tlog_lock_(&default_lock);
+    tlog_lock_(&default_lock, TLOG_LOCK_DEFAULT_LOG);
     log = atomic_load_explicit(&default_log, memory_order_relaxed);
     if (!log && create_log(default_cfg_set ? &default_cfg : NULL, true, &log) == TLOG_OK) {
         created = true;
@@ -417,7 +417,7 @@ int tlog_get_stats(tlog_log *log, tlog_stats *out)
 static uint64_t times_reported(tlog_log *log, int code, const tlog_site *site)
 {
     uint64_t times = 3;
-    tlog_lock_(&log->error_lock);
+    tlog_lock_(&log->error_lock, TLOG_LOCK_ERRORS);
     unsigned i = 0;
     while (i < log->nreported && (log->reported[i].code != code || log->reported[i].site != site))
         i++;

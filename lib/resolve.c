@@ -623,8 +623,9 @@ static int finish_device(tlog_frame *f, const builder *b, const bnode *bn, uint3
     return TLOG_OK;
 }
 
-int tlog_frame_resolve_(tlog_frame *f)
+int tlog_frame_resolve_locked_(tlog_frame *f)
 {
+    tlog_assert_held_(&f->resolve_lock);
     tlog_frame_stop_rows_(f);
     size_t max_depth, rows;
     size_t cap = count_input(f, &max_depth, &rows);
