@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "timerlog/timerlog.h"
@@ -143,16 +144,20 @@ typedef struct tlog_stream tlog_stream;
 typedef struct tlog_sublist tlog_sublist;
 typedef struct tlog_thread tlog_thread;
 
+#define TLOG_CACHE_LINE 64
+
 struct tlog_thread {
-    /* Hot: what begin and end touch, in one cache line. */
+    /* Hot: what begin and end touch, in the first cache line (the state is
+     * allocated on a TLOG_CACHE_LINE boundary: thread.c). */
     tlog_open *stack;        /* base of the open-scope stack */
     tlog_open *top;          /* next free stack slot */
     tlog_open *stack_end;    /* stack + max_depth: begins at or past it are slow */
     tlog_rec *wr;            /* next record slot in the current chunk */
     tlog_rec *wr_end;
     size_t room;             /* records the frame may still reserve; 0 outside frames */
-    uint32_t seq;
     tlog_clock_fn clock;
+    uint32_t seq;
+    /* Read by begin and end only with a clock of the application's. */
     void *clock_user;
 
     /* Cold. */
@@ -189,6 +194,8 @@ struct tlog_thread {
     tlog_thread *next_in_log;    /* guarded by log->lock */
     tlog_thread *next_in_thread; /* owned by the thread */
 };
+_Static_assert(offsetof(tlog_thread, seq) + sizeof(uint32_t) <= TLOG_CACHE_LINE,
+               "the fields begin and end touch fit in one cache line");
 
 /* A resolved row of a frame's tree. */
 struct tlog_node {

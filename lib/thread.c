@@ -162,9 +162,12 @@ static void set_default_name(tlog_thread *t)
 static tlog_thread *attach(tlog_log *log)
 {
     pthread_once(&exit_key_once, make_exit_key);
-    tlog_thread *t = tlog_calloc_(1, sizeof *t);
+    /* On a cache line of its own, so that begin and end touch one. */
+    size_t bytes = (sizeof(tlog_thread) + TLOG_CACHE_LINE - 1) / TLOG_CACHE_LINE * TLOG_CACHE_LINE;
+    tlog_thread *t = tlog_aligned_alloc_(TLOG_CACHE_LINE, bytes);
     if (!t)
         return NULL;
+    memset(t, 0, sizeof *t);
     /* One extra slot holds the overflow marker. */
     t->stack = tlog_calloc_(log->cfg.max_depth + 1u, sizeof *t->stack);
     if (!t->stack) {
