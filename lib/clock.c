@@ -32,7 +32,7 @@ static pthread_once_t hw_once = PTHREAD_ONCE_INIT;
 
 void tlog_clock_atfork_(int phase)
 {
-    tlog_fork_lock_(&hw.lock, phase);
+    tlog_fork_lock_(&hw.lock, TLOG_LOCK_CLOCK, phase);
 }
 
 int64_t tlog_mono_ns_(void)
@@ -90,7 +90,7 @@ static double hw_measure(void)
     pthread_once(&hw_once, hw_start);
     if (!TLOG_CLOCK_NEEDS_CALIBRATION)
         return 1.0;
-    tlog_lock_(&hw.lock);
+    tlog_lock_(&hw.lock, TLOG_LOCK_CLOCK);
     int64_t mono = 0;
     uint64_t tick = 0;
     read_pair(&mono, &tick);

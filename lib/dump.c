@@ -321,9 +321,13 @@ int tlog_dump_frame_headed_(const tlog_frame *frame, FILE *out,
         fprintf(out, "# reduced over %u ranks: times are means per rank; rows missing on "
                      "some ranks: %zu\n",
                 frame->reduced_ranks, frame->partial_rows);
-    if (hidden)
-        fprintf(out, "# %zu rows hidden (shorter than %.6fs or below %.2f%% of parent)\n",
-                hidden, (double)opts.min_ns / 1e9, opts.min_percent);
+    if (hidden) {
+        fprintf(out, "# %zu rows hidden (shorter than ", hidden);
+        tlog_put_fixed_(out, (double)opts.min_ns / 1e9, 6);
+        fputs("s or below ", out);
+        tlog_put_fixed_(out, opts.min_percent, 2);
+        fputs("% of parent)\n", out);
+    }
     if (frame->dropped)
         fprintf(out, "# %llu scopes dropped (thread budget, max_depth or memory ran out)\n",
                 (unsigned long long)frame->dropped);

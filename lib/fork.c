@@ -46,10 +46,10 @@ int tlog_take_log_(tlog_log **log)
     return TLOG_OK;
 }
 
-void tlog_fork_lock_(pthread_mutex_t *lock, int phase)
+void tlog_fork_lock_(pthread_mutex_t *lock, enum tlog_lock_rank rank, int phase)
 {
     if (phase == TLOG_FORK_PREPARE)
-        tlog_lock_(lock);
+        tlog_lock_(lock, rank);
     else
         tlog_unlock_(lock);
 }

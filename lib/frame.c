@@ -5,8 +5,9 @@
 #include "internal.h"
 
 /* Caller holds log->lock. */
-static void queue_unlink(tlog_log *log, tlog_frame *f)
+static void queue_unlink_locked(tlog_log *log, tlog_frame *f)
 {
+    tlog_assert_held_(&log->lock);
     if (f->older)
         f->older->newer = f->newer;
     else
@@ -20,8 +21,9 @@ static void queue_unlink(tlog_log *log, tlog_frame *f)
 }
 
 /* The oldest frame of `thread` and how many it has. Caller holds log->lock. */
-static tlog_frame *oldest_of(tlog_log *log, uint32_t thread, size_t *count)
+static tlog_frame *oldest_of_locked(tlog_log *log, uint32_t thread, size_t *count)
 {
+    tlog_assert_held_(&log->lock);
     tlog_frame *first = NULL;
     *count = 0;
     for (tlog_frame *f = log->oldest; f; f = f->newer)
@@ -31,17 +33,19 @@ static tlog_frame *oldest_of(tlog_log *log, uint32_t thread, size_t *count)
 }
 
 /* Whether `thread` still records in the log. Caller holds log->lock. */
-static bool thread_live(tlog_log *log, uint32_t thread)
+static bool thread_live_locked(tlog_log *log, uint32_t thread)
 {
-    return tlog_thread_find_(log, thread) != NULL;
+    tlog_assert_held_(&log->lock);
+    return tlog_thread_find_locked_(log, thread) != NULL;
 }
 
 /* The oldest frame of a thread that has exited, or else the oldest frame.
  * Caller holds log->lock. */
-static tlog_frame *first_to_go(tlog_log *log)
+static tlog_frame *first_to_go_locked(tlog_log *log)
 {
+    tlog_assert_held_(&log->lock);
     for (tlog_frame *f = log->oldest; f; f = f->newer)
-        if (!thread_live(log, f->thread))
+        if (!thread_live_locked(log, f->thread))
             return f;
     return log->oldest;
 }
@@ -57,9 +61,10 @@ static size_t queue_cap(tlog_log *log)
 
 /* Takes `f` out, unread: counted, and put on the caller's list to release.
  * Caller holds log->lock. */
-static void evict(tlog_log *log, tlog_frame *f, tlog_frame **out)
+static void evict_locked(tlog_log *log, tlog_frame *f, tlog_frame **out)
 {
-    queue_unlink(log, f);
+    tlog_assert_held_(&log->lock);
+    queue_unlink_locked(log, f);
     if (!atomic_load_explicit(&f->read, memory_order_relaxed))
         TLOG_COUNT(log, frames_dropped);   /* pushed out unread */
     /* No reader holds it (readers take references under this lock) and no
@@ -76,17 +81,18 @@ static void evict(tlog_log *log, tlog_frame *f, tlog_frame **out)
 
 tlog_frame *tlog_queue_push_locked_(tlog_log *log, tlog_frame *frame)
 {
+    tlog_assert_held_(&log->lock);
     tlog_frame *evicted = NULL;
     size_t mine;
-    tlog_frame *first = oldest_of(log, frame->thread, &mine);
+    tlog_frame *first = oldest_of_locked(log, frame->thread, &mine);
     frame->serial = ++log->next_serial;
     TLOG_COUNT(log, frames_completed);
     if (mine >= log->cfg.max_frames)
-        evict(log, first, &evicted);
+        evict_locked(log, first, &evicted);
     /* Threads that exited keep their frames only while there is room. */
     size_t cap = queue_cap(log);
     while (log->queue_len && log->queue_len + 1 > cap)
-        evict(log, first_to_go(log), &evicted);
+        evict_locked(log, first_to_go_locked(log), &evicted);
     frame->older = log->newest;
     frame->newer = NULL;
     if (log->newest)
@@ -124,7 +130,7 @@ void tlog_frame_release(tlog_frame *frame)
 
 void tlog_frames_clear_(tlog_log *log)
 {
-    tlog_lock_(&log->lock);
+    tlog_lock_(&log->lock, TLOG_LOCK_LOG);
     tlog_frame *f = log->oldest;
     log->oldest = log->newest = NULL;
     log->queue_len = 0;
@@ -150,9 +156,9 @@ int tlog_frame_resolve_once_(tlog_frame *f, bool wait)
             return TLOG_EINVAL;   /* its records may be half-written */
         if (wait && !tlog_frame_ready_(f))
             tlog_device_settle_(f);
-        tlog_lock_(&f->resolve_lock);
+        tlog_lock_(&f->resolve_lock, TLOG_LOCK_FRAME_RESOLVE);
         if (!atomic_load_explicit(&f->resolved, memory_order_relaxed)) {
-            rc = tlog_frame_resolve_(f);
+            rc = tlog_frame_resolve_locked_(f);
             now = rc == TLOG_OK;
             if (now)
                 atomic_store_explicit(&f->resolved, true, memory_order_release);
@@ -215,7 +221,7 @@ static tlog_frame *take_from_queue(tlog_log *log, uint32_t thread, enum take how
     if (how == TAKE_READY)
         tlog_devices_poll_(log);
     tlog_frame *f = NULL;
-    tlog_lock_(&log->lock);
+    tlog_lock_(&log->lock, TLOG_LOCK_LOG);
     if (how == TAKE_NEWEST) {
         for (f = log->newest; f && !frame_of(f, thread, any); f = f->older)
             ;
@@ -229,7 +235,7 @@ static tlog_frame *take_from_queue(tlog_log *log, uint32_t thread, enum take how
         if (f && how == TAKE_READY && !tlog_frame_ready_(f))
             f = NULL;
         if (f)
-            queue_unlink(log, f);
+            queue_unlink_locked(log, f);
     }
     tlog_unlock_(&log->lock);
     return resolved_or_null(f, how != TAKE_NEWEST, how != TAKE_READY, why);
@@ -281,7 +287,7 @@ int tlog_frame_ready_of(tlog_log *log, uint32_t thread)
     bool any;
     thread = thread_selected(log, thread, &any);
     tlog_devices_poll_(log);
-    tlog_lock_(&log->lock);
+    tlog_lock_(&log->lock, TLOG_LOCK_LOG);
     tlog_frame *f = log->oldest;
     while (f && !frame_of(f, thread, any))
         f = f->newer;
@@ -302,12 +308,12 @@ size_t tlog_frame_count_of(tlog_log *log, uint32_t thread)
         return 0;
     bool any;
     thread = thread_selected(log, thread, &any);
-    tlog_lock_(&log->lock);
+    tlog_lock_(&log->lock, TLOG_LOCK_LOG);
     size_t n = 0;
     if (any)
         n = log->queue_len;
     else
-        oldest_of(log, thread, &n);
+        oldest_of_locked(log, thread, &n);
     tlog_unlock_(&log->lock);
     return n;
 }

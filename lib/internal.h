@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "timerlog/timerlog.h"
@@ -143,16 +144,20 @@ typedef struct tlog_stream tlog_stream;
 typedef struct tlog_sublist tlog_sublist;
 typedef struct tlog_thread tlog_thread;
 
+#define TLOG_CACHE_LINE 64
+
 struct tlog_thread {
-    /* Hot: what begin and end touch, in one cache line. */
+    /* Hot: what begin and end touch, in the first cache line (the state is
+     * allocated on a TLOG_CACHE_LINE boundary: thread.c). */
     tlog_open *stack;        /* base of the open-scope stack */
     tlog_open *top;          /* next free stack slot */
     tlog_open *stack_end;    /* stack + max_depth: begins at or past it are slow */
     tlog_rec *wr;            /* next record slot in the current chunk */
     tlog_rec *wr_end;
     size_t room;             /* records the frame may still reserve; 0 outside frames */
-    uint32_t seq;
     tlog_clock_fn clock;
+    uint32_t seq;
+    /* Read by begin and end only with a clock of the application's. */
     void *clock_user;
 
     /* Cold. */
@@ -189,6 +194,8 @@ struct tlog_thread {
     tlog_thread *next_in_log;    /* guarded by log->lock */
     tlog_thread *next_in_thread; /* owned by the thread */
 };
+_Static_assert(offsetof(tlog_thread, seq) + sizeof(uint32_t) <= TLOG_CACHE_LINE,
+               "the fields begin and end touch fit in one cache line");
 
 /* A resolved row of a frame's tree. */
 struct tlog_node {
@@ -405,7 +412,7 @@ TLOG_INTERNAL tlog_thread *tlog_thread_get_(tlog_log *log);
  * report); lose_end: true when the end closes one of them. */
 TLOG_INTERNAL bool tlog_thread_lose_begin_(tlog_log *log);
 TLOG_INTERNAL bool tlog_thread_lose_end_(tlog_log *log);
-TLOG_INTERNAL tlog_thread *tlog_thread_find_(tlog_log *log, uint32_t id);
+TLOG_INTERNAL tlog_thread *tlog_thread_find_locked_(tlog_log *log, uint32_t id);
 /* The calling thread's state in `log`, or NULL: never creates one. */
 TLOG_INTERNAL tlog_thread *tlog_thread_peek_(tlog_log *log);
 /* Frees the calling thread's states of destroyed logs, if there are any. */
@@ -501,7 +508,7 @@ static inline bool tlog_stats_on_(const tlog_log *log)
 
 /* resolve.c: builds nodes and instances from the raw records, then gives
  * the records back. Caller holds frame->resolve_lock. */
-TLOG_INTERNAL int tlog_frame_resolve_(tlog_frame *frame);
+TLOG_INTERNAL int tlog_frame_resolve_locked_(tlog_frame *frame);
 TLOG_INTERNAL void tlog_frame_free_raw_(tlog_frame *frame);
 /* Frees the scratch memory the log keeps for resolving. */
 TLOG_INTERNAL void tlog_resolve_scratch_free_(tlog_log *log);
@@ -571,8 +578,10 @@ TLOG_INTERNAL void tlog_subscribe_atfork_(int phase);
 /* An end in a forked child that closes a scope its thread had open in the
  * parent's default log when it forked: consumed, true. */
 TLOG_INTERNAL bool tlog_thread_forked_end_(const tlog_log *log);
-/* Takes `lock` before fork(), lets it go after. */
-TLOG_INTERNAL void tlog_fork_lock_(pthread_mutex_t *lock, int phase);
+/* Takes `lock` (of row `rank` of lock.h's table) before fork(), lets it
+ * go after. */
+TLOG_INTERNAL void tlog_fork_lock_(pthread_mutex_t *lock, enum tlog_lock_rank rank,
+                                   int phase);
 TLOG_INTERNAL void tlog_log_atfork_(int phase);
 TLOG_INTERNAL void tlog_thread_atfork_(int phase);
 TLOG_INTERNAL void tlog_site_atfork_(int phase);

@@ -21,7 +21,7 @@ static bool default_cfg_set;
  * made at its first use, with the same configuration. */
 void tlog_log_atfork_(int phase)
 {
-    tlog_fork_lock_(&default_lock, phase);
+    tlog_fork_lock_(&default_lock, TLOG_LOCK_DEFAULT_LOG, phase);
     if (phase == TLOG_FORK_CHILD)
         atomic_store(&default_log, NULL);
 }
@@ -29,25 +29,20 @@ void tlog_log_atfork_(int phase)
 const char *tlog_strerror(int code)
 {
     switch (code) {
-    case TLOG_OK: return "success";
-    case TLOG_EINVAL: return "invalid argument";
-    case TLOG_ENOMEM: return "out of memory";
-    case TLOG_ENOFRAME: return "no completed frame";
-    case TLOG_ENOTOPEN: return "no open scope matches";
-    case TLOG_EMISMATCH: return "end does not match the innermost open scope";
-    case TLOG_EBUSY: return "busy: already in use";
-    case TLOG_EIO: return "output error";
-    case TLOG_EDEPTH: return "scopes nested deeper than max_depth";
-    case TLOG_EFULL: return "thread record budget used up";
-    case TLOG_ELATE: return "work arrived after its frame ended";
-    case TLOG_ETHREADEXIT: return "thread ended with scopes open";
-    case TLOG_EDEVICE: return "the device reported an error";
-    case TLOG_ETIMEDOUT: return "timed out waiting for the device";
-    case TLOG_ENODEVICE: return "no usable device";
-    case TLOG_ECAPTURE: return "the queue is being captured into a graph";
-    case TLOG_EFORMAT: return "not a timerlog stream, or a damaged one";
-    case TLOG_EVERSION: return "stream written by a newer, incompatible version";
+#define TLOG_STATUS_MESSAGE_(name, value, message) case value: return message;
+    TLOG_STATUS_MAP(TLOG_STATUS_MESSAGE_)
+#undef TLOG_STATUS_MESSAGE_
     default: return "unknown error";
+    }
+}
+
+const char *tlog_err_name(int code)
+{
+    switch (code) {
+#define TLOG_STATUS_NAME_(name, value, message) case value: return "TLOG_" #name;
+    TLOG_STATUS_MAP(TLOG_STATUS_NAME_)
+#undef TLOG_STATUS_NAME_
+    default: return "TLOG_UNKNOWN";
     }
 }
 
@@ -181,7 +176,7 @@ static int create_log(const tlog_config *config, bool is_default, tlog_log **out
  * the error callback may call the library. */
 static void tell_deferred(tlog_log *log)
 {
-    tlog_lock_(&log->error_lock);
+    tlog_lock_(&log->error_lock, TLOG_LOCK_ERRORS);
     atomic_store(&log->creating, false);
     unsigned n = log->ndeferred;
     log->ndeferred = 0;
@@ -195,7 +190,7 @@ static bool defer_report(tlog_log *log, int code, const char *msg)
 {
     if (!atomic_load(&log->creating))
         return false;
-    tlog_lock_(&log->error_lock);
+    tlog_lock_(&log->error_lock, TLOG_LOCK_ERRORS);
     bool kept = atomic_load(&log->creating);
     if (kept && log->ndeferred < sizeof log->deferred / sizeof log->deferred[0]) {
         log->deferred[log->ndeferred].code = code;
@@ -285,7 +280,7 @@ void tlog_destroy(tlog_log *log)
     tlog_devices_destroy_(log);
     tlog_stats_close_(log);
     tlog_resolve_scratch_free_(log);
-    tlog_lock_(&log->pool_lock);
+    tlog_lock_(&log->pool_lock, TLOG_LOCK_POOL);
     tlog_chunk *c = log->pool;
     log->pool = NULL;
     tlog_unlock_(&log->pool_lock);
@@ -306,7 +301,7 @@ int tlog_default_config(const tlog_config *config)
     int rc = normalize_config(config, &check);
     if (rc != TLOG_OK)
         return rc;
-    tlog_lock_(&default_lock);
+    tlog_lock_(&default_lock, TLOG_LOCK_DEFAULT_LOG);
     if (atomic_load(&default_log)) {
         rc = TLOG_EBUSY;
     } else {
@@ -342,7 +337,7 @@ tlog_log *tlog_default(void)
     if (TLOG_LIKELY(log))
         return log;
     bool created = false;
-    tlog_lock_(&default_lock);
+    tlog_lock_(&default_lock, TLOG_LOCK_DEFAULT_LOG);
     log = atomic_load_explicit(&default_log, memory_order_relaxed);
     if (!log && create_log(default_cfg_set ? &default_cfg : NULL, true, &log) == TLOG_OK) {
         created = true;
@@ -423,7 +418,7 @@ int tlog_get_stats(tlog_log *log, tlog_stats *out)
 static uint64_t times_reported(tlog_log *log, int code, const tlog_site *site)
 {
     uint64_t times = 3;
-    tlog_lock_(&log->error_lock);
+    tlog_lock_(&log->error_lock, TLOG_LOCK_ERRORS);
     unsigned i = 0;
     while (i < log->nreported && (log->reported[i].code != code || log->reported[i].site != site))
         i++;

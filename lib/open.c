@@ -49,7 +49,7 @@ static tlog_frame *frame_for_thread(tlog_log *log, const tlog_thread *t)
 void tlog_frame_open_(tlog_log *log, tlog_thread *t)
 {
     tlog_frame *f = frame_for_thread(log, t);
-    tlog_lock_(&log->lock);
+    tlog_lock_(&log->lock, TLOG_LOCK_LOG);
     t->frame = f;
     tlog_unlock_(&log->lock);
     if (!f) {
@@ -62,7 +62,7 @@ void tlog_frame_open_(tlog_log *log, tlog_thread *t)
 
 tlog_frame *tlog_frame_end_(tlog_log *log, tlog_thread *t)
 {
-    tlog_lock_(&log->lock);
+    tlog_lock_(&log->lock, TLOG_LOCK_LOG);
     tlog_frame *f = t->frame;
     t->frame = NULL;
     tlog_unlock_(&log->lock);
@@ -70,7 +70,7 @@ tlog_frame *tlog_frame_end_(tlog_log *log, tlog_thread *t)
         f = frame_for_thread(log, t);   /* a second try, for the records */
     if (!f)
         return NULL;
-    tlog_lock_(&f->lock);
+    tlog_lock_(&f->lock, TLOG_LOCK_FRAME);
     f->taking_work = false;
     tlog_unlock_(&f->lock);
     atomic_store_explicit(&f->completed, true, memory_order_release);
@@ -87,8 +87,8 @@ tlog_frame *tlog_frame_find_(tlog_log *log, tlog_thread *t, const tlog_token *to
             atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed);
         return f;
     }
-    tlog_lock_(&log->lock);
-    tlog_thread *owner = tlog_thread_find_(log, tok->thread);
+    tlog_lock_(&log->lock, TLOG_LOCK_LOG);
+    tlog_thread *owner = tlog_thread_find_locked_(log, tok->thread);
     if (owner && owner->frame && owner->frame->frame_id == tok->frame) {
         f = owner->frame;
         atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed);
@@ -102,7 +102,7 @@ int tlog_frame_attach_(tlog_frame *f, tlog_attachment *a, size_t need, uint64_t 
 {
     int rc = TLOG_ELATE;
     *first_drop = false;
-    tlog_lock_(&f->lock);
+    tlog_lock_(&f->lock, TLOG_LOCK_FRAME);
     if (f->taking_work && f->attached_recs + need <= f->log->budget_recs) {
         a->next = f->attachments;
         f->attachments = a;
@@ -120,7 +120,7 @@ int tlog_frame_attach_(tlog_frame *f, tlog_attachment *a, size_t need, uint64_t 
 int tlog_frame_add_row_(tlog_frame *f, const tlog_drow *row)
 {
     int rc = TLOG_ELATE;
-    tlog_lock_(&f->lock);
+    tlog_lock_(&f->lock, TLOG_LOCK_FRAME);
     if (f->taking_rows && f->ndrows == f->capdrows) {
         size_t cap = f->capdrows ? f->capdrows * 2 : 16;
         tlog_drow *grown = tlog_realloc_(f->drows, cap * sizeof *grown);
@@ -143,7 +143,7 @@ int tlog_frame_add_row_(tlog_frame *f, const tlog_drow *row)
 uint32_t tlog_frame_add_sync_(tlog_frame *f, const tlog_sync_bind *bind)
 {
     uint32_t tag = 0;
-    tlog_lock_(&f->lock);
+    tlog_lock_(&f->lock, TLOG_LOCK_FRAME);
     /* Once the root ended, the frame may be read: its syncs are fixed. */
     if (f->taking_work && f->nsyncs == f->capsyncs && f->nsyncs < UINT32_MAX / 2) {
         size_t cap = f->capsyncs ? f->capsyncs * 2 : 4;
@@ -168,7 +168,7 @@ bool tlog_frame_reserve_(tlog_frame *f, bool own)
         atomic_fetch_add_explicit(&f->outstanding, 1, memory_order_relaxed);
         return true;
     }
-    tlog_lock_(&f->lock);
+    tlog_lock_(&f->lock, TLOG_LOCK_FRAME);
     bool taken = f->taking_work;
     if (taken)
         atomic_fetch_add_explicit(&f->outstanding, 1, memory_order_relaxed);
@@ -178,14 +178,14 @@ bool tlog_frame_reserve_(tlog_frame *f, bool own)
 
 void tlog_frame_mark_end_(tlog_frame *f)
 {
-    tlog_lock_(&f->lock);
+    tlog_lock_(&f->lock, TLOG_LOCK_FRAME);
     f->rows_at_end = f->ndrows;
     tlog_unlock_(&f->lock);
 }
 
 void tlog_frame_stop_rows_(tlog_frame *f)
 {
-    tlog_lock_(&f->lock);
+    tlog_lock_(&f->lock, TLOG_LOCK_FRAME);
     if (f->taking_rows)
         f->dropped += f->rows_lost;   /* device intervals that found no memory */
     f->taking_rows = false;

@@ -58,7 +58,7 @@ void tlog_chunk_free_(tlog_log *log, tlog_chunk *c)
 
 tlog_chunk *tlog_chunk_get_(tlog_log *log)
 {
-    tlog_lock_(&log->pool_lock);
+    tlog_lock_(&log->pool_lock, TLOG_LOCK_POOL);
     tlog_chunk *c = log->pool;
     if (c) {
         log->pool = c->next;
@@ -80,7 +80,7 @@ void tlog_chunks_put_(tlog_log *log, tlog_chunk *first)
 {
     size_t bytes = chunk_bytes(log->chunk_recs);
     tlog_chunk *spare = NULL;
-    tlog_lock_(&log->pool_lock);
+    tlog_lock_(&log->pool_lock, TLOG_LOCK_POOL);
     while (first) {
         tlog_chunk *next = first->next;
         if (first->cap == log->chunk_recs && log->cfg.pool_bytes - log->pool_held >= bytes) {
@@ -247,7 +247,7 @@ static size_t raw_bytes(const tlog_chunk *chunks, const tlog_attachment *attache
  * was collected in it all along. */
 static void fill_frame(tlog_frame *f, tlog_thread *t, tlog_chunk *chunks, bool streamed)
 {
-    tlog_lock_(&f->lock);
+    tlog_lock_(&f->lock, TLOG_LOCK_FRAME);
     f->attachments = reversed(f->attachments);
     uint64_t dropped = t->frame_dropped + f->attached_dropped, repaired = t->frame_repaired;
     for (const tlog_attachment *a = f->attachments; a; a = a->next) {
@@ -305,7 +305,7 @@ static uint64_t complete_frame(tlog_thread *t, tlog_log *log)
     bool stats = tlog_stats_on_(log);
     if (stats)
         atomic_fetch_add(&f->refs, 1);   /* for counting it below */
-    tlog_lock_(&log->lock);
+    tlog_lock_(&log->lock, TLOG_LOCK_LOG);
     tlog_frame *evicted = tlog_queue_push_locked_(log, f);
     uint64_t serial = f->serial;
     tlog_unlock_(&log->lock);

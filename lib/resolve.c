@@ -749,8 +749,9 @@ static int build(resolver *r)
     return TLOG_OK;
 }
 
-int tlog_frame_resolve_(tlog_frame *f)
+int tlog_frame_resolve_locked_(tlog_frame *f)
 {
+    tlog_assert_held_(&f->resolve_lock);
     tlog_frame_stop_rows_(f);
     resolver r = {.f = f, .s = scratch_take(f->log)};
     if (!r.s)

@@ -62,6 +62,7 @@ static bool entries_grow(void)
 /* Caller holds entries_lock. */
 static tlog_site_entry *entry_locked(const tlog_site *site, bool make)
 {
+    tlog_assert_held_(&entries_lock);
     if (!entries_cap && !make)
         return NULL;
     if ((entries_len + 1) * 2 > entries_cap && (!make || !entries_grow()))
@@ -77,7 +78,7 @@ static tlog_site_entry *entry_locked(const tlog_site *site, bool make)
 
 tlog_site_entry *tlog_site_entry_(const tlog_site *site)
 {
-    tlog_lock_(&entries_lock);
+    tlog_lock_(&entries_lock, TLOG_LOCK_SITE_ENTRIES);
     tlog_site_entry *e = entry_locked(site, true);
     tlog_unlock_(&entries_lock);
     return e;
@@ -85,7 +86,7 @@ tlog_site_entry *tlog_site_entry_(const tlog_site *site)
 
 void tlog_site_count_(const tlog_site *const *sites, const uint64_t *counts, size_t n)
 {
-    tlog_lock_(&entries_lock);
+    tlog_lock_(&entries_lock, TLOG_LOCK_SITE_ENTRIES);
     for (size_t k = 0; k < n; k++) {
         tlog_site_entry *e = sites[k] ? entry_locked(sites[k], true) : NULL;
         if (e)
@@ -98,7 +99,7 @@ uint64_t tlog_site_instances(const tlog_site *site)
 {
     if (!site)
         return 0;
-    tlog_lock_(&entries_lock);
+    tlog_lock_(&entries_lock, TLOG_LOCK_SITE_ENTRIES);
     tlog_site_entry *e = entry_locked(site, false);
     tlog_unlock_(&entries_lock);
     return e ? atomic_load_explicit(&e->resolved, memory_order_relaxed) : 0;
@@ -187,7 +188,7 @@ const tlog_site *tlog_site_intern(const char *name, const char *file,
     if (!name)
         return NULL;
     uint64_t h = intern_hash(name, file, function, line, level);
-    tlog_lock_(&intern_lock);
+    tlog_lock_(&intern_lock, TLOG_LOCK_SITE_INTERN);
     interned *it = intern_find(h, name, file, function, line, level);
     if (!it && (intern_len < intern_cap || intern_grow())) {
         size_t len = strlen(name) + 1 + (file ? strlen(file) + 1 : 0) +
@@ -335,9 +336,10 @@ static bool named_is(const named *e, const char *name)
 
 /* Caller holds named_lock. NULL when the table is full or memory ran out
  * (*nomem tells which). */
-static named *named_add(const tlog_site *at, uint64_t h, const char *name, size_t len,
+static named *named_add_locked(const tlog_site *at, uint64_t h, const char *name, size_t len,
                         bool cut, bool *nomem)
 {
+    tlog_assert_held_(&named_lock);
     if (atomic_load_explicit(&named_count, memory_order_relaxed) >= TLOG_RUNTIME_NAMES_MAX)
         return NULL;
     size_t bytes = sizeof(named) + len + (cut ? 4 : 1);
@@ -405,10 +407,10 @@ const tlog_site *tlog_site_named(const tlog_site *at, const char *name)
     if (!e) {
         if (atomic_load_explicit(&named_count, memory_order_relaxed) >= TLOG_RUNTIME_NAMES_MAX)
             return named_refuse(at, name, false);
-        tlog_lock_(&named_lock);
+        tlog_lock_(&named_lock, TLOG_LOCK_SITE_NAMED);
         e = named_find(at, h, name, len, cut);
         if (!e)
-            e = named_add(at, h, name, len, cut, &nomem);
+            e = named_add_locked(at, h, name, len, cut, &nomem);
         tlog_unlock_(&named_lock);
         if (!e)
             return named_refuse(at, name, nomem);
@@ -433,7 +435,11 @@ int tlog_names_get_info(tlog_names_info *out)
 void tlog_site_atfork_(int phase)
 {
     pthread_mutex_t *locks[] = {&named_lock, &intern_lock, &entries_lock};
+    const enum tlog_lock_rank ranks[] = {TLOG_LOCK_SITE_NAMED, TLOG_LOCK_SITE_INTERN,
+                                         TLOG_LOCK_SITE_ENTRIES};
     size_t n = sizeof locks / sizeof locks[0];
-    for (size_t i = 0; i < n; i++)
-        tlog_fork_lock_(locks[phase == TLOG_FORK_PREPARE ? i : n - 1 - i], phase);
+    for (size_t i = 0; i < n; i++) {
+        size_t k = phase == TLOG_FORK_PREPARE ? i : n - 1 - i;
+        tlog_fork_lock_(locks[k], ranks[k], phase);
+    }
 }

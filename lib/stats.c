@@ -139,7 +139,7 @@ void tlog_stats_feed_(tlog_frame *f)
     tlog_log *log = f->log;
     if (!log || !tlog_stats_on_(log))
         return;
-    tlog_lock_(&log->stats_lock);
+    tlog_lock_(&log->stats_lock, TLOG_LOCK_STATS);
     int rc = tlog_summary_add(log->summary, f);
     tlog_unlock_(&log->stats_lock);
     if (rc == TLOG_OK)
@@ -163,7 +163,7 @@ static bool to_settle(tlog_frame *f, bool wait)
  * memory stays for a later read, and is said. */
 static void settle_queue(tlog_log *log, bool wait)
 {
-    tlog_lock_(&log->lock);
+    tlog_lock_(&log->lock, TLOG_LOCK_LOG);
     size_t n = 0;
     for (tlog_frame *f = log->oldest; f; f = f->newer)
         n += to_settle(f, wait);
@@ -214,7 +214,7 @@ int tlog_log_summary(tlog_log *log, tlog_summary **out)
     rc = tlog_summary_create(&log->summary->cfg, &copy);
     if (rc != TLOG_OK)
         return rc;
-    tlog_lock_(&log->stats_lock);
+    tlog_lock_(&log->stats_lock, TLOG_LOCK_STATS);
     rc = tlog_summary_merge(copy, log->summary);
     tlog_unlock_(&log->stats_lock);
     if (rc != TLOG_OK) {
@@ -232,7 +232,7 @@ int tlog_log_summary_reset(tlog_log *log)
         return rc;
     if (!tlog_stats_on_(log))
         return TLOG_EINVAL;
-    tlog_lock_(&log->stats_lock);
+    tlog_lock_(&log->stats_lock, TLOG_LOCK_STATS);
     tlog_summary_reset(log->summary);
     tlog_unlock_(&log->stats_lock);
     return TLOG_OK;

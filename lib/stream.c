@@ -254,7 +254,7 @@ static void nap(tlog_stream *s)
 static void *writer_main(void *arg)
 {
     tlog_stream *s = arg;
-    tlog_lock_(&s->lock);
+    tlog_lock_(&s->lock, TLOG_LOCK_STREAM);
     for (;;) {
         while (!s->count && !s->stopping)
             nap(s);
@@ -264,7 +264,7 @@ static void *writer_main(void *arg)
         s->busy = true;
         tlog_unlock_(&s->lock);
         write_frame(s, f);
-        tlog_lock_(&s->lock);
+        tlog_lock_(&s->lock, TLOG_LOCK_STREAM);
         s->head = (s->head + 1) % s->ring;
         s->count--;
         s->done++;
@@ -275,14 +275,14 @@ static void *writer_main(void *arg)
             uint64_t done = s->done;
             tlog_unlock_(&s->lock);
             flush(s);
-            tlog_lock_(&s->lock);
+            tlog_lock_(&s->lock, TLOG_LOCK_STREAM);
             s->flushed = done;
             pthread_cond_broadcast(&s->idle);
         }
         s->busy = false;
         tlog_unlock_(&s->lock);
         tlog_frame_release(f);
-        tlog_lock_(&s->lock);
+        tlog_lock_(&s->lock, TLOG_LOCK_STREAM);
     }
     tlog_unlock_(&s->lock);
     finish_file(s);
@@ -429,8 +429,9 @@ int tlog_stream_open_(tlog_log *log)
 }
 
 /* Caller holds s->lock. */
-static bool grow_ring(tlog_stream *s)
+static bool grow_ring_locked(tlog_stream *s)
 {
+    tlog_assert_held_(&s->lock);
     size_t ring = s->ring * 2;
     tlog_frame **p = tlog_malloc_(ring * sizeof *p);
     if (!p)
@@ -453,12 +454,12 @@ bool tlog_stream_take_(tlog_log *log, tlog_frame *f)
         atomic_fetch_add(&s->frames_lost, 1);   /* nothing can be written */
         return false;
     }
-    tlog_lock_(&s->lock);
+    tlog_lock_(&s->lock, TLOG_LOCK_STREAM);
     /* Bounded: beyond the buffer's size in waiting frames, wait for the
      * writer rather than drop anything. */
     while (s->pending_bytes && s->pending_bytes + f->stream_bytes > s->cap && !s->stopping)
         pthread_cond_wait(&s->room, &s->lock);
-    bool taken = !s->stopping && (s->count < s->ring || grow_ring(s));
+    bool taken = !s->stopping && (s->count < s->ring || grow_ring_locked(s));
     if (taken) {
         s->pending[(s->head + s->count) % s->ring] = f;
         s->count++;
@@ -478,7 +479,7 @@ void tlog_stream_close_(tlog_log *log, bool release)
     tlog_stream *s = atomic_load_explicit(&log->stream, memory_order_acquire);
     if (!s)
         return;
-    tlog_lock_(&s->lock);
+    tlog_lock_(&s->lock, TLOG_LOCK_STREAM);
     s->stopping = true;
     pthread_cond_broadcast(&s->work);
     pthread_cond_broadcast(&s->room);
@@ -503,7 +504,7 @@ int tlog_stream_flush(tlog_log *log)
         return TLOG_EINVAL;
     if (!s->has_writer)
         return TLOG_EIO;
-    tlog_lock_(&s->lock);
+    tlog_lock_(&s->lock, TLOG_LOCK_STREAM);
     /* The frames handed over so far, not the ones that keep coming. */
     uint64_t target = s->taken;
     if (target > s->flush_wanted)

@@ -321,8 +321,9 @@ void tlog_notify_devices_(tlog_log *log, tlog_device_event *events, size_t n)
 
 /* Publishes `list` (NULL: none left) and keeps the old one for later
  * freeing. Caller holds log->sub_lock. */
-static void publish(tlog_log *log, tlog_sublist *list)
+static void publish_locked(tlog_log *log, tlog_sublist *list)
 {
+    tlog_assert_held_(&log->sub_lock);
     tlog_sublist *old = atomic_load_explicit(&log->subs, memory_order_relaxed);
     int device_subs = 0;
     for (size_t i = 0; list && i < list->n; i++)
@@ -350,8 +351,9 @@ static void free_lists(tlog_sublist *l)
 /* The lists retired so far, to free once no thread can be reading them;
  * none from inside a callback, which must not wait. Caller holds
  * log->sub_lock. */
-static tlog_sublist *take_retired(tlog_log *log)
+static tlog_sublist *take_retired_locked(tlog_log *log)
 {
+    tlog_assert_held_(&log->sub_lock);
     if (inside_callback())
         return NULL;
     tlog_sublist *retired = log->subs_retired;
@@ -397,7 +399,7 @@ int tlog_subscribe(tlog_log *log, const tlog_subscriber *subscriber,
     sub->log = log;
     atomic_init(&sub->gone, false);
 
-    tlog_lock_(&log->sub_lock);
+    tlog_lock_(&log->sub_lock, TLOG_LOCK_SUBSCRIBERS);
     tlog_sublist *old = atomic_load_explicit(&log->subs, memory_order_relaxed);
     size_t n = old ? old->n : 0;
     tlog_sublist *list = list_new(n + 1);
@@ -410,8 +412,8 @@ int tlog_subscribe(tlog_log *log, const tlog_subscriber *subscriber,
         memcpy(list->subs, old->subs, n * sizeof list->subs[0]);
     sub->serial = ++log->sub_serial;
     list->subs[n] = sub;
-    publish(log, list);
-    tlog_sublist *retired = take_retired(log);
+    publish_locked(log, list);
+    tlog_sublist *retired = take_retired_locked(log);
     tlog_unlock_(&log->sub_lock);
     free_retired(retired);
     *out = sub;
@@ -420,10 +422,10 @@ int tlog_subscribe(tlog_log *log, const tlog_subscriber *subscriber,
 
 /* Takes `sub` out of the log's list. If memory for the new list runs out,
  * it stays listed (marked gone) and is freed with the log. Also hands over
- * the lists retired so far (take_retired). */
+ * the lists retired so far (take_retired_locked). */
 static bool unlist(tlog_log *log, tlog_subscription *sub, tlog_sublist **retired)
 {
-    tlog_lock_(&log->sub_lock);
+    tlog_lock_(&log->sub_lock, TLOG_LOCK_SUBSCRIBERS);
     tlog_sublist *old = atomic_load_explicit(&log->subs, memory_order_relaxed);
     size_t n = old ? old->n : 0, at = n;
     for (size_t i = 0; i < n; i++)
@@ -435,16 +437,16 @@ static bool unlist(tlog_log *log, tlog_subscription *sub, tlog_sublist **retired
         for (size_t i = 0, j = 0; i < n; i++)
             if (i != at)
                 list->subs[j++] = old->subs[i];
-        publish(log, list);
+        publish_locked(log, list);
     }
-    *retired = take_retired(log);
+    *retired = take_retired_locked(log);
     tlog_unlock_(&log->sub_lock);
     return ok;
 }
 
 static void keep_until_destroy(tlog_log *log, tlog_subscription *sub)
 {
-    tlog_lock_(&log->sub_lock);
+    tlog_lock_(&log->sub_lock, TLOG_LOCK_SUBSCRIBERS);
     sub->next_kept = log->subs_kept;
     log->subs_kept = sub;
     tlog_unlock_(&log->sub_lock);
@@ -473,7 +475,7 @@ void tlog_unsubscribe(tlog_subscription *sub)
 
 uint64_t tlog_subs_count_(tlog_log *log)
 {
-    tlog_lock_(&log->sub_lock);
+    tlog_lock_(&log->sub_lock, TLOG_LOCK_SUBSCRIBERS);
     tlog_sublist *list = atomic_load_explicit(&log->subs, memory_order_relaxed);
     uint64_t n = list ? list->n : 0;
     tlog_unlock_(&log->sub_lock);
@@ -482,10 +484,10 @@ uint64_t tlog_subs_count_(tlog_log *log)
 
 void tlog_subs_destroy_(tlog_log *log)
 {
-    tlog_lock_(&log->sub_lock);
+    tlog_lock_(&log->sub_lock, TLOG_LOCK_SUBSCRIBERS);
     tlog_sublist *list = atomic_load_explicit(&log->subs, memory_order_relaxed);
     if (list)
-        publish(log, NULL);   /* retires it */
+        publish_locked(log, NULL);   /* retires it */
     tlog_unlock_(&log->sub_lock);
     /* Threads still in a callback (devices resolved on other threads)
      * finish with what they read. */

@@ -259,9 +259,13 @@ static void print_group(FILE *out, const tlog_summary *s, const tlog_group *g,
             print_stat_row(out, s, &s->rows[r], columns);
         r = next_row(s, r, !hide);
     }
-    if (hidden)
-        fprintf(out, "# %zu rows hidden (mean shorter than %.6fs or below %.2f%% of "
-                     "parent)\n", hidden, (double)o->min_ns / 1e9, o->min_percent);
+    if (hidden) {
+        fprintf(out, "# %zu rows hidden (mean shorter than ", hidden);
+        tlog_put_fixed_(out, (double)o->min_ns / 1e9, 6);
+        fputs("s or below ", out);
+        tlog_put_fixed_(out, o->min_percent, 2);
+        fputs("% of parent)\n", out);
+    }
 }
 
 static tlog_dump_options options_of(const tlog_dump_options *options)

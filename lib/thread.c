@@ -31,7 +31,7 @@ static TLOG_TLS size_t tls_forked_open;
  * in logs whose locks may be held). */
 void tlog_thread_atfork_(int phase)
 {
-    tlog_fork_lock_(&states_lock, phase);
+    tlog_fork_lock_(&states_lock, TLOG_LOCK_THREAD_STATES, phase);
     if (phase != TLOG_FORK_CHILD)
         return;
     tls_forked_open = tls_default ? tlog_thread_depth_(tls_default) : 0;
@@ -112,7 +112,7 @@ static void on_thread_exit(void *unused)
     tls_default = NULL;
     while (t) {
         tlog_thread *next = t->next_in_thread;
-        tlog_lock_(&states_lock);
+        tlog_lock_(&states_lock, TLOG_LOCK_THREAD_STATES);
         tlog_log *log = atomic_load(&t->log);
         if (log)
             log->exiting++;
@@ -120,7 +120,7 @@ static void on_thread_exit(void *unused)
         if (log) {
             tlog_thread_close_all_(t, TLOG_ETHREADEXIT);
             held h = {0};
-            tlog_lock_(&log->lock);
+            tlog_lock_(&log->lock, TLOG_LOCK_LOG);
             for (tlog_thread **p = &log->threads; *p; p = &(*p)->next_in_log)
                 if (*p == t) {
                     *p = t->next_in_log;
@@ -129,7 +129,7 @@ static void on_thread_exit(void *unused)
             take_held(t, &h);
             tlog_unlock_(&log->lock);
             give_back(log, &h);
-            tlog_lock_(&states_lock);
+            tlog_lock_(&states_lock, TLOG_LOCK_THREAD_STATES);
             log->exiting--;
             pthread_cond_broadcast(&states_cond);
             tlog_unlock_(&states_lock);
@@ -162,9 +162,12 @@ static void set_default_name(tlog_thread *t)
 static tlog_thread *attach(tlog_log *log)
 {
     pthread_once(&exit_key_once, make_exit_key);
-    tlog_thread *t = tlog_calloc_(1, sizeof *t);
+    /* On a cache line of its own, so that begin and end touch one. */
+    size_t bytes = (sizeof(tlog_thread) + TLOG_CACHE_LINE - 1) / TLOG_CACHE_LINE * TLOG_CACHE_LINE;
+    tlog_thread *t = tlog_aligned_alloc_(TLOG_CACHE_LINE, bytes);
     if (!t)
         return NULL;
+    memset(t, 0, sizeof *t);
     /* One extra slot holds the overflow marker. */
     t->stack = tlog_calloc_(log->cfg.max_depth + 1u, sizeof *t->stack);
     if (!t->stack) {
@@ -177,7 +180,7 @@ static tlog_thread *attach(tlog_log *log)
     t->clock_user = log->cfg.clock_user;
     atomic_init(&t->log, log);
 
-    tlog_lock_(&log->lock);
+    tlog_lock_(&log->lock, TLOG_LOCK_LOG);
     t->id = ++log->next_thread_id;
     t->next_in_log = log->threads;
     log->threads = t;
@@ -198,7 +201,7 @@ static tlog_thread *attach(tlog_log *log)
  * tlog_destroy has finished with them. */
 static void prune_dead_states(void)
 {
-    tlog_lock_(&states_lock);
+    tlog_lock_(&states_lock, TLOG_LOCK_THREAD_STATES);
     for (tlog_thread **p = &tls_states; *p;) {
         tlog_thread *s = *p;
         if (atomic_load(&s->log)) {
@@ -274,8 +277,9 @@ bool tlog_thread_lose_end_(tlog_log *log)
 }
 
 /* Caller holds log->lock. */
-tlog_thread *tlog_thread_find_(tlog_log *log, uint32_t id)
+tlog_thread *tlog_thread_find_locked_(tlog_log *log, uint32_t id)
 {
+    tlog_assert_held_(&log->lock);
     for (tlog_thread *t = log->threads; t; t = t->next_in_log)
         if (t->id == id)
             return t;
@@ -288,10 +292,10 @@ tlog_thread *tlog_thread_find_(tlog_log *log, uint32_t id)
 void tlog_threads_orphan_(tlog_log *log)
 {
     held h = {0};
-    tlog_lock_(&states_lock);
+    tlog_lock_(&states_lock, TLOG_LOCK_THREAD_STATES);
     while (log->exiting)
         pthread_cond_wait(&states_cond, &states_lock);
-    tlog_lock_(&log->lock);
+    tlog_lock_(&log->lock, TLOG_LOCK_LOG);
     for (tlog_thread *t = log->threads; t; t = t->next_in_log) {
         take_held(t, &h);
         atomic_store(&t->log, NULL);

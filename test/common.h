@@ -5,10 +5,12 @@
 
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <locale.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -176,6 +178,48 @@ static inline int fixture_teardown(void **state)
     tlog_destroy(fx->log);
     free(fx);
     return 0;
+}
+
+/* Makes LC_NUMERIC a locale whose decimal separator is a comma (de_DE,
+ * compiled with localedef into a directory of the test's own, found through
+ * LOCPATH). False, with the locale unchanged, where the system cannot make
+ * one (no localedef or no locale sources: Debian's `locales`). */
+static char comma_locale_dir[] = "/tmp/tlog-locale-XXXXXX";
+
+static inline void remove_comma_locale(void)
+{
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", comma_locale_dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", comma_locale_dir);
+}
+
+static inline bool use_comma_locale(void)
+{
+    char *dir = comma_locale_dir;
+    static bool made;
+    if (!made) {
+        if (!mkdtemp(dir))
+            return false;
+        atexit(remove_comma_locale);
+        char cmd[256];
+        snprintf(cmd, sizeof cmd, "localedef -i de_DE -f UTF-8 %s/de_DE.UTF-8 >/dev/null 2>&1",
+                 dir);
+        int rc = system(cmd);
+        if (rc != 0 && rc != 1 << 8)   /* 1: made, with warnings */
+            return false;
+        setenv("LOCPATH", dir, 1);
+        made = true;
+    }
+    if (!setlocale(LC_NUMERIC, "de_DE.UTF-8"))
+        return false;
+    char probe[16];
+    snprintf(probe, sizeof probe, "%.1f", 0.5);
+    if (strcmp(probe, "0,5") != 0) {
+        setlocale(LC_NUMERIC, "C");
+        return false;
+    }
+    return true;
 }
 
 #endif

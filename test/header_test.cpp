@@ -3,5 +3,5 @@
 
 int main(void)
 {
-    return tlog_strerror(TLOG_OK) ? 0 : 1;
+    return tlog_strerror(TLOG_OK) && tlog_err_name(TLOG_OK) ? 0 : 1;
 }

@@ -76,6 +76,24 @@ static void rows_below_a_percentage_are_hidden_and_counted(void **state)
     tlog_destroy(log);
 }
 
+/* The footer, as the rows, writes numbers with a '.' whatever the locale. */
+static void footer_keeps_the_point_under_a_comma_locale(void **state)
+{
+    (void)state;
+    if (!use_comma_locale())
+        skip();
+    tlog_log *log = make_frame();
+    tlog_frame *f = tlog_frame_latest(log);
+    tlog_dump_options o = {.size = sizeof o, .min_ns = 1500000, .min_percent = 2.5};
+    char *dump = dump_string(f, &o);
+    setlocale(LC_NUMERIC, "C");
+    assert_non_null(strstr(dump, "rows hidden (shorter than 0.001500s or below 2.50% of parent)\n"));
+    assert_null(strstr(dump, "0,0"));
+    free(dump);
+    tlog_frame_release(f);
+    tlog_destroy(log);
+}
+
 static void rows_shorter_than_a_time_are_hidden_and_counted(void **state)
 {
     (void)state;
@@ -173,6 +191,7 @@ int main(void)
         cmocka_unit_test(every_row_has_the_documented_format),
         cmocka_unit_test(rows_below_a_percentage_are_hidden_and_counted),
         cmocka_unit_test(rows_shorter_than_a_time_are_hidden_and_counted),
+        cmocka_unit_test(footer_keeps_the_point_under_a_comma_locale),
         cmocka_unit_test(dump_reports_missing_frames_and_write_errors),
         cmocka_unit_test(large_execution_rows_stay_visible_under_small_parents),
         cmocka_unit_test(figures_are_rounded_half_up),

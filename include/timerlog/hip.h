@@ -89,24 +89,10 @@ static inline tlog_device_scope tlog_hip_enter_(hipStream_t stream, const tlog_s
 
 #if defined(TIMERLOG_DISABLE)
 #define TIMERLOG_HIP_SCOPE(stream, name) ((void)sizeof(stream))
-#elif defined(__cplusplus)
-#define TIMERLOG_HIP_VARS_(site, guard, stream, name)                        \
-    TIMERLOG_SITE_(site, TLOG_LEVEL_COARSE, name);                           \
-    ::timerlog::device_guard guard(tlog_hip_enter_(stream, &site))
 #else
-#define TIMERLOG_HIP_VARS_(site, guard, stream, name)                        \
-    TIMERLOG_SITE_(site, TLOG_LEVEL_COARSE, name);                           \
-    __attribute__((cleanup(tlog_device_exit_), unused)) tlog_device_scope guard =    \
-        tlog_hip_enter_(stream, &site)
-#endif
-
-#ifndef TIMERLOG_DISABLE
 /* A device scope on `stream` that ends with the enclosing block. */
 #define TIMERLOG_HIP_SCOPE(stream, name)                                     \
-    TIMERLOG_HIP_ID_(__COUNTER__, stream, name)
-#define TIMERLOG_HIP_ID_(id, stream, name)                                   \
-    TIMERLOG_HIP_VARS_(TIMERLOG_CAT_(tlog_site_, id),                        \
-                       TIMERLOG_CAT_(tlog_guard_, id), stream, name)
+    TIMERLOG_DEVICE_GUARD_(TLOG_LEVEL_COARSE, tlog_hip_enter_, name, stream)
 #endif
 
 /* A sync scope around the application's own wait on the GPUs (for example a

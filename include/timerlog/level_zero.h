@@ -88,24 +88,10 @@ static inline tlog_device_scope tlog_ze_enter_(tlog_device *dev,
 
 #if defined(TIMERLOG_DISABLE)
 #define TIMERLOG_ZE_SCOPE(dev, list, name) ((void)sizeof(dev), (void)sizeof(list))
-#elif defined(__cplusplus)
-#define TIMERLOG_ZE_VARS_(site, guard, dev, list, name)                      \
-    TIMERLOG_SITE_(site, TLOG_LEVEL_COARSE, name);                           \
-    ::timerlog::device_guard guard(tlog_ze_enter_(dev, list, &site))
 #else
-#define TIMERLOG_ZE_VARS_(site, guard, dev, list, name)                      \
-    TIMERLOG_SITE_(site, TLOG_LEVEL_COARSE, name);                           \
-    __attribute__((cleanup(tlog_device_exit_), unused)) tlog_device_scope guard =    \
-        tlog_ze_enter_(dev, list, &site)
-#endif
-
-#ifndef TIMERLOG_DISABLE
 /* A device scope on `list` of `dev` that ends with the enclosing block. */
 #define TIMERLOG_ZE_SCOPE(dev, list, name)                                   \
-    TIMERLOG_ZE_ID_(__COUNTER__, dev, list, name)
-#define TIMERLOG_ZE_ID_(id, dev, list, name)                                 \
-    TIMERLOG_ZE_VARS_(TIMERLOG_CAT_(tlog_site_, id),                         \
-                      TIMERLOG_CAT_(tlog_guard_, id), dev, list, name)
+    TIMERLOG_DEVICE_GUARD_(TLOG_LEVEL_COARSE, tlog_ze_enter_, name, dev, list)
 #endif
 
 /* A sync scope around a wait for the work recorded on `list` of `dev` (a

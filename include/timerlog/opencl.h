@@ -101,24 +101,10 @@ static inline tlog_device_scope tlog_cl_enter_(tlog_device *dev, cl_command_queu
 
 #if defined(TIMERLOG_DISABLE)
 #define TIMERLOG_CL_SCOPE(dev, queue, name) ((void)sizeof(dev), (void)sizeof(queue))
-#elif defined(__cplusplus)
-#define TIMERLOG_CL_VARS_(site, guard, dev, queue, name)                     \
-    TIMERLOG_SITE_(site, TLOG_LEVEL_COARSE, name);                           \
-    ::timerlog::device_guard guard(tlog_cl_enter_(dev, queue, &site))
 #else
-#define TIMERLOG_CL_VARS_(site, guard, dev, queue, name)                     \
-    TIMERLOG_SITE_(site, TLOG_LEVEL_COARSE, name);                           \
-    __attribute__((cleanup(tlog_device_exit_), unused)) tlog_device_scope guard =    \
-        tlog_cl_enter_(dev, queue, &site)
-#endif
-
-#ifndef TIMERLOG_DISABLE
 /* A device scope on `queue` of `dev` that ends with the enclosing block. */
 #define TIMERLOG_CL_SCOPE(dev, queue, name)                                  \
-    TIMERLOG_CL_ID_(__COUNTER__, dev, queue, name)
-#define TIMERLOG_CL_ID_(id, dev, queue, name)                                \
-    TIMERLOG_CL_VARS_(TIMERLOG_CAT_(tlog_site_, id),                         \
-                      TIMERLOG_CAT_(tlog_guard_, id), dev, queue, name)
+    TIMERLOG_DEVICE_GUARD_(TLOG_LEVEL_COARSE, tlog_cl_enter_, name, dev, queue)
 #endif
 
 /* A sync scope around the application's own wait on every queue of `dev`

@@ -60,30 +60,64 @@ extern "C" {
 /* Errors                                                                   */
 /* ------------------------------------------------------------------------ */
 
+/*
+ * Every status code, in one list: XX(NAME, value, message) gives TLOG_NAME
+ * its value in enum tlog_status, its message in tlog_strerror and its name
+ * in tlog_err_name. An application may expand it too, with its own XX, to
+ * list or map the codes (as libuv's UV_ERRNO_MAP).
+ */
+#define TLOG_STATUS_MAP(XX)                                                  \
+    XX(OK, 0, "success")                                                     \
+    /* an argument is invalid */                                             \
+    XX(EINVAL, -1, "invalid argument")                                       \
+    /* an allocation failed */                                               \
+    XX(ENOMEM, -2, "out of memory")                                          \
+    /* no completed frame is available */                                    \
+    XX(ENOFRAME, -3, "no completed frame")                                   \
+    /* no open scope on this thread matches (or none is open) */             \
+    XX(ENOTOPEN, -4, "no open scope matches")                                \
+    /* an end does not match the innermost open scope */                     \
+    XX(EMISMATCH, -5, "end does not match the innermost open scope")         \
+    /* the thread is already working for a hand-off */                       \
+    XX(EBUSY, -6, "busy: already in use")                                    \
+    /* writing the output failed */                                          \
+    XX(EIO, -7, "output error")                                              \
+    /* scopes nested deeper than the configured limit */                     \
+    XX(EDEPTH, -8, "scopes nested deeper than max_depth")                    \
+    /* the thread's record budget is used up */                              \
+    XX(EFULL, -9, "thread record budget used up")                            \
+    /* work arrived after its frame had ended */                             \
+    XX(ELATE, -10, "work arrived after its frame ended")                     \
+    /* a thread ended with scopes still open */                              \
+    XX(ETHREADEXIT, -11, "thread ended with scopes open")                    \
+    /* the device or its runtime reported an error */                        \
+    XX(EDEVICE, -12, "the device reported an error")                         \
+    /* a wait for the device gave up */                                      \
+    XX(ETIMEDOUT, -13, "timed out waiting for the device")                   \
+    /* no usable device, or its runtime is missing */                        \
+    XX(ENODEVICE, -14, "no usable device")                                   \
+    /* the queue is being captured into a graph */                           \
+    XX(ECAPTURE, -15, "the queue is being captured into a graph")            \
+    /* not a timerlog stream, or a damaged one */                            \
+    XX(EFORMAT, -16, "not a timerlog stream, or a damaged one")              \
+    /* a stream from a newer, incompatible version */                        \
+    XX(EVERSION, -17, "stream written by a newer, incompatible version")
+
+#define TLOG_STATUS_ENUM_(name, value, message) TLOG_##name = value,
 enum tlog_status {
-    TLOG_OK = 0,
-    TLOG_EINVAL = -1,     /* an argument is invalid */
-    TLOG_ENOMEM = -2,     /* an allocation failed */
-    TLOG_ENOFRAME = -3,   /* no completed frame is available */
-    TLOG_ENOTOPEN = -4,   /* no open scope on this thread matches (or none is open) */
-    TLOG_EMISMATCH = -5,  /* an end does not match the innermost open scope */
-    TLOG_EBUSY = -6,      /* the thread is already working for a hand-off */
-    TLOG_EIO = -7,        /* writing the output failed */
-    TLOG_EDEPTH = -8,     /* scopes nested deeper than the configured limit */
-    TLOG_EFULL = -9,      /* the thread's record budget is used up */
-    TLOG_ELATE = -10,     /* work arrived after its frame had ended */
-    TLOG_ETHREADEXIT = -11, /* a thread ended with scopes still open */
-    TLOG_EDEVICE = -12,   /* the device or its runtime reported an error */
-    TLOG_ETIMEDOUT = -13, /* a wait for the device gave up */
-    TLOG_ENODEVICE = -14, /* no usable device, or its runtime is missing */
-    TLOG_ECAPTURE = -15,  /* the queue is being captured into a graph */
-    TLOG_EFORMAT = -16,   /* not a timerlog stream, or a damaged one */
-    TLOG_EVERSION = -17   /* a stream from a newer, incompatible version */
+    TLOG_STATUS_MAP(TLOG_STATUS_ENUM_)
 };
+#undef TLOG_STATUS_ENUM_
 
 /* A static, human-readable message for a tlog_status code. Never NULL:
- * "unknown error" for a code not listed. */
+ * "unknown error" for a code not listed. Thread-safe. */
 TLOG_API const char *tlog_strerror(int code) TLOG_NOEXCEPT;
+
+/* The name of a tlog_status code as the enum spells it ("TLOG_EFULL" for
+ * TLOG_EFULL), a static string, for logs and tests that want the constant
+ * rather than a sentence. Never NULL: "TLOG_UNKNOWN" for a code not listed
+ * (which is not itself a code). Thread-safe. */
+TLOG_API const char *tlog_err_name(int code) TLOG_NOEXCEPT;
 
 /* ------------------------------------------------------------------------ */
 /* Levels and call sites                                                    */
@@ -1546,10 +1580,16 @@ static inline const tlog_site *tlog_scope_enter_(const tlog_site *site)
 #define TIMERLOG_ADOPT(token)                                                \
     TIMERLOG_ADOPT_ID_(TIMERLOG_CAT_(tlog_adopt_, __COUNTER__), token)
 #define TIMERLOG_DEVICE_SCOPE_L(lvl, dev, queue, name)                       \
-    TIMERLOG_DEVICE_ID_(__COUNTER__, lvl, dev, queue, name)
-#define TIMERLOG_DEVICE_ID_(id, lvl, dev, queue, name)                       \
+    TIMERLOG_DEVICE_GUARD_(lvl, tlog_device_enter_, name, dev, queue)
+/* A device scope that ends with the enclosing block, for this header and
+ * the backends' (TIMERLOG_CUDA_SCOPE, ...): `enter` is called with the
+ * remaining arguments and the site, and gives the scope (an empty one when
+ * the level is off). */
+#define TIMERLOG_DEVICE_GUARD_(lvl, enter, name, ...)                        \
+    TIMERLOG_DEVICE_GUARD_ID_(__COUNTER__, lvl, enter, name, __VA_ARGS__)
+#define TIMERLOG_DEVICE_GUARD_ID_(id, lvl, enter, name, ...)                 \
     TIMERLOG_DEVICE_VARS_(TIMERLOG_CAT_(tlog_site_, id),                     \
-                          TIMERLOG_CAT_(tlog_guard_, id), lvl, dev, queue, name)
+                          TIMERLOG_CAT_(tlog_guard_, id), lvl, enter, name, __VA_ARGS__)
 #define TIMERLOG_SYNC_SCOPE_L(lvl, dev, name)                                \
     TIMERLOG_SYNC_ID_(__COUNTER__, lvl, dev, name)
 #define TIMERLOG_SYNC_ID_(id, lvl, dev, name)                                \
@@ -1664,9 +1704,9 @@ extern "C" {
     ::timerlog::named_guard guard(TIMERLOG_ON_(site)                         \
         ? tlog_named_begin_(&site, ::timerlog::name_of_(name)) : nullptr)
 #define TIMERLOG_ADOPT_ID_(guard, token) ::timerlog::adopt_guard guard(token)
-#define TIMERLOG_DEVICE_VARS_(site, guard, lvl, dev, queue, name)            \
+#define TIMERLOG_DEVICE_VARS_(site, guard, lvl, enter, name, ...)           \
     TIMERLOG_SITE_(site, lvl, name);                                         \
-    ::timerlog::device_guard guard(dev, queue, &site)
+    ::timerlog::device_guard guard(enter(__VA_ARGS__, &site))
 #define TIMERLOG_SYNC_VARS_(site, guard, lvl, dev, name)                     \
     TIMERLOG_SITE_(site, lvl, name);                                         \
     ::timerlog::sync_guard guard(dev, &site)
@@ -1719,10 +1759,10 @@ static inline void tlog_sync_exit_(const tlog_sync_guard_ *guard)
     if (guard->site && guard->bound) tlog_sync_end_queue(guard->dev, guard->queue, guard->site);
     else if (guard->site) tlog_sync_end(guard->dev, guard->site);
 }
-#define TIMERLOG_DEVICE_VARS_(site, guard, lvl, dev, queue, name)            \
+#define TIMERLOG_DEVICE_VARS_(site, guard, lvl, enter, name, ...)           \
     TIMERLOG_SITE_(site, lvl, name);                                         \
     __attribute__((cleanup(tlog_device_exit_), unused)) tlog_device_scope guard =    \
-        tlog_device_enter_(dev, queue, &site)
+        enter(__VA_ARGS__, &site)
 #define TIMERLOG_SYNC_VARS_(site, guard, lvl, dev, name)                     \
     TIMERLOG_SITE_(site, lvl, name);                                         \
     __attribute__((cleanup(tlog_sync_exit_), unused)) tlog_sync_guard_ guard =       \

@@ -169,25 +169,11 @@ static inline tlog_device_scope tlog_vk_enter_(tlog_device *dev, VkCommandBuffer
 
 #if defined(TIMERLOG_DISABLE)
 #define TIMERLOG_VK_SCOPE(dev, cmd, name) ((void)sizeof(dev), (void)sizeof(cmd))
-#elif defined(__cplusplus)
-#define TIMERLOG_VK_VARS_(site, guard, dev, cmd, name)                       \
-    TIMERLOG_SITE_(site, TLOG_LEVEL_COARSE, name);                           \
-    ::timerlog::device_guard guard(tlog_vk_enter_(dev, cmd, &site))
 #else
-#define TIMERLOG_VK_VARS_(site, guard, dev, cmd, name)                       \
-    TIMERLOG_SITE_(site, TLOG_LEVEL_COARSE, name);                           \
-    __attribute__((cleanup(tlog_device_exit_), unused)) tlog_device_scope guard =    \
-        tlog_vk_enter_(dev, cmd, &site)
-#endif
-
-#ifndef TIMERLOG_DISABLE
 /* A device scope on command buffer `cmd` of `dev` that ends with the
  * enclosing block. */
 #define TIMERLOG_VK_SCOPE(dev, cmd, name)                                    \
-    TIMERLOG_VK_ID_(__COUNTER__, dev, cmd, name)
-#define TIMERLOG_VK_ID_(id, dev, cmd, name)                                  \
-    TIMERLOG_VK_VARS_(TIMERLOG_CAT_(tlog_site_, id),                         \
-                      TIMERLOG_CAT_(tlog_guard_, id), dev, cmd, name)
+    TIMERLOG_DEVICE_GUARD_(TLOG_LEVEL_COARSE, tlog_vk_enter_, name, dev, cmd)
 #endif
 
 /* A sync scope around the application's own wait on the device: a

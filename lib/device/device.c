@@ -41,7 +41,7 @@ static tlog_devices *devices_make(tlog_log *log)
     tlog_devices *ds = devices_of(log);
     if (ds)
         return ds;
-    tlog_lock_(&log->lock);
+    tlog_lock_(&log->lock, TLOG_LOCK_LOG);
     ds = devices_of(log);
     if (!ds && (ds = tlog_calloc_(1, sizeof *ds)) != NULL) {
         pthread_mutex_init(&ds->lock, NULL);
@@ -70,16 +70,18 @@ static int slot_markers(tlog_device *d, tlog_slot *s)
 
 /* Slots the pool may still add, at most one batch. Caller holds the device
  * lock. */
-static uint32_t pool_room(const tlog_device *d)
+static uint32_t pool_room_locked(const tlog_device *d)
 {
+    tlog_assert_device_held_(d, lock);
     uint32_t n = d->max_scopes - d->nslots;
     return n < d->batch ? n : d->batch;
 }
 
 /* Puts n slots (of `block`, from calloc) on the free list. Caller holds the
  * device lock. False if the block list could not grow: nothing is taken. */
-static bool pool_link(tlog_device *d, tlog_slot *block, uint32_t n)
+static bool pool_link_locked(tlog_device *d, tlog_slot *block, uint32_t n)
 {
+    tlog_assert_device_held_(d, lock);
     if (d->nblocks == d->capblocks) {
         size_t cap = d->capblocks ? d->capblocks * 2 : 8;
         struct slot_block *grown = tlog_realloc_(d->blocks, cap * sizeof *grown);
@@ -117,18 +119,19 @@ static void slot_markers_destroy(tlog_device *d, tlog_slot *s)
  * made, and when a read of the device finds the pool low. Caller holds the
  * poll lock, or owns a device not yet registered.
  */
-static void pool_fill(tlog_device *d, uint32_t n)
+static void pool_fill_locked(tlog_device *d, uint32_t n)
 {
+    tlog_assert_device_held_(d, poll_lock);
     tlog_slot *block = n ? tlog_calloc_(n, sizeof *block) : NULL;
     uint32_t made = 0;
     while (block && made < n && slot_markers(d, &block[made]) == TLOG_OK)
         made++;
     if (block && made < n)
         slot_markers_destroy(d, &block[made]);   /* half made */
-    tlog_lock_(&d->devs->lock);
+    tlog_lock_(&d->devs->lock, TLOG_LOCK_DEVICES);
     uint32_t room = d->max_scopes - d->nslots;   /* the recording path may have grown */
     uint32_t kept = made < room ? made : room;
-    bool linked = kept && pool_link(d, block, kept);
+    bool linked = kept && pool_link_locked(d, block, kept);
     if (n && (!block || (kept && !linked)))
         d->fill_failed = true;   /* said when a scope finds no marker for it */
     tlog_unlock_(&d->devs->lock);
@@ -140,9 +143,10 @@ static void pool_fill(tlog_device *d, uint32_t n)
 
 /* Gives bare slots new markers and puts them back on the free list; those
  * the backend refuses stay bare. Caller holds the poll lock. */
-static void pool_remake_bare(tlog_device *d)
+static void pool_remake_bare_locked(tlog_device *d)
 {
-    tlog_lock_(&d->devs->lock);
+    tlog_assert_device_held_(d, poll_lock);
+    tlog_lock_(&d->devs->lock, TLOG_LOCK_DEVICES);
     tlog_slot *bare = d->bare;
     d->bare = NULL;
     tlog_unlock_(&d->devs->lock);
@@ -152,7 +156,7 @@ static void pool_remake_bare(tlog_device *d)
         bool made = slot_markers(d, s) == TLOG_OK;
         if (!made)
             slot_markers_destroy(d, s);
-        tlog_lock_(&d->devs->lock);
+        tlog_lock_(&d->devs->lock, TLOG_LOCK_DEVICES);
         if (made) {
             s->next = d->free;
             d->free = s;
@@ -167,41 +171,44 @@ static void pool_remake_bare(tlog_device *d)
 
 /* Up to `want` free slots, made a batch at a time while there is room.
  * Caller holds the poll lock. */
-static void pool_fill_to(tlog_device *d, uint32_t want)
+static void pool_fill_to_locked(tlog_device *d, uint32_t want)
 {
+    tlog_assert_device_held_(d, poll_lock);
     for (;;) {
-        tlog_lock_(&d->devs->lock);
-        uint32_t n = d->nfree < want ? pool_room(d) : 0;
+        tlog_lock_(&d->devs->lock, TLOG_LOCK_DEVICES);
+        uint32_t n = d->nfree < want ? pool_room_locked(d) : 0;
         tlog_unlock_(&d->devs->lock);
         if (!n)
             return;
         uint32_t before = d->nslots;
-        pool_fill(d, n);
+        pool_fill_locked(d, n);
         if (d->nslots == before)
             return;   /* no memory, or the backend refused */
     }
 }
 
-void tlog_pool_refill_(tlog_device *d)
+void tlog_pool_refill_locked_(tlog_device *d)
 {
-    pool_remake_bare(d);
-    tlog_lock_(&d->devs->lock);
+    tlog_assert_device_held_(d, poll_lock);
+    tlog_assert_not_held_(&d->devs->lock);
+    pool_remake_bare_locked(d);
+    tlog_lock_(&d->devs->lock, TLOG_LOCK_DEVICES);
     bool low = d->nfree <= d->batch / 2;
     tlog_unlock_(&d->devs->lock);
     if (low)
-        pool_fill_to(d, d->batch);
+        pool_fill_to_locked(d, d->batch);
 }
 
 int tlog_device_reserve(tlog_device *d, uint32_t scopes)
 {
     if (!d || tlog_log_inherited_(d->log))
         return TLOG_EINVAL;
-    tlog_lock_(&d->devs->poll_lock);
-    pool_remake_bare(d);
+    tlog_lock_(&d->devs->poll_lock, TLOG_LOCK_DEVICE_POLL);
+    pool_remake_bare_locked(d);
     /* Past the refill mark too, so that those scopes wake no maker. */
     uint32_t want = scopes > UINT32_MAX - d->batch ? UINT32_MAX : scopes + d->batch / 2 + 1;
-    pool_fill_to(d, want);
-    tlog_lock_(&d->devs->lock);
+    pool_fill_to_locked(d, want);
+    tlog_lock_(&d->devs->lock, TLOG_LOCK_DEVICES);
     bool enough = d->nfree >= scopes || d->nslots == d->max_scopes;
     tlog_unlock_(&d->devs->lock);
     tlog_unlock_(&d->devs->poll_lock);
@@ -212,7 +219,7 @@ int tlog_device_reserve(tlog_device *d, uint32_t scopes)
 static void *maker_main(void *arg)
 {
     tlog_devices *ds = arg;
-    tlog_lock_(&ds->lock);
+    tlog_lock_(&ds->lock, TLOG_LOCK_DEVICES);
     for (;;) {
         while (!ds->maker_wanted && !ds->maker_stop)
             pthread_cond_wait(&ds->maker_wake, &ds->lock);
@@ -220,12 +227,12 @@ static void *maker_main(void *arg)
             break;
         ds->maker_wanted = false;
         tlog_unlock_(&ds->lock);
-        tlog_lock_(&ds->poll_lock);   /* devices stay listed meanwhile */
+        tlog_lock_(&ds->poll_lock, TLOG_LOCK_DEVICE_POLL);   /* devices stay listed meanwhile */
         for (tlog_device *d = ds->list; d; d = d->next_device)
             if (!(d->flags & TLOG_DEVICE_NO_MARKER_THREAD))
-                tlog_pool_refill_(d);
+                tlog_pool_refill_locked_(d);
         tlog_unlock_(&ds->poll_lock);
-        tlog_lock_(&ds->lock);
+        tlog_lock_(&ds->lock, TLOG_LOCK_DEVICES);
     }
     tlog_unlock_(&ds->lock);
     return NULL;
@@ -233,9 +240,10 @@ static void *maker_main(void *arg)
 
 /* Without the thread (it could not start), pools are refilled by reads of
  * the device alone. Caller holds the poll lock. */
-static void maker_start(tlog_devices *ds)
+static void maker_start_locked(tlog_devices *ds)
 {
-    tlog_lock_(&ds->lock);
+    tlog_assert_held_(&ds->poll_lock);
+    tlog_lock_(&ds->lock, TLOG_LOCK_DEVICES);
     bool start = !ds->maker_running;
     tlog_unlock_(&ds->lock);
     if (!start)
@@ -246,7 +254,7 @@ static void maker_start(tlog_devices *ds)
     pthread_sigmask(SIG_SETMASK, &all, &old);   /* the application's signals */
     bool started = pthread_create(&th, NULL, maker_main, ds) == 0;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    tlog_lock_(&ds->lock);
+    tlog_lock_(&ds->lock, TLOG_LOCK_DEVICES);
     ds->maker = th;
     ds->maker_running = started;
     tlog_unlock_(&ds->lock);
@@ -254,7 +262,7 @@ static void maker_start(tlog_devices *ds)
 
 static void maker_stop(tlog_devices *ds)
 {
-    tlog_lock_(&ds->lock);
+    tlog_lock_(&ds->lock, TLOG_LOCK_DEVICES);
     bool running = ds->maker_running;
     ds->maker_stop = true;
     pthread_cond_signal(&ds->maker_wake);
@@ -265,8 +273,9 @@ static void maker_stop(tlog_devices *ds)
 
 /* Caller holds the device lock. Never makes a marker: an empty pool gives
  * NULL. Wakes the maker once the pool falls to half a batch. */
-static tlog_slot *pool_take(tlog_device *d)
+static tlog_slot *pool_take_locked(tlog_device *d)
 {
+    tlog_assert_device_held_(d, lock);
     tlog_slot *s = d->free;
     if (!s)
         return NULL;
@@ -284,8 +293,9 @@ static tlog_slot *pool_take(tlog_device *d)
 
 /* Caller holds the device lock. A slot whose markers misbehaved waits,
  * bare, for the next refill to give it new ones. */
-void tlog_pool_put_(tlog_device *d, tlog_slot *s, bool markers_bad)
+void tlog_pool_put_locked_(tlog_device *d, tlog_slot *s, bool markers_bad)
 {
+    tlog_assert_device_held_(d, lock);
     if (markers_bad)
         slot_markers_destroy(d, s);
     s->frame = NULL;
@@ -322,8 +332,9 @@ int tlog_slot_deliver_(tlog_slot *s, const tlog_drow *row)
     return rc;
 }
 
-void tlog_pool_abandon_open_(tlog_device *d)
+void tlog_pool_abandon_open_locked_(tlog_device *d)
 {
+    tlog_assert_device_held_(d, lock);
     for (size_t b = 0; b < d->nblocks; b++)
         for (uint32_t i = 0; i < d->blocks[b].n; i++) {
             tlog_slot *s = &d->blocks[b].slots[i];
@@ -341,8 +352,9 @@ void tlog_pool_abandon_open_(tlog_device *d)
 /* ------------------------------------------------------------------------ */
 
 /* Caller holds the device lock. */
-static dqueue *queue_for(tlog_device *d, void *key)
+static dqueue *queue_for_locked(tlog_device *d, void *key)
 {
+    tlog_assert_device_held_(d, lock);
     if (d->last_queue && d->last_queue->key == key)
         return d->last_queue;
     for (size_t i = 0; i < d->nqueues; i++)
@@ -367,8 +379,10 @@ static dqueue *queue_for(tlog_device *d, void *key)
 
 #define PRUNE_ABOVE 32
 
-void tlog_dqueues_prune_(tlog_device *d)
+void tlog_dqueues_prune_locked_(tlog_device *d)
 {
+    tlog_assert_device_held_(d, poll_lock);
+    tlog_assert_device_held_(d, lock);
     if (d->nqueues <= PRUNE_ABOVE)
         return;
     size_t kept = 0;
@@ -415,8 +429,9 @@ void tlog_dqueue_remove_(dqueue *q, tlog_slot *s)
 
 /* The `Launch "name"` site for a device scope's site, made once per site.
  * Caller holds the device lock. */
-static const tlog_site *launch_site_for(tlog_device *d, const tlog_site *site)
+static const tlog_site *launch_site_for_locked(tlog_device *d, const tlog_site *site)
 {
+    tlog_assert_device_held_(d, lock);
     if (d->nlaunch * 2 >= d->launch_mask) {
         size_t cap = d->launch_mask ? (d->launch_mask + 1) * 2 : 64;
         const tlog_site **keys = tlog_calloc_(cap, sizeof *keys), **vals = tlog_calloc_(cap, sizeof *vals);
@@ -476,8 +491,8 @@ static tlog_slot *slot_for_scope(tlog_device *d, tlog_thread *t, const tlog_toke
         tlog_frame_release(f);
         f = NULL;
     }
-    tlog_lock_(&ds->lock);
-    tlog_slot *s = f ? pool_take(d) : NULL;
+    tlog_lock_(&ds->lock, TLOG_LOCK_DEVICES);
+    tlog_slot *s = f ? pool_take_locked(d) : NULL;
     bool warn = false, all_in_flight = d->nslots == d->max_scopes;
     bool no_memory = d->fill_failed && !all_in_flight;
     if (s) {
@@ -521,8 +536,8 @@ static tlog_slot *slot_for_scope(tlog_device *d, tlog_thread *t, const tlog_toke
 static void slot_cancel(tlog_device *d, tlog_slot *s)
 {
     tlog_frame *f = s->frame;
-    tlog_lock_(&d->devs->lock);
-    tlog_pool_put_(d, s, false);
+    tlog_lock_(&d->devs->lock, TLOG_LOCK_DEVICES);
+    tlog_pool_put_locked_(d, s, false);
     tlog_unlock_(&d->devs->lock);
     atomic_fetch_sub_explicit(&f->outstanding, 1, memory_order_release);
     tlog_frame_release(f);
@@ -548,8 +563,8 @@ static void refused(tlog_device *d, int rc, const tlog_site *site)
 static void add_launch_row(tlog_device *d, const tlog_site *site, const tlog_token *launcher,
                            tlog_ticks begin)
 {
-    tlog_lock_(&d->devs->lock);
-    const tlog_site *row = launch_site_for(d, site);
+    tlog_lock_(&d->devs->lock, TLOG_LOCK_DEVICES);
+    const tlog_site *row = launch_site_for_locked(d, site);
     tlog_unlock_(&d->devs->lock);
     tlog_ticks end = tlog_now(d->log);
     if (row)
@@ -620,8 +635,8 @@ int tlog_device_end(tlog_device_scope *scope)
     if (d->flags & TLOG_DEVICE_LAUNCH_ROWS)
         add_launch_row(d, site, &launcher, launch);
     DCOUNT(d, pending, 1);
-    tlog_lock_(&d->devs->lock);
-    dqueue *q = queue_for(d, key);
+    tlog_lock_(&d->devs->lock, TLOG_LOCK_DEVICES);
+    dqueue *q = queue_for_locked(d, key);
     if (q) {
         s->queue = q;
         s->probe = rc == TLOG_OK ? s->end : s->begin;
@@ -635,8 +650,8 @@ int tlog_device_end(tlog_device_scope *scope)
         tlog_drow lost = tlog_slot_row_(d, s);
         lost.queue_key = key;
         tlog_slot_deliver_(s, &lost);
-        tlog_lock_(&d->devs->lock);
-        tlog_pool_put_(d, s, true);
+        tlog_lock_(&d->devs->lock, TLOG_LOCK_DEVICES);
+        tlog_pool_put_locked_(d, s, true);
         tlog_unlock_(&d->devs->lock);
         atomic_fetch_sub_explicit(&d->stats.pending, 1, memory_order_relaxed);
         DCOUNT(d, unresolved, 1);
@@ -810,21 +825,22 @@ int tlog_device_register_(tlog_log *log, const tlog_device_ops *ops, void *impl,
     if (rc == TLOG_OK)
         rc = calibrate(d);
     if (rc == TLOG_OK)
-        rc = tlog_anchor_now_(d, CALIBRATION_TIMEOUT_NS);
+        rc = tlog_anchor_now_locked_(d, CALIBRATION_TIMEOUT_NS);
     if (rc == TLOG_OK)
-        pool_fill(d, pool_room(d));   /* the first frames create no marker */
+        pool_fill_locked(d, pool_room_locked(d));   /* the first frames create no marker */
     if (rc != TLOG_OK) {
         free_markers(d);
         free(d);
         return rc;
     }
-    tlog_lock_(&ds->poll_lock);
-    tlog_lock_(&ds->lock);
+    tlog_lock_(&ds->poll_lock, TLOG_LOCK_DEVICE_POLL);
+    tlog_lock_(&ds->lock, TLOG_LOCK_DEVICES);
     d->next_device = ds->list;
     ds->list = d;
+    d->listed = true;
     tlog_unlock_(&ds->lock);
     if (!(d->flags & TLOG_DEVICE_NO_MARKER_THREAD))
-        maker_start(ds);
+        maker_start_locked(ds);
     tlog_unlock_(&ds->poll_lock);
     *out = d;
     return TLOG_OK;
@@ -888,7 +904,7 @@ int tlog_device_get_info(const tlog_device *dev, tlog_device_info *out)
     info.waits = DREAD(waits);
     info.late = DREAD(late);
 #undef DREAD
-    tlog_lock_(&d->devs->lock);
+    tlog_lock_(&d->devs->lock, TLOG_LOCK_DEVICES);
     info.pool_scopes = d->nslots;
     info.pool_free = d->nfree;
     tlog_unlock_(&d->devs->lock);
@@ -918,7 +934,7 @@ int tlog_default_configure_(tlog_default_devices *t, const tlog_device_config *c
     if (tlog_device_config_copy_(&copy, config) != TLOG_OK)
         return TLOG_EINVAL;
     int rc = TLOG_OK;
-    tlog_lock_(&t->lock);
+    tlog_lock_(&t->lock, TLOG_LOCK_DEFAULT_DEVICES);
     for (int i = 0; i < TLOG_DEFAULT_DEVICES_MAX; i++)
         if (t->tried[i])
             rc = TLOG_EBUSY;
@@ -942,7 +958,7 @@ tlog_device *tlog_default_device_(tlog_default_devices *t, int ordinal,
     tlog_device *dev = atomic_load_explicit(&t->devices[ordinal], memory_order_acquire);
     if (dev || creating_default)
         return dev;
-    tlog_lock_(&t->lock);
+    tlog_lock_(&t->lock, TLOG_LOCK_DEFAULT_DEVICES);
     if (!t->tried[ordinal]) {
         t->tried[ordinal] = t->creating[ordinal] = true;
         tlog_device_config config = t->config;
@@ -951,7 +967,7 @@ tlog_device *tlog_default_device_(tlog_default_devices *t, int ordinal,
         creating_default = true;
         int rc = create(ordinal, configured ? &config : NULL, &dev);
         creating_default = false;
-        tlog_lock_(&t->lock);
+        tlog_lock_(&t->lock, TLOG_LOCK_DEFAULT_DEVICES);
         if (rc == TLOG_ENODEVICE)
             atomic_store(&t->absent, true);
         atomic_store_explicit(&t->devices[ordinal], dev, memory_order_release);

@@ -55,6 +55,7 @@ typedef struct anchor {
 
 struct tlog_device {
     tlog_device *next_device;
+    bool listed;                    /* in devs->list: its locks are needed */
     tlog_log *log;
     tlog_devices *devs;
     const tlog_device_ops *ops;
@@ -134,15 +135,22 @@ static inline tlog_devices *devices_of(tlog_log *log)
     return atomic_load_explicit(&log->devices, memory_order_acquire);
 }
 
+/* Debug builds: the caller holds `which` (lock or poll_lock) of d's
+ * devices, as a function that needs it asserts at its top. A device not yet
+ * in its log's list is known only to the thread registering it, which needs
+ * no lock. */
+#define tlog_assert_device_held_(d, which)                                   \
+    assert(!(d)->listed || tlog_lock_held_(&(d)->devs->which))
+
 /* device.c; callers hold the device lock. */
-TLOG_INTERNAL void tlog_pool_put_(tlog_device *d, tlog_slot *s, bool markers_bad);
+TLOG_INTERNAL void tlog_pool_put_locked_(tlog_device *d, tlog_slot *s, bool markers_bad);
 /* Remakes the markers of bare slots, then adds a batch of slots with their
  * markers made when the pool is low. Caller holds the poll lock, not the
  * device lock. */
-TLOG_INTERNAL void tlog_pool_refill_(tlog_device *d);
+TLOG_INTERNAL void tlog_pool_refill_locked_(tlog_device *d);
 /* The device goes: scopes begun and never ended show unresolved in their
  * frames, which they let go. Caller holds the device lock. */
-TLOG_INTERNAL void tlog_pool_abandon_open_(tlog_device *d);
+TLOG_INTERNAL void tlog_pool_abandon_open_locked_(tlog_device *d);
 /* The row of slot `s`'s interval, without a timing: shown at its launch,
  * on the slot's queue (none yet: no key). */
 TLOG_INTERNAL tlog_drow tlog_slot_row_(const tlog_device *d, const tlog_slot *s);
@@ -152,12 +160,12 @@ TLOG_INTERNAL int tlog_slot_deliver_(tlog_slot *s, const tlog_drow *row);
 TLOG_INTERNAL void tlog_dqueue_remove_(dqueue *q, tlog_slot *s);
 /* Frees queues with nothing pending when there are many (streams made per
  * frame would otherwise slow every poll). Caller holds both locks. */
-TLOG_INTERNAL void tlog_dqueues_prune_(tlog_device *d);
+TLOG_INTERNAL void tlog_dqueues_prune_locked_(tlog_device *d);
 
 /* device_sync.c */
 /* Anchors the device clock to the host's, waiting at most timeout_ns.
  * Caller holds the poll lock, or owns a device not yet registered. */
-TLOG_INTERNAL int tlog_anchor_now_(tlog_device *d, uint64_t timeout_ns);
+TLOG_INTERNAL int tlog_anchor_now_locked_(tlog_device *d, uint64_t timeout_ns);
 /* ops->wait, or polling ops->query where the backend has no wait. */
 TLOG_INTERNAL int tlog_marker_wait_(tlog_device *d, tlog_marker m, uint64_t timeout_ns);
 /* Resolves what the device can still give, marks the rest unresolved, and

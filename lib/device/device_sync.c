@@ -29,8 +29,9 @@ static int64_t ns_to_ticks(tlog_log *log, int64_t ns)
  * between them. Anchors are renewed every frame, so the device clock's drift
  * against the host's (tens of ppm) stays far below a microsecond. Caller
  * holds the poll lock. */
-static int place(tlog_device *d, tlog_marker m, tlog_ticks *out)
+static int place_locked(tlog_device *d, tlog_marker m, tlog_ticks *out)
 {
+    tlog_assert_device_held_(d, poll_lock);
     if (!d->cur.valid)
         return TLOG_EDEVICE;
     int64_t ns;
@@ -114,8 +115,9 @@ static int anchor_mark_now(tlog_device *d)
 
 /* Blocking: at registration and in the forced sync, right after the device
  * was busy (a device left idle answers late, which widens the window). */
-int tlog_anchor_now_(tlog_device *d, uint64_t timeout_ns)
+int tlog_anchor_now_locked_(tlog_device *d, uint64_t timeout_ns)
 {
+    tlog_assert_device_held_(d, poll_lock);
     if (d->fresh_pending) {
         /* Never re-record a marker that may still be in flight. */
         int rc = tlog_marker_wait_(d, d->fresh.marker, timeout_ns);
@@ -273,7 +275,7 @@ static void timing_of(tlog_device *d, tlog_slot *s, poll_ctx *c, outcome *o)
 {
     int rc = d->ops->elapsed_ns(d->impl, s->begin, s->end, &o->ns);
     if (rc == TLOG_OK)
-        rc = place(d, s->begin, &o->start);
+        rc = place_locked(d, s->begin, &o->start);
     if (rc != TLOG_OK) {
         o->unresolved = o->retire = true;
         note_error(c, d, s, rc, "timing");
@@ -324,8 +326,9 @@ static void examine(tlog_device *d, tlog_slot *s, poll_ctx *c, outcome *o)
 
 /* Hands one interval to the frame it was launched in. Caller holds the
  * device lock. */
-static void deliver(tlog_device *d, const outcome *o, poll_ctx *c)
+static void deliver_locked(tlog_device *d, const outcome *o, poll_ctx *c)
 {
+    tlog_assert_device_held_(d, lock);
     tlog_slot *s = o->slot;
     tlog_drow row = tlog_slot_row_(d, s);
     if (!o->unresolved) {
@@ -350,19 +353,20 @@ static void deliver(tlog_device *d, const outcome *o, poll_ctx *c)
 }
 
 /* Caller holds the device lock. */
-static void apply(tlog_device *d, const outcome *o, poll_ctx *c)
+static void apply_locked(tlog_device *d, const outcome *o, poll_ctx *c)
 {
+    tlog_assert_device_held_(d, lock);
     tlog_slot *s = o->slot;
     if (o->action == SKIP || o->action == STOP)
         return;
     if (o->action == DELIVER)
-        deliver(d, o, c);
+        deliver_locked(d, o, c);
     if (o->keep || (o->action == DELIVER && pinned(d, s))) {
         slot_set(s, o->keep ? SLOT_ZOMBIE : SLOT_DONE);
         return;
     }
     tlog_dqueue_remove_(s->queue, s);
-    tlog_pool_put_(d, s, o->retire);
+    tlog_pool_put_locked_(d, s, o->retire);
 }
 
 /* Resolves what is done on one queue, in batches: the list is read under the
@@ -374,7 +378,7 @@ static void poll_queue(tlog_device *d, dqueue *q, poll_ctx *c)
     outcome out[POLL_BATCH];
     for (bool more = true; more;) {
         size_t n = 0;
-        tlog_lock_(&d->devs->lock);
+        tlog_lock_(&d->devs->lock, TLOG_LOCK_DEVICES);
         tlog_slot *s = from ? from : q->head;
         for (; s && n < POLL_BATCH; s = s->next)
             batch[n++] = s;
@@ -388,9 +392,9 @@ static void poll_queue(tlog_device *d, dqueue *q, poll_ctx *c)
                 more = false;
             }
         }
-        tlog_lock_(&d->devs->lock);
+        tlog_lock_(&d->devs->lock, TLOG_LOCK_DEVICES);
         for (size_t i = 0; i < n; i++)
-            apply(d, &out[i], c);
+            apply_locked(d, &out[i], c);
         tlog_unlock_(&d->devs->lock);
     }
 }
@@ -399,20 +403,21 @@ static void poll_queue(tlog_device *d, dqueue *q, poll_ctx *c)
  * others add them (the array may move as it grows; a queue never does). */
 static dqueue *queue_at(tlog_device *d, size_t i)
 {
-    tlog_lock_(&d->devs->lock);
+    tlog_lock_(&d->devs->lock, TLOG_LOCK_DEVICES);
     dqueue *q = i < d->nqueues ? d->queues[i] : NULL;
     tlog_unlock_(&d->devs->lock);
     return q;
 }
 
 /* Caller holds the poll lock. */
-static void poll_device(tlog_device *d, poll_ctx *c)
+static void poll_device_locked(tlog_device *d, poll_ctx *c)
 {
+    tlog_assert_device_held_(d, poll_lock);
     dqueue *q;
     for (size_t i = 0; (q = queue_at(d, i)) != NULL; i++)
         poll_queue(d, q, c);
-    tlog_lock_(&d->devs->lock);
-    tlog_dqueues_prune_(d);
+    tlog_lock_(&d->devs->lock, TLOG_LOCK_DEVICES);
+    tlog_dqueues_prune_locked_(d);
     tlog_unlock_(&d->devs->lock);
 }
 
@@ -420,7 +425,7 @@ static void poll_device(tlog_device *d, poll_ctx *c)
  * under both locks, so this is safe without the poll lock. */
 static tlog_device *next_device(tlog_devices *ds, tlog_device *d)
 {
-    tlog_lock_(&ds->lock);
+    tlog_lock_(&ds->lock, TLOG_LOCK_DEVICES);
     d = d ? d->next_device : ds->list;
     tlog_unlock_(&ds->lock);
     return d;
@@ -430,12 +435,12 @@ static tlog_device *next_device(tlog_devices *ds, tlog_device *d)
  * runs low unless the read is on a recording path. */
 static void poll_all(tlog_devices *ds, poll_ctx *c, bool refill)
 {
-    tlog_lock_(&ds->poll_lock);
+    tlog_lock_(&ds->poll_lock, TLOG_LOCK_DEVICE_POLL);
     for (tlog_device *d = ds->list; d; d = d->next_device) {
         anchor_refresh(d);
-        poll_device(d, c);
+        poll_device_locked(d, c);
         if (refill)
-            tlog_pool_refill_(d);
+            tlog_pool_refill_locked_(d);
     }
     tlog_unlock_(&ds->poll_lock);
 }
@@ -537,7 +542,7 @@ void tlog_sync_end_queue(tlog_device *dev, void *queue, const tlog_site *site)
  * recycles their markers. */
 static uint64_t pin_pending(tlog_devices *ds, const tlog_frame *only)
 {
-    tlog_lock_(&ds->lock);
+    tlog_lock_(&ds->lock, TLOG_LOCK_DEVICES);
     uint64_t epoch = ++ds->epoch;
     for (tlog_device *d = ds->list; d; d = d->next_device)
         for (size_t i = 0; i < d->nqueues; i++)
@@ -555,7 +560,7 @@ static uint64_t pin_pending(tlog_devices *ds, const tlog_frame *only)
 
 static void unpin(tlog_devices *ds)
 {
-    tlog_lock_(&ds->lock);
+    tlog_lock_(&ds->lock, TLOG_LOCK_DEVICES);
     atomic_store_explicit(&ds->wait_epoch, 0, memory_order_release);
     tlog_unlock_(&ds->lock);
 }
@@ -565,7 +570,7 @@ static void unpin(tlog_devices *ds)
 static tlog_slot *next_to_wait(tlog_device *d, dqueue *q, tlog_slot *s, uint64_t epoch,
                                tlog_marker *m)
 {
-    tlog_lock_(&d->devs->lock);
+    tlog_lock_(&d->devs->lock, TLOG_LOCK_DEVICES);
     s = s ? s->next : q->head;
     for (; s; s = s->next) {
         int st = slot_state(s);
@@ -620,22 +625,22 @@ static int forced_sync(tlog_log *log, const tlog_frame *only)
     if (!ds)
         return TLOG_OK;
     uint64_t timeout = log->cfg.sync_timeout_ns;
-    tlog_lock_(&ds->force_lock);
+    tlog_lock_(&ds->force_lock, TLOG_LOCK_DEVICE_FORCE);
     uint64_t epoch = pin_pending(ds, only);
     int64_t deadline = deadline_after(timeout);
     bool in_time = true;
     for (tlog_device *d = next_device(ds, NULL); d && in_time; d = next_device(ds, d))
         in_time = wait_device(d, epoch, deadline);
 
-    tlog_lock_(&ds->poll_lock);
+    tlog_lock_(&ds->poll_lock, TLOG_LOCK_DEVICE_POLL);
     unpin(ds);
     poll_ctx c = poll_start(log, POLL_FORCED);
     c.epoch = epoch;
     for (tlog_device *d = ds->list; d; d = d->next_device) {
         if (in_time && d->forced_waited)
-            tlog_anchor_now_(d, ANCHOR_TIMEOUT_NS);   /* right after activity */
+            tlog_anchor_now_locked_(d, ANCHOR_TIMEOUT_NS);   /* right after activity */
         d->forced_waited = false;
-        poll_device(d, &c);
+        poll_device_locked(d, &c);
     }
     tlog_unlock_(&ds->poll_lock);
     tlog_unlock_(&ds->force_lock);
@@ -666,8 +671,10 @@ void tlog_device_settle_(tlog_frame *f)
 /* ------------------------------------------------------------------------ */
 
 /* Caller holds both locks. */
-static void unlink_device(tlog_devices *ds, tlog_device *d)
+static void unlink_device_locked(tlog_devices *ds, tlog_device *d)
 {
+    tlog_assert_held_(&ds->poll_lock);
+    tlog_assert_held_(&ds->lock);
     for (tlog_device **p = &ds->list; *p; p = &(*p)->next_device)
         if (*p == d) {
             *p = d->next_device;
@@ -679,11 +686,11 @@ void tlog_device_retire_(tlog_device *d)
 {
     tlog_devices *ds = d->devs;
     poll_ctx c = poll_start(d->log, POLL_FINAL);
-    tlog_lock_(&ds->poll_lock);
-    poll_device(d, &c);
-    tlog_lock_(&ds->lock);
-    unlink_device(ds, d);
-    tlog_pool_abandon_open_(d);
+    tlog_lock_(&ds->poll_lock, TLOG_LOCK_DEVICE_POLL);
+    poll_device_locked(d, &c);
+    tlog_lock_(&ds->lock, TLOG_LOCK_DEVICES);
+    unlink_device_locked(ds, d);
+    tlog_pool_abandon_open_locked_(d);
     tlog_unlock_(&ds->lock);
     tlog_unlock_(&ds->poll_lock);
     poll_finish(d->log, &c);
