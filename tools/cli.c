@@ -17,6 +17,7 @@
 
 #include "cli.h"
 #include "diff.h"
+#include "options.h"
 #include "report.h"
 
 #define EXIT_DAMAGED 1
@@ -135,10 +136,6 @@ static int usage(cli *c, const char *text, const char *problem, ...)
 }
 
 /* The options that take a value, and what the value is. */
-typedef struct option_value {
-    const char *option, *value;
-} option_value;
-
 static const option_value dump_values[] = {
     {"--frame", "a frame number"},
     {"--frames", "a range of frame numbers A-B"},
@@ -155,27 +152,13 @@ static const option_value export_values[] = {
     {NULL, NULL},
 };
 
-/* What the value of `option` is; NULL when it takes none. */
-static const char *value_wanted(const option_value *table, const char *option)
-{
-    for (; table->option; table++)
-        if (strcmp(table->option, option) == 0)
-            return table->value;
-    return NULL;
-}
-
 /* An option without its value, or an unknown one, named. */
 static int bad_option(cli *c, const char *text, const option_value *table, int argc,
                       char **argv, int i)
 {
-    const char *wanted = value_wanted(table, argv[i]);
-    if (!wanted)
-        return usage(c, text, "unknown option %s", argv[i]);
-    if (i + 1 >= argc)
-        return usage(c, text, "%s takes %s, and none is given", argv[i], wanted);
-    if (!argv[i + 1][0])
-        return usage(c, text, "%s takes %s, not an empty string", argv[i], wanted);
-    return usage(c, text, "%s takes %s, not \"%s\"", argv[i], wanted, argv[i + 1]);
+    char msg[512];
+    option_problem(table, argc, argv, i, msg, sizeof msg);
+    return usage(c, text, "%s", msg);
 }
 
 static bool wants_help(int argc, char **argv)

@@ -18,6 +18,7 @@
 
 #include "diff.h"
 #include "diff_stats.h"
+#include "options.h"
 
 static const char *const usage_diff =
     "usage: timerlog diff [OPTIONS] BASE NEW\n"
@@ -1041,9 +1042,7 @@ static bool parse_count(const char *s, uint64_t max, uint64_t *v)
     return !*end && errno == 0 && n <= max;
 }
 
-static const struct {
-    const char *option, *value;
-} valued[] = {
+static const option_value valued[] = {
     {"--threshold", "a percentage of at least 0, such as 5%"},
     {"--alpha", "a number between 0 and 1, such as 0.01"},
     {"--resamples", "a count from 0 to 1000000"},
@@ -1051,19 +1050,15 @@ static const struct {
     {"--root", "a root row's title"},
     {"--thread", "a thread name"},
     {"-o", "the path to write to"},
+    {NULL, NULL},
 };
 
 /* The option argv[i] with a bad or missing value, or unknown, named. */
 static int bad_option(diff_cmd *d, int argc, char **argv, int i)
 {
-    for (size_t k = 0; k < sizeof valued / sizeof *valued; k++) {
-        if (strcmp(argv[i], valued[k].option) != 0)
-            continue;
-        if (i + 1 >= argc)
-            return usage(d, "%s takes %s, and none is given", argv[i], valued[k].value);
-        return usage(d, "%s takes %s, not \"%s\"", argv[i], valued[k].value, argv[i + 1]);
-    }
-    return usage(d, "unknown option %s", argv[i]);
+    char msg[512];
+    option_problem(valued, argc, argv, i, msg, sizeof msg);
+    return usage(d, "%s", msg);
 }
 
 /* Reads the option at argv[*i] (and its value); false if it is bad. */

@@ -25,6 +25,7 @@
 #include <timerlog/timerlog.h>
 
 #include "diff.h"
+#include "options.h"
 #include "report.h"
 
 #define EXIT_DAMAGED 1
@@ -1143,9 +1144,7 @@ static int usage(report_cmd *c, const char *problem, ...)
     return EXIT_USAGE;
 }
 
-static const struct {
-    const char *option, *value;
-} valued[] = {
+static const option_value valued[] = {
     {"--base", "a stream file"},
     {"--thread", "a thread name"},
     {"--root", "a root row's title"},
@@ -1154,18 +1153,14 @@ static const struct {
     {"--max-hitches", "a number from 1 to 4096"},
     {"--samples", "a number from 0 to 4096"},
     {"-o", "the path to write to"},
+    {NULL, NULL},
 };
 
 static int bad_option(report_cmd *c, int argc, char **argv, int i)
 {
-    for (size_t k = 0; k < sizeof valued / sizeof *valued; k++) {
-        if (strcmp(argv[i], valued[k].option) != 0)
-            continue;
-        if (i + 1 >= argc)
-            return usage(c, "%s takes %s, and none is given", argv[i], valued[k].value);
-        return usage(c, "%s takes %s, not \"%s\"", argv[i], valued[k].value, argv[i + 1]);
-    }
-    return usage(c, "unknown option %s", argv[i]);
+    char msg[512];
+    option_problem(valued, argc, argv, i, msg, sizeof msg);
+    return usage(c, "%s", msg);
 }
 
 static bool number_arg(const char *s, double *v)

@@ -1,0 +1,27 @@
+/* Options that take a value (options.h). */
+#include "options.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const char *option_value_wanted(const option_value *table, const char *option)
+{
+    for (; table->option; table++)
+        if (strcmp(table->option, option) == 0)
+            return table->value;
+    return NULL;
+}
+
+void option_problem(const option_value *table, int argc, char **argv, int i, char *msg,
+                    size_t size)
+{
+    const char *wanted = option_value_wanted(table, argv[i]);
+    if (!wanted)
+        snprintf(msg, size, "unknown option %s", argv[i]);
+    else if (i + 1 >= argc)
+        snprintf(msg, size, "%s takes %s, and none is given", argv[i], wanted);
+    else if (!argv[i + 1][0])
+        snprintf(msg, size, "%s takes %s, not an empty string", argv[i], wanted);
+    else
+        snprintf(msg, size, "%s takes %s, not \"%s\"", argv[i], wanted, argv[i + 1]);
+}

@@ -1,0 +1,21 @@
+/* Options that take a value, shared by the command's subcommands. */
+#ifndef TIMERLOG_TOOLS_OPTIONS_H
+#define TIMERLOG_TOOLS_OPTIONS_H
+
+#include <stddef.h>
+
+/* An option and what its value must be, in words; a table ends with
+ * {NULL, NULL}. */
+typedef struct option_value {
+    const char *option, *value;
+} option_value;
+
+/* What the value of `option` is in `table`; NULL when it takes none. */
+const char *option_value_wanted(const option_value *table, const char *option);
+
+/* Says in `msg` what is wrong with argv[i]: an unknown option, or a valued
+ * one whose value is missing, empty or bad. */
+void option_problem(const option_value *table, int argc, char **argv, int i, char *msg,
+                    size_t size);
+
+#endif
