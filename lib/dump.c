@@ -5,16 +5,88 @@
 #include "alloc.h"
 #include "summary.h"
 
-static void put_micros(FILE *out, uint64_t us)
+/* A row's text, made in memory and written with one call: most of a large
+ * dump's time went to formatting through stdio call by call. */
+typedef struct line {
+    FILE *out;
+    size_t len;
+    char buf[1024];
+} line;
+
+static void flush(line *l)
 {
-    fprintf(out, "%llu.%06llus", (unsigned long long)(us / 1000000u),
-            (unsigned long long)(us % 1000000u));
+    fwrite(l->buf, 1, l->len, l->out);
+    l->len = 0;
+}
+
+static void put_bytes(line *l, const char *s, size_t n)
+{
+    while (n) {
+        if (l->len == sizeof l->buf)
+            flush(l);
+        size_t k = sizeof l->buf - l->len < n ? sizeof l->buf - l->len : n;
+        memcpy(l->buf + l->len, s, k);
+        l->len += k;
+        s += k;
+        n -= k;
+    }
+}
+
+static void put_text(line *l, const char *s)
+{
+    put_bytes(l, s, strlen(s));
+}
+
+/* v in decimal, at least `width` digits (zero-padded). */
+static void put_uint(line *l, uint64_t v, int width)
+{
+    char digits[24];
+    int n = 0;
+    do {
+        digits[sizeof digits - 1 - n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v || n < width);
+    put_bytes(l, digits + sizeof digits - n, (size_t)n);
+}
+
+static void put_line_micros(line *l, uint64_t us)
+{
+    put_uint(l, us / 1000000u, 1);
+    put_bytes(l, ".", 1);
+    put_uint(l, us % 1000000u, 6);
+    put_bytes(l, "s", 1);
 }
 
 /* Seconds with microsecond digits, rounded. */
+static void put_line_seconds(line *l, uint64_t ns)
+{
+    put_line_micros(l, ns / 1000u + (ns % 1000u >= 500u));
+}
+
+static void put_prefix(line *l, int depth, int kind)
+{
+    if (depth == 0) {
+        put_bytes(l, "> ", 2);
+        return;
+    }
+    for (int d = 1; d < depth; d++)
+        put_bytes(l, ". ", 2);
+    put_bytes(l, kind == TLOG_KIND_EXECUTION ? "==> " : "|-> ", 4);
+}
+
+/* The same for text written piece by piece, beside a row's line. */
+static void put_micros(FILE *out, uint64_t us)
+{
+    line l = {.out = out};
+    put_line_micros(&l, us);
+    flush(&l);
+}
+
 static void put_seconds(FILE *out, uint64_t ns)
 {
-    put_micros(out, ns / 1000u + (ns % 1000u >= 500u));
+    line l = {.out = out};
+    put_line_seconds(&l, ns);
+    flush(&l);
 }
 
 void tlog_put_seconds_(FILE *out, uint64_t ns)
@@ -24,13 +96,9 @@ void tlog_put_seconds_(FILE *out, uint64_t ns)
 
 void tlog_dump_prefix_(FILE *out, int depth, int kind)
 {
-    if (depth == 0) {
-        fputs("> ", out);
-        return;
-    }
-    for (int d = 1; d < depth; d++)
-        fputs(". ", out);
-    fputs(kind == TLOG_KIND_EXECUTION ? "==> " : "|-> ", out);
+    line l = {.out = out};
+    put_prefix(&l, depth, kind);
+    flush(&l);
 }
 
 static void put_column(FILE *out, const char *label, bool known, uint64_t ns)
@@ -96,70 +164,6 @@ static void put_rank_columns(FILE *out, const tlog_node_ranks *r)
  * parent's few microseconds do not have. */
 #define PERCENT_SHOWN_MAX 9999.99
 
-/* A row's text, made in memory and written with one call: most of a large
- * dump's time went to formatting through stdio call by call. */
-typedef struct line {
-    FILE *out;
-    size_t len;
-    char buf[1024];
-} line;
-
-static void flush(line *l)
-{
-    fwrite(l->buf, 1, l->len, l->out);
-    l->len = 0;
-}
-
-static void put_bytes(line *l, const char *s, size_t n)
-{
-    while (n) {
-        if (l->len == sizeof l->buf)
-            flush(l);
-        size_t k = sizeof l->buf - l->len < n ? sizeof l->buf - l->len : n;
-        memcpy(l->buf + l->len, s, k);
-        l->len += k;
-        s += k;
-        n -= k;
-    }
-}
-
-static void put_text(line *l, const char *s)
-{
-    put_bytes(l, s, strlen(s));
-}
-
-/* v in decimal, at least `width` digits (zero-padded). */
-static void put_uint(line *l, uint64_t v, int width)
-{
-    char digits[24];
-    int n = 0;
-    do {
-        digits[sizeof digits - 1 - n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v || n < width);
-    put_bytes(l, digits + sizeof digits - n, (size_t)n);
-}
-
-static void put_line_seconds(line *l, uint64_t ns)
-{
-    uint64_t us = ns / 1000u + (ns % 1000u >= 500u);
-    put_uint(l, us / 1000000u, 1);
-    put_bytes(l, ".", 1);
-    put_uint(l, us % 1000000u, 6);
-    put_bytes(l, "s", 1);
-}
-
-static void put_prefix(line *l, int depth, int kind)
-{
-    if (depth == 0) {
-        put_bytes(l, "> ", 2);
-        return;
-    }
-    for (int d = 1; d < depth; d++)
-        put_bytes(l, ". ", 2);
-    put_bytes(l, kind == TLOG_KIND_EXECUTION ? "==> " : "|-> ", 4);
-}
-
 static void put_percent(line *l, const tlog_node *n)
 {
     bool beyond = n->percent > PERCENT_SHOWN_MAX ||
@@ -168,11 +172,8 @@ static void put_percent(line *l, const tlog_node *n)
         put_text(l, ">9999.99% ");
         return;
     }
-    double v = n->percent >= 0 ? n->percent : 0;   /* as tlog_put_fixed_ does */
-    uint64_t hundredths = (uint64_t)(v * 100.0 + 0.5);
-    put_uint(l, hundredths / 100, 1);
-    put_bytes(l, ".", 1);
-    put_uint(l, hundredths % 100, 2);
+    char digits[32];
+    put_bytes(l, digits, (size_t)tlog_format_fixed_(digits, n->percent, 2));
     put_bytes(l, "% ", 2);
 }
 

@@ -635,20 +635,43 @@ typedef struct tlog_site_entry {
  * NULL if memory ran out. Takes a lock: cache what it returns. */
 TLOG_INTERNAL tlog_site_entry *tlog_site_entry_(const tlog_site *site);
 
-/* Prints v >= 0 with `decimals` digits after a '.', whatever the locale
- * (printf's %f would print a ',' in some). */
-static inline void tlog_put_fixed_(FILE *out, double v, int decimals)
+/* Writes v >= 0 with `decimals` (at most 9) digits after a '.', whatever
+ * the locale (printf's %f would write a ',' in some), into buf, which
+ * holds at least 32 bytes; its length. Digit by digit: the dump writes one
+ * per row. */
+static inline int tlog_format_fixed_(char *buf, double v, int decimals)
 {
+    if (!(v >= 0) || v > 1e12) {   /* NaN, negative or absurd: never from real data */
+        const char *text = v > 1e12 ? "1e12" : "0";
+        memcpy(buf, text, strlen(text) + 1);
+        return (int)strlen(text);
+    }
     uint64_t scale = 1;
     for (int i = 0; i < decimals; i++)
         scale *= 10;
-    if (!(v >= 0) || v > 1e12) {   /* NaN, negative or absurd: never from real data */
-        fputs(v > 1e12 ? "1e12" : "0", out);
-        return;
-    }
     uint64_t units = (uint64_t)(v * (double)scale + 0.5);
-    fprintf(out, "%llu.%0*llu", (unsigned long long)(units / scale), decimals,
-            (unsigned long long)(units % scale));
+    uint64_t whole = units / scale, fraction = units % scale;
+    char backwards[32];
+    int n = 0, i = 0;
+    do {   /* at least one digit, as "%0*llu" writes */
+        backwards[n++] = (char)('0' + fraction % 10);
+        fraction /= 10;
+    } while (++i < decimals);
+    backwards[n++] = '.';
+    do {
+        backwards[n++] = (char)('0' + whole % 10);
+        whole /= 10;
+    } while (whole);
+    for (i = 0; i < n; i++)
+        buf[i] = backwards[n - 1 - i];
+    buf[n] = '\0';
+    return n;
+}
+
+static inline void tlog_put_fixed_(FILE *out, double v, int decimals)
+{
+    char buf[32];
+    fwrite(buf, 1, (size_t)tlog_format_fixed_(buf, v, decimals), out);
 }
 
 /* Nanoseconds held as a double (a reduced row's mean) as a whole number,
