@@ -17,6 +17,7 @@
 
 #include "alloc.h"
 #include "summary.h"
+#include "util.h"
 
 #define NONE TLOG_ROW_NONE
 #define DEFAULT_WINDOW 128u
@@ -45,21 +46,13 @@ static bool split_self(tlog_summary *s, tlog_stat_row *x)
 }
 
 
-/* Grows an array of `size`-byte items to hold `need`; false when memory
- * ran out (it stays as it was). */
+/* tlog_grow_, counting what the array grew by in the summary's bytes. */
 static bool grow(tlog_summary *s, void **items, size_t *cap, size_t need, size_t size)
 {
-    if (need <= *cap)
-        return true;
-    size_t n = *cap ? *cap : 8;
-    while (n < need)
-        n *= 2;
-    void *p = tlog_realloc_(*items, n * size);
-    if (!p)
+    size_t before = *cap;
+    if (!tlog_grow_(items, cap, need, size))
         return false;
-    s->bytes += (n - *cap) * size;
-    *items = p;
-    *cap = n;
+    s->bytes += (*cap - before) * size;
     return true;
 }
 

@@ -47,6 +47,17 @@ static int scratch_make(const tlog_summary *s, scratch *sc)
     return TLOG_ENOMEM;
 }
 
+/* What every export does first: checks the summary, writes to stdout when
+ * `out` is NULL, and makes the scratch (TLOG_EINVAL, TLOG_ENOMEM). */
+static int export_begin(const tlog_summary *s, FILE **out, scratch *sc)
+{
+    if (!s)
+        return TLOG_EINVAL;
+    if (!*out)
+        *out = stdout;
+    return scratch_make(s, sc);
+}
+
 static void scratch_free(scratch *sc)
 {
     free(sc->map);
@@ -281,13 +292,10 @@ static tlog_dump_options options_of(const tlog_dump_options *options)
 
 int tlog_summary_dump(const tlog_summary *s, FILE *out, const tlog_dump_options *options)
 {
-    if (!s)
-        return TLOG_EINVAL;
-    if (!out)
-        out = stdout;
     scratch sc;
-    if (scratch_make(s, &sc) != TLOG_OK)
-        return TLOG_ENOMEM;
+    int rc = export_begin(s, &out, &sc);
+    if (rc != TLOG_OK)
+        return rc;
     tlog_dump_options o = options_of(options);
     for (size_t g = 0; g < s->ngroups; g++) {
         if (g)
@@ -483,13 +491,10 @@ static void json_hitch(FILE *out, const tlog_summary *s, const tlog_hitch *h, sc
 
 int tlog_summary_export_json(const tlog_summary *s, FILE *out)
 {
-    if (!s)
-        return TLOG_EINVAL;
-    if (!out)
-        out = stdout;
     scratch sc;
-    if (scratch_make(s, &sc) != TLOG_OK)
-        return TLOG_ENOMEM;
+    int rc = export_begin(s, &out, &sc);
+    if (rc != TLOG_OK)
+        return rc;
     fprintf(out, "{\"relative_error\":");
     tlog_put_fixed_(out, TLOG_STATS_RELATIVE_ERROR, 8);
     fprintf(out, ",\"frames\":%" PRIu64 ",\"rows_refused\":%" PRIu64
@@ -544,13 +549,10 @@ static void csv_value(FILE *out, const tlog_stat_row *r, tlog_stat_of of)
 
 int tlog_summary_export_csv(const tlog_summary *s, FILE *out)
 {
-    if (!s)
-        return TLOG_EINVAL;
-    if (!out)
-        out = stdout;
     scratch sc;
-    if (scratch_make(s, &sc) != TLOG_OK)
-        return TLOG_ENOMEM;
+    int rc = export_begin(s, &out, &sc);
+    if (rc != TLOG_OK)
+        return rc;
     fputs("thread,root,path,kind,device,frames", out);
     static const char *const of[] = {"total", "self", "count"};
     for (int q = 0; q < 3; q++)
@@ -590,13 +592,10 @@ int tlog_summary_export_csv(const tlog_summary *s, FILE *out)
 
 int tlog_summary_export_hitches_csv(const tlog_summary *s, FILE *out)
 {
-    if (!s)
-        return TLOG_EINVAL;
-    if (!out)
-        out = stdout;
     scratch sc;
-    if (scratch_make(s, &sc) != TLOG_OK)
-        return TLOG_ENOMEM;
+    int rc = export_begin(s, &out, &sc);
+    if (rc != TLOG_OK)
+        return rc;
     fputs("number,thread,root,rank,frame,duration_ns,reasons,budget_ns,quantile_ns,"
           "median_ns,slower\n", out);
     for (size_t k = 0; k < s->nhitches; k++) {

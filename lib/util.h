@@ -14,7 +14,7 @@ static inline bool tlog_grow_(void **items, size_t *cap, size_t need, size_t siz
 {
     if (need <= *cap)
         return true;
-    size_t n = *cap ? *cap : 16;
+    size_t n = *cap ? *cap : 8;
     while (n < need) {
         if (n > SIZE_MAX / 2 / size)
             return false;
