@@ -35,14 +35,14 @@ static const char *keep(merger *m, const char *s)
     return at;
 }
 
-/* The merged row for `n` under merged row `parent` (NONE: the root), made
- * if new; NONE if memory ran out. */
-static uint32_t row_for(merger *m, uint32_t parent, const tlog_node *n)
+/* The merged row of `kind` for `n` under merged row `parent` (NONE: the
+ * root), made if new from n's fields; NONE if memory ran out. */
+static uint32_t row_for(merger *m, uint32_t parent, const tlog_node *n, uint8_t kind)
 {
     uint32_t title = tlog_tree_title_(&m->tree, n->name);
     bool made;
     uint32_t i = title == NONE ? NONE
-                               : tlog_tree_row_(&m->tree, parent, title, n->kind, NULL, &made);
+                               : tlog_tree_row_(&m->tree, parent, title, kind, NULL, &made);
     if (i != NONE && made) {
         tlog_tree_row *r = &m->tree.rows[i];
         r->name = keep(m, n->name);
@@ -118,7 +118,7 @@ static bool merge_frame(merger *m, const tlog_frame *f, uint32_t input, uint32_t
 {
     for (const tlog_node *n = tlog_frame_root(f); n; n = tlog_node_next_(n, true)) {
         uint32_t i = (uint32_t)(n - f->nodes);
-        map[i] = n->parent ? row_for(m, map[n->parent - f->nodes], n) : 0;
+        map[i] = n->parent ? row_for(m, map[n->parent - f->nodes], n, n->kind) : 0;
         if (map[i] == NONE)
             return false;
         add_row(&m->tree.rows[map[i]], n);
@@ -164,19 +164,7 @@ static tlog_frame *new_frame(size_t bytes)
 /* One root for all: the first frame's, under its title. */
 static bool make_root(merger *m, const tlog_frame *first)
 {
-    const tlog_node *root = tlog_frame_root(first);
-    uint32_t title = tlog_tree_title_(&m->tree, root->name);
-    bool made;
-    if (title == NONE ||
-        tlog_tree_row_(&m->tree, NONE, title, TLOG_KIND_CONTROL, NULL, &made) != 0)
-        return false;
-    tlog_tree_row *r = &m->tree.rows[0];
-    r->name = keep(m, root->name);
-    r->thread_name = keep(m, root->thread_name);
-    r->site = root->site;
-    r->thread = root->thread;
-    r->start = (uint64_t)root->start_ns;
-    return true;
+    return row_for(m, NONE, tlog_frame_root(first), TLOG_KIND_CONTROL) == 0;
 }
 
 static int merge_all(merger *m, const tlog_frame *const *frames, size_t n, uint32_t *map)

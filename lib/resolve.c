@@ -257,11 +257,10 @@ static uint32_t place(resolver *r, uint32_t parent, uint32_t at, const instance 
 {
     uint32_t title = in->site ? site_title(r, in->site) : tlog_tree_title_(r->tree, in->name);
     uint8_t kind = (in->flags & TLOG_REC_EXEC) ? TLOG_KIND_EXECUTION : TLOG_KIND_CONTROL;
-    bool made;
     uint32_t row = title == NONE ? NONE
                                  : tlog_tree_row_(r->tree, parent, title, kind,
                                                   in->site ? title_text(in->site) : in->name,
-                                                  &made);
+                                                  NULL);
     if (row == NONE) {
         r->no_memory = true;
         return NONE;
@@ -540,10 +539,9 @@ static void place_past(resolver *r, uint32_t at, tlog_ticks from, tlog_ticks to)
 static uint32_t make_past_row(resolver *r)
 {
     uint32_t title = tlog_tree_title_(r->tree, past_site.name);
-    bool made;
     uint32_t row = title == NONE ? NONE
                                  : tlog_tree_row_(r->tree, 0, title, TLOG_KIND_CONTROL,
-                                                  past_site.name, &made);
+                                                  past_site.name, NULL);
     if (row == NONE)
         r->no_memory = true;
     return row;

@@ -112,22 +112,22 @@ static bool grow_slots(tlog_tree *t)
     return true;
 }
 
-static uint32_t new_row(tlog_tree *t, uint32_t parent, uint32_t title, uint8_t kind,
-                        const char *name)
+static uint32_t new_row(tlog_tree *t, uint32_t parent, uint8_t kind, const char *name)
 {
     if (t->nrows >= NONE - 1 || !TLOG_GROW(t->rows, t->caprows, t->nrows + 1) ||
         !TLOG_GROW(t->parents, t->capparents, t->nrows + 1))
         return NONE;
     t->parents[t->nrows] = parent;
-    t->rows[t->nrows] = (tlog_tree_row){.name = name, .parent = parent, .title = title,
-                                        .first = NONE, .kind = kind, .min = UINT64_MAX};
+    t->rows[t->nrows] = (tlog_tree_row){.name = name, .first = NONE, .kind = kind,
+                                        .min = UINT64_MAX};
     return (uint32_t)t->nrows++;
 }
 
 uint32_t tlog_tree_row_(tlog_tree *t, uint32_t parent, uint32_t title, uint8_t kind,
                         const char *name, bool *made)
 {
-    *made = false;
+    if (made)
+        *made = false;
     if ((t->nrows + 1) * 2 > t->nslots && !grow_slots(t))
         return NONE;
     uint64_t key = row_key(parent, title, kind);
@@ -135,17 +135,18 @@ uint32_t tlog_tree_row_(tlog_tree *t, uint32_t parent, uint32_t title, uint8_t k
     for (; t->slots[s].key != EMPTY; s = (s + 1) & (t->nslots - 1))
         if (t->slots[s].key == key)
             return t->slots[s].row;
-    uint32_t r = new_row(t, parent, title, kind, name);
+    uint32_t r = new_row(t, parent, kind, name);
     if (r != NONE) {
         t->slots[s] = (tlog_tree_slot){key, r};
-        *made = true;
+        if (made)
+            *made = true;
     }
     return r;
 }
 
 uint32_t tlog_tree_append_(tlog_tree *t, uint32_t parent)
 {
-    return new_row(t, parent, NONE, TLOG_KIND_CONTROL, NULL);
+    return new_row(t, parent, TLOG_KIND_CONTROL, NULL);
 }
 
 /* ---- finish ---- */
@@ -338,7 +339,7 @@ static void put_node(const tlog_tree *t, tlog_node *out, size_t i, const tlog_tr
         o->percent = 100.0;
         return;
     }
-    tlog_node *p = &out[num[t->rows[i].parent]];
+    tlog_node *p = &out[num[t->parents[i]]];
     o->parent = p;
     o->depth = p->depth + 1;
     if (!how->self_given && o->kind == TLOG_KIND_CONTROL && !(o->flags & TLOG_NODE_PAST_FRAME))

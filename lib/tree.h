@@ -19,8 +19,6 @@ typedef struct tlog_tree_row {
     const char *name;
     const char *thread_name;
     const tlog_site *site;
-    uint32_t parent;          /* TLOG_TREE_NONE for the root, row 0 */
-    uint32_t title;           /* tlog_tree_title_ id; TLOG_TREE_NONE when appended */
     uint32_t thread;
     uint32_t first;           /* producer's: which instance came first */
     uint8_t kind;
@@ -38,8 +36,9 @@ typedef struct tlog_tree_slot {
 typedef struct tlog_tree {
     tlog_tree_row *rows;
     size_t nrows, caprows;
-    uint32_t *parents;        /* rows[i].parent again, packed: finish's passes
-                               * over all rows read only these */
+    uint32_t *parents;        /* row i's parent (TLOG_TREE_NONE for the root,
+                               * row 0), packed apart: finish's passes over
+                               * all rows read only these */
     size_t capparents;
     tlog_tree_slot *slots;    /* (parent, title, kind) -> row */
     size_t nslots;            /* a power of two, or 0 */
@@ -63,7 +62,7 @@ TLOG_INTERNAL uint32_t tlog_tree_title_(tlog_tree *t, const char *name);
 
 /* The row of `kind` titled `title` under `parent` (TLOG_TREE_NONE: the
  * root), made if new with its name, zero counts and min at UINT64_MAX, and
- * *made set; TLOG_TREE_NONE if memory ran out. Rows are numbered in the
+ * *made set (when `made` is not NULL); TLOG_TREE_NONE if memory ran out. Rows are numbered in the
  * order they are made: a parent before its children. */
 TLOG_INTERNAL uint32_t tlog_tree_row_(tlog_tree *t, uint32_t parent, uint32_t title,
                                       uint8_t kind, const char *name, bool *made);
