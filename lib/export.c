@@ -9,7 +9,9 @@
 #include <string.h>
 
 #include "alloc.h"
-#include "internal.h"
+#include "frame.h"
+#include "text.h"
+#include "tree.h"
 
 #define DEVICE_TRACKS 1000000u   /* tids of device queues start here */
 #define SIDE_TRACKS 2000000u     /* a thread's inserted and sync rows */

@@ -3,7 +3,10 @@
 #include <string.h>
 
 #include "alloc.h"
-#include "internal.h"
+#include "fork.h"
+#include "log.h"
+#include "record.h"
+#include "site.h"
 
 /* FNV-1a: stable across runs and platforms, which an address is not. */
 uint64_t tlog_hash_str_(uint64_t h, const char *s)

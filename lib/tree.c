@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "frame.h"
+#include "site.h"
 #include "tree.h"
 #include "util.h"
 

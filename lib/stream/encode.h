@@ -2,8 +2,8 @@
 #ifndef TIMERLOG_ENCODE_H
 #define TIMERLOG_ENCODE_H
 
-#include "internal.h"
-#include "stream_format.h"
+#include "frame.h"
+#include "format.h"
 
 /* A growing byte buffer; `failed` once memory ran out. */
 typedef struct tlog_bytes {

@@ -10,7 +10,9 @@
 #include "alloc.h"
 #include "encode.h"
 #include "exchange.h"
-#include "stream_format.h"
+#include "format.h"
+#include "frame.h"
+#include "tree.h"
 
 /* ------------------------------------------------------------------------ */
 /* Bytes                                                                    */

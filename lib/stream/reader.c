@@ -14,8 +14,8 @@
 
 #include "alloc.h"
 #include "decode.h"
-#include "internal.h"
-#include "stream_format.h"
+#include "format.h"
+#include "frame.h"
 
 typedef struct named {
     uint32_t id;
