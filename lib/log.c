@@ -176,9 +176,9 @@ static int create_log(const tlog_config *config, bool is_default, tlog_log **out
                                                          : TLOG_CHUNK_RECS;
     log->fork_generation = tlog_fork_generation_();
     pthread_mutex_init(&log->lock, NULL);
-    pthread_mutex_init(&log->pool.lock, NULL);
     pthread_mutex_init(&log->errors.lock, NULL);
-    pthread_mutex_init(&log->subs.lock, NULL);
+    tlog_pool_init_(log);
+    tlog_subs_init_(log);
     tlog_clock_init_(log);
 
     atomic_init(&log->level, starting_level(&log->cfg));
@@ -301,18 +301,9 @@ void tlog_destroy(tlog_log *log)
     tlog_devices_destroy_(log);
     tlog_stats_close_(log);
     tlog_resolve_scratch_free_(log);
-    tlog_lock_(&log->pool.lock, TLOG_LOCK_POOL);
-    tlog_chunk *c = log->pool.free;
-    log->pool.free = NULL;
-    tlog_unlock_(&log->pool.lock);
-    while (c) {
-        tlog_chunk *next = c->next;
-        tlog_chunk_free_(log, c);
-        c = next;
-    }
-    pthread_mutex_destroy(&log->lock);
-    pthread_mutex_destroy(&log->pool.lock);
+    tlog_pool_destroy_(log);
     pthread_mutex_destroy(&log->errors.lock);
+    pthread_mutex_destroy(&log->lock);
     free(log);
 }
 

@@ -63,6 +63,26 @@ void tlog_chunk_free_(tlog_log *log, tlog_chunk *c)
         record_free(log, c, chunk_bytes(c->cap));
 }
 
+void tlog_pool_init_(tlog_log *log)
+{
+    pthread_mutex_init(&log->pool.lock, NULL);
+}
+
+void tlog_pool_destroy_(tlog_log *log)
+{
+    tlog_lock_(&log->pool.lock, TLOG_LOCK_POOL);
+    tlog_chunk *c = log->pool.free;
+    log->pool.free = NULL;
+    log->pool.held = 0;
+    tlog_unlock_(&log->pool.lock);
+    while (c) {
+        tlog_chunk *next = c->next;
+        tlog_chunk_free_(log, c);
+        c = next;
+    }
+    pthread_mutex_destroy(&log->pool.lock);
+}
+
 tlog_chunk *tlog_chunk_get_(tlog_log *log)
 {
     tlog_lock_(&log->pool.lock, TLOG_LOCK_POOL);

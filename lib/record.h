@@ -176,7 +176,10 @@ TLOG_INTERNAL tlog_token tlog_thread_token_(tlog_thread *t, tlog_log *log,
 TLOG_INTERNAL void tlog_attachments_free_(tlog_log *log, tlog_attachment *first);
 TLOG_INTERNAL tlog_attachment *tlog_attachment_new_(tlog_log *log, size_t nrecs);
 
-/* chunk pool (record.c) */
+/* chunk pool (record.c): made and torn down with the log; destroying it
+ * frees the chunks it holds. */
+TLOG_INTERNAL void tlog_pool_init_(tlog_log *log);
+TLOG_INTERNAL void tlog_pool_destroy_(tlog_log *log);
 TLOG_INTERNAL tlog_chunk *tlog_chunk_get_(tlog_log *log);
 TLOG_INTERNAL void tlog_chunks_put_(tlog_log *log, tlog_chunk *first);
 TLOG_INTERNAL void tlog_chunk_free_(tlog_log *log, tlog_chunk *c);

@@ -477,6 +477,11 @@ void tlog_unsubscribe(tlog_subscription *sub)
         free(sub);
 }
 
+void tlog_subs_init_(tlog_log *log)
+{
+    pthread_mutex_init(&log->subs.lock, NULL);
+}
+
 uint64_t tlog_subs_count_(tlog_log *log)
 {
     tlog_lock_(&log->subs.lock, TLOG_LOCK_SUBSCRIBERS);

@@ -25,6 +25,7 @@ TLOG_INTERNAL void tlog_notify_frame_(tlog_log *log, tlog_frame_event *event);
 TLOG_INTERNAL bool tlog_subscribed_device_(tlog_log *log);
 /* Fills in size, log, site_id and instance. */
 TLOG_INTERNAL void tlog_notify_devices_(tlog_log *log, tlog_device_event *events, size_t n);
+TLOG_INTERNAL void tlog_subs_init_(tlog_log *log);
 TLOG_INTERNAL void tlog_subs_destroy_(tlog_log *log);
 /* Subscriptions on the log now. */
 TLOG_INTERNAL uint64_t tlog_subs_count_(tlog_log *log);
