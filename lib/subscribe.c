@@ -324,7 +324,7 @@ void tlog_notify_devices_(tlog_log *log, tlog_device_event *events, size_t n)
 /* ------------------------------------------------------------------------ */
 
 /* Publishes `list` (NULL: none left) and keeps the old one for later
- * freeing. Caller holds log->sub_lock. */
+ * freeing. Caller holds log->subs.lock. */
 static void publish_locked(tlog_log *log, tlog_sublist *list)
 {
     tlog_assert_held_(&log->subs.lock);
@@ -354,7 +354,7 @@ static void free_lists(tlog_sublist *l)
 
 /* The lists retired so far, to free once no thread can be reading them;
  * none from inside a callback, which must not wait. Caller holds
- * log->sub_lock. */
+ * log->subs.lock. */
 static tlog_sublist *take_retired_locked(tlog_log *log)
 {
     tlog_assert_held_(&log->subs.lock);
