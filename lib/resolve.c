@@ -117,8 +117,8 @@ static size_t scratch_bytes(const struct tlog_resolve_scratch *s)
 {
     const tlog_tree *t = &s->tree;
     return t->caprows * sizeof *t->rows + t->capparents * sizeof *t->parents +
-           t->nslots * sizeof *t->slots +
-           t->captitles * sizeof *t->titles + t->ntitle_slots * sizeof(uint32_t) +
+           t->row_map.cap * sizeof *t->row_map.slots + t->captitles * sizeof *t->titles +
+           t->title_map.cap * sizeof *t->title_map.slots +
            (t->caporder + t->capstarts + t->capsize + t->caprenumber) * sizeof(uint32_t) +
            (s->capsize + s->capnsize + s->capseq) * sizeof(uint32_t) +
            s->capfwd * sizeof *s->fwd + s->capback * sizeof *s->back +
