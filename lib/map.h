@@ -7,7 +7,7 @@
  * It serves two kinds of tables:
  *  - exact keys (a packed (parent, title, kind), a pointer, an id): a slot
  *    holding the key is the entry. tlog_map_get_ / tlog_map_put_, or
- *    tlog_map_first_ then tlog_map_set_ to look up and insert in one probe.
+ *    tlog_map_find_ then tlog_map_set_ to look up and insert in one probe.
  *  - keys that are a 64-bit hash of the caller's item (a string, several
  *    fields): items may share a key, so the caller walks every slot of the
  *    key and compares its own item, which the slot's value names:
@@ -18,10 +18,15 @@
  *                return m->slots[at].value;
  *        // `at` is now the empty slot where x goes: tlog_map_set_(m, at, h, n)
  *
+ * Each entry also has 32 bits of the caller's own (tlog_map_slot.extra) in
+ * what would otherwise be the slot's padding.
+ *
  * The empty slot's key is TLOG_MAP_EMPTY (UINT64_MAX). A key equal to it is
  * stored as UINT64_MAX - 1, so to the map those two are one key: a table of
- * hashed keys loses nothing by it (its items are compared anyway); a table
- * of exact keys must not use both.
+ * hashed keys loses nothing by it (its items are compared anyway). Tables
+ * of exact keys never use TLOG_MAP_EMPTY as a key (a packed row key, a
+ * pointer and a 32-bit id cannot be it), and their lookups (tlog_map_find_,
+ * tlog_map_get_) skip the fold.
  *
  * Slots are allocated through alloc.h (so an allocation-failure test reaches
  * them). When memory runs out, nothing changes and false (or TLOG_MAP_END)
@@ -50,6 +55,9 @@
 typedef struct tlog_map_slot {
     uint64_t key;          /* TLOG_MAP_EMPTY: free */
     uint32_t value;
+    uint32_t extra;        /* the caller's, in the slot's spare bytes: 0 when
+                            * set, then kept with the entry (a count, say,
+                            * read beside the value with no second lookup) */
 } tlog_map_slot;
 
 typedef struct tlog_map {
@@ -137,7 +145,7 @@ static inline bool tlog_map_grow_(tlog_map *m, size_t need)
  * numbers from before a call that grew are no longer valid. */
 static inline bool tlog_map_reserve_(tlog_map *m, size_t more)
 {
-    if (more <= (m->cap >> 1) && m->count <= (m->cap >> 1) - more)
+    if (more <= (m->cap >> 1) - m->count)   /* count <= cap / 2 always */
         return true;
     if (more > SIZE_MAX / 4 - m->count)
         return false;
@@ -150,7 +158,7 @@ static inline bool tlog_map_reserve_(tlog_map *m, size_t more)
 static inline void tlog_map_set_(tlog_map *m, size_t at, uint64_t key, uint32_t value)
 {
     assert(at < m->cap && m->slots[at].key == TLOG_MAP_EMPTY);
-    m->slots[at] = (tlog_map_slot){tlog_map_key_(key), value};
+    m->slots[at] = (tlog_map_slot){tlog_map_key_(key), value, 0};
     m->count++;
 }
 
@@ -167,12 +175,32 @@ static inline bool tlog_map_put_(tlog_map *m, uint64_t key, uint32_t value)
     return true;
 }
 
+/* For tables of exact keys (never TLOG_MAP_EMPTY: no fold on this path),
+ * lookup and insert in one probe, on a map that has slots
+ * (tlog_map_reserve_ made room first): whether `key` has an entry, *at then
+ * its slot; else *at is the empty slot where an entry of it goes
+ * (tlog_map_set_). */
+static inline bool tlog_map_find_(const tlog_map *m, uint64_t key, size_t *at)
+{
+    assert(m->cap && key != TLOG_MAP_EMPTY);
+    const tlog_map_slot *s = m->slots;
+    size_t mask = m->cap - 1, i = (size_t)tlog_mix64_(key) & mask;
+    for (; s[i].key != TLOG_MAP_EMPTY; i = (i + 1) & mask)
+        if (s[i].key == key) {
+            *at = i;
+            return true;
+        }
+    *at = i;
+    return false;
+}
+
 /* The value of `key`'s first entry in *value (not touched when there is
- * none); whether there is one. For tables of exact keys. */
+ * none); whether there is one. For tables of exact keys (never
+ * TLOG_MAP_EMPTY). */
 static inline bool tlog_map_get_(const tlog_map *m, uint64_t key, uint32_t *value)
 {
-    size_t at = tlog_map_first_(m, key);
-    if (!tlog_map_has_(m, at))
+    size_t at;
+    if (!m->cap || !tlog_map_find_(m, key, &at))
         return false;
     *value = m->slots[at].value;
     return true;

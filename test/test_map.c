@@ -106,17 +106,51 @@ static void the_probe_ends_where_the_key_goes(void **state)
     tlog_map_free_(&m);
 }
 
+/* A hashed key equal to the empty slot's is folded into the key below it:
+ * both walks find the entry, which is stored under the folded key. */
 static void the_empty_key_is_one_with_the_key_below_it(void **state)
 {
     (void)state;
     tlog_map m = {0};
-    uint32_t v = 0;
     assert_true(tlog_map_put_(&m, TLOG_MAP_EMPTY, 5));
-    assert_true(tlog_map_get_(&m, TLOG_MAP_EMPTY, &v));
-    assert_int_equal(v, 5);
+    size_t at = tlog_map_first_(&m, TLOG_MAP_EMPTY);
+    assert_true(tlog_map_has_(&m, at));
+    assert_int_equal(m.slots[at].value, 5);
+    assert_true(m.slots[at].key == TLOG_MAP_EMPTY - 1);
+    assert_int_equal(tlog_map_first_(&m, TLOG_MAP_EMPTY - 1), at);
+    assert_false(tlog_map_has_(&m, tlog_map_next_(&m, at, TLOG_MAP_EMPTY)));
+    uint32_t v = 0;
     assert_true(tlog_map_get_(&m, TLOG_MAP_EMPTY - 1, &v));
     assert_int_equal(v, 5);
     assert_int_equal(entries_in(&m), 1);
+    tlog_map_free_(&m);
+}
+
+/* An entry's extra bytes start at 0 and travel with it through growth and
+ * removal's shifts. */
+static void extra_travels_with_its_entry(void **state)
+{
+    (void)state;
+    tlog_map m = {0};
+    for (uint32_t i = 0; i < 1000; i++) {
+        assert_true(tlog_map_reserve_(&m, 1));
+        size_t at;
+        assert_false(tlog_map_find_(&m, i, &at));
+        tlog_map_set_(&m, at, i, i);
+        assert_int_equal(m.slots[at].extra, 0);
+        m.slots[at].extra = i * 3;
+    }
+    for (uint32_t i = 0; i < 1000; i += 3) {
+        size_t at;
+        assert_true(tlog_map_find_(&m, i, &at));
+        tlog_map_remove_(&m, at);
+    }
+    for (uint32_t i = 0; i < 1000; i++) {
+        size_t at;
+        assert_int_equal(tlog_map_find_(&m, i, &at), i % 3 != 0);
+        if (i % 3)
+            assert_int_equal(m.slots[at].extra, i * 3);
+    }
     tlog_map_free_(&m);
 }
 
@@ -382,6 +416,7 @@ int main(void)
         cmocka_unit_test(finds_what_was_put),
         cmocka_unit_test(the_probe_ends_where_the_key_goes),
         cmocka_unit_test(the_empty_key_is_one_with_the_key_below_it),
+        cmocka_unit_test(extra_travels_with_its_entry),
         cmocka_unit_test(grows_keeping_everything),
         cmocka_unit_test(colliding_hashes_are_all_visited),
         cmocka_unit_test(removal_keeps_later_probes_findable),
