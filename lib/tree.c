@@ -80,8 +80,8 @@ uint32_t tlog_tree_row_(tlog_tree *t, uint32_t parent, uint32_t title, uint8_t k
     if (!tlog_map_reserve_(m, 1))
         return NONE;
     uint64_t key = row_key(parent, title, kind);   /* never TLOG_MAP_EMPTY: title < NONE / 2 */
-    size_t at = tlog_map_first_(m, key);
-    if (tlog_map_has_(m, at))
+    size_t at;
+    if (tlog_map_find_(m, key, &at))
         return m->slots[at].value;
     uint32_t r = new_row(t, parent, kind, name);
     if (r != NONE) {
