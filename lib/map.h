@@ -23,10 +23,10 @@
  *
  * The empty slot's key is TLOG_MAP_EMPTY (UINT64_MAX). A key equal to it is
  * stored as UINT64_MAX - 1, so to the map those two are one key: a table of
- * hashed keys loses nothing by it (its items are compared anyway). Tables
- * of exact keys never use TLOG_MAP_EMPTY as a key (a packed row key, a
- * pointer and a 32-bit id cannot be it), and their lookups (tlog_map_find_,
- * tlog_map_get_) skip the fold.
+ * hashed keys loses nothing by it (its items are compared anyway); a table
+ * of exact keys must not use both. tlog_map_find_, the one-probe lookup of
+ * the hot paths, skips the fold: its keys are never TLOG_MAP_EMPTY (a packed
+ * row key, a pointer and a 32-bit id cannot be it).
  *
  * Slots are allocated through alloc.h (so an allocation-failure test reaches
  * them). When memory runs out, nothing changes and false (or TLOG_MAP_END)
@@ -195,12 +195,11 @@ static inline bool tlog_map_find_(const tlog_map *m, uint64_t key, size_t *at)
 }
 
 /* The value of `key`'s first entry in *value (not touched when there is
- * none); whether there is one. For tables of exact keys (never
- * TLOG_MAP_EMPTY). */
+ * none); whether there is one. For tables of exact keys. */
 static inline bool tlog_map_get_(const tlog_map *m, uint64_t key, uint32_t *value)
 {
-    size_t at;
-    if (!m->cap || !tlog_map_find_(m, key, &at))
+    size_t at = tlog_map_first_(m, key);
+    if (!tlog_map_has_(m, at))
         return false;
     *value = m->slots[at].value;
     return true;

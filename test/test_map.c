@@ -122,6 +122,9 @@ static void the_empty_key_is_one_with_the_key_below_it(void **state)
     uint32_t v = 0;
     assert_true(tlog_map_get_(&m, TLOG_MAP_EMPTY - 1, &v));
     assert_int_equal(v, 5);
+    v = 0;
+    assert_true(tlog_map_get_(&m, TLOG_MAP_EMPTY, &v));
+    assert_int_equal(v, 5);
     assert_int_equal(entries_in(&m), 1);
     tlog_map_free_(&m);
 }
