@@ -29,8 +29,7 @@
  * row key, a pointer and a 32-bit id cannot be it).
  *
  * Slots are allocated through alloc.h (so an allocation-failure test reaches
- * them). When memory runs out, nothing changes and false (or TLOG_MAP_END)
- * is returned. A zero-initialised tlog_map is an empty map; one map must not
+ * them). When memory runs out, nothing changes and false is returned. A zero-initialised tlog_map is an empty map; one map must not
  * be used by two threads at once unless all of them only read.
  */
 #ifndef TIMERLOG_MAP_H
@@ -153,11 +152,12 @@ static inline bool tlog_map_reserve_(tlog_map *m, size_t more)
 }
 
 /* Puts (key, value) in `at`, the empty slot where the probe for `key` ended
- * (tlog_map_first_ / tlog_map_next_), with nothing changed in the map since
- * and room reserved (tlog_map_reserve_) before the probe. */
+ * (tlog_map_find_, or tlog_map_first_ / tlog_map_next_), with nothing
+ * changed in the map since and room reserved (tlog_map_reserve_) before the
+ * probe. */
 static inline void tlog_map_set_(tlog_map *m, size_t at, uint64_t key, uint32_t value)
 {
-    assert(at < m->cap && m->slots[at].key == TLOG_MAP_EMPTY);
+    assert(at < m->cap && m->slots[at].key == TLOG_MAP_EMPTY && m->count < (m->cap >> 1));
     m->slots[at] = (tlog_map_slot){tlog_map_key_(key), value, 0};
     m->count++;
 }
@@ -209,7 +209,8 @@ static inline bool tlog_map_get_(const tlog_map *m, uint64_t key, uint32_t *valu
  * after it in its run move back into the hole when their probe passes it
  * (backward shift), so every other entry stays findable and no tombstone
  * is left; slot `at` may then hold one of them, and a walk over all slots
- * that removes looks at `at` again. Never allocates. */
+ * that removes looks at `at` again (it may also meet again an entry that
+ * wrapped round from slot 0 into the last slots). Never allocates. */
 static inline void tlog_map_remove_(tlog_map *m, size_t at)
 {
     assert(tlog_map_has_(m, at));
