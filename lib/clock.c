@@ -3,7 +3,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "clock.h"
+#include "fork.h"
+#include "log.h"
 
 /* From this baseline on, a pair's uncertainty (tens of ns) is below 1e-4
  * of it and the rate is kept between resolves; a conversion before that
@@ -129,29 +131,29 @@ void tlog_clock_init_(tlog_log *log)
         log->cfg.clock = monotonic_ticks;
         log->cfg.clock_user = NULL;
         log->cfg.clock_hz = 0;
-        log->clock_name = "monotonic";
+        log->clock.name = "monotonic";
     } else {
-        log->clock_name = log->cfg.clock ? "custom" : TLOG_CLOCK_NAME;
+        log->clock.name = log->cfg.clock ? "custom" : TLOG_CLOCK_NAME;
     }
     if (log->cfg.clock) {
         uint64_t hz = log->cfg.clock_hz ? log->cfg.clock_hz : 1000000000u;
-        log->custom_rate = 1e9 / (double)hz;
-        log->tick0 = log->cfg.clock(log->cfg.clock_user);
+        log->clock.custom_rate = 1e9 / (double)hz;
+        log->clock.tick0 = log->cfg.clock(log->cfg.clock_user);
     } else {
         pthread_once(&hw_once, hw_start);
-        log->tick0 = tlog_clock_now_();
+        log->clock.tick0 = tlog_clock_now_();
     }
 }
 
 double tlog_clock_calibrate_(tlog_log *log)
 {
-    return log->cfg.clock ? log->custom_rate : hw_measure();
+    return log->cfg.clock ? log->clock.custom_rate : hw_measure();
 }
 
 double tlog_ns_per_tick_(tlog_log *log)
 {
     if (log->cfg.clock)
-        return log->custom_rate;
+        return log->clock.custom_rate;
     if (!atomic_load_explicit(&hw.rate_settled, memory_order_relaxed))
         return hw_measure();
     return bits_to_rate(atomic_load_explicit(&hw.rate_bits, memory_order_relaxed));
@@ -168,7 +170,7 @@ tlog_ticks tlog_now(tlog_log *log)
 const char *tlog_clock_name(tlog_log *log)
 {
     log = tlog_resolve_log_(log);
-    return log ? log->clock_name : "none";
+    return log ? log->clock.name : "none";
 }
 
 uint64_t tlog_ticks_to_ns(tlog_log *log, tlog_ticks ticks)

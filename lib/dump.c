@@ -3,7 +3,11 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "frame.h"
+#include "log.h"
 #include "summary.h"
+#include "text.h"
+#include "tree.h"
 
 /* A row's text, made in memory and written with one call: most of a large
  * dump's time went to formatting through stdio call by call. */

@@ -9,8 +9,10 @@
 #include <string.h>
 
 #include "alloc.h"
-#include "internal.h"
+#include "frame.h"
 #include "map.h"
+#include "text.h"
+#include "tree.h"
 #include "util.h"
 
 #define DEVICE_TRACKS 1000000u   /* tids of device queues start here */

@@ -9,7 +9,8 @@
  * child leaves every log made before the fork to the parent: the default
  * log starts afresh at its first use, and a log the child inherited is
  * refused, said once, and never locked. */
-#include "internal.h"
+#include "fork.h"
+#include "log.h"
 
 typedef void (*atfork_fn)(int phase);
 

@@ -2,7 +2,13 @@
  * thread, and the tree-walk API. */
 #include <stdlib.h>
 
-#include "internal.h"
+#include "fork.h"
+#include "frame.h"
+#include "log.h"
+#include "record.h"
+#include "stats.h"
+#include "tree.h"
+#include "upcalls.h"
 
 /* Caller holds log->lock. */
 static void queue_unlink_locked(tlog_log *log, tlog_frame *f)
@@ -11,13 +17,13 @@ static void queue_unlink_locked(tlog_log *log, tlog_frame *f)
     if (f->older)
         f->older->newer = f->newer;
     else
-        log->oldest = f->newer;
+        log->queue.oldest = f->newer;
     if (f->newer)
         f->newer->older = f->older;
     else
-        log->newest = f->older;
+        log->queue.newest = f->older;
     f->older = f->newer = NULL;
-    log->queue_len--;
+    log->queue.len--;
 }
 
 /* The oldest frame of `thread` and how many it has. Caller holds log->lock. */
@@ -26,7 +32,7 @@ static tlog_frame *oldest_of_locked(tlog_log *log, uint32_t thread, size_t *coun
     tlog_assert_held_(&log->lock);
     tlog_frame *first = NULL;
     *count = 0;
-    for (tlog_frame *f = log->oldest; f; f = f->newer)
+    for (tlog_frame *f = log->queue.oldest; f; f = f->newer)
         if (f->thread == thread && (*count)++ == 0)
             first = f;
     return first;
@@ -44,17 +50,17 @@ static bool thread_live_locked(tlog_log *log, uint32_t thread)
 static tlog_frame *first_to_go_locked(tlog_log *log)
 {
     tlog_assert_held_(&log->lock);
-    for (tlog_frame *f = log->oldest; f; f = f->newer)
+    for (tlog_frame *f = log->queue.oldest; f; f = f->newer)
         if (!thread_live_locked(log, f->thread))
             return f;
-    return log->oldest;
+    return log->queue.oldest;
 }
 
 /* Frames at most: max_frames for each thread recording in the log. */
 static size_t queue_cap(tlog_log *log)
 {
     size_t live = 0;
-    for (const tlog_thread *t = log->threads; t; t = t->next_in_log)
+    for (const tlog_thread *t = log->threads.list; t; t = t->next_in_log)
         live++;
     return log->cfg.max_frames * (live ? live : 1);
 }
@@ -85,22 +91,22 @@ tlog_frame *tlog_queue_push_locked_(tlog_log *log, tlog_frame *frame)
     tlog_frame *evicted = NULL;
     size_t mine;
     tlog_frame *first = oldest_of_locked(log, frame->thread, &mine);
-    frame->serial = ++log->next_serial;
+    frame->serial = ++log->queue.next_serial;
     TLOG_COUNT(log, frames_completed);
     if (mine >= log->cfg.max_frames)
         evict_locked(log, first, &evicted);
     /* Threads that exited keep their frames only while there is room. */
     size_t cap = queue_cap(log);
-    while (log->queue_len && log->queue_len + 1 > cap)
+    while (log->queue.len && log->queue.len + 1 > cap)
         evict_locked(log, first_to_go_locked(log), &evicted);
-    frame->older = log->newest;
+    frame->older = log->queue.newest;
     frame->newer = NULL;
-    if (log->newest)
-        log->newest->newer = frame;
+    if (log->queue.newest)
+        log->queue.newest->newer = frame;
     else
-        log->oldest = frame;
-    log->newest = frame;
-    log->queue_len++;
+        log->queue.oldest = frame;
+    log->queue.newest = frame;
+    log->queue.len++;
     return evicted;
 }
 
@@ -131,9 +137,9 @@ void tlog_frame_release(tlog_frame *frame)
 void tlog_frames_clear_(tlog_log *log)
 {
     tlog_lock_(&log->lock, TLOG_LOCK_LOG);
-    tlog_frame *f = log->oldest;
-    log->oldest = log->newest = NULL;
-    log->queue_len = 0;
+    tlog_frame *f = log->queue.oldest;
+    log->queue.oldest = log->queue.newest = NULL;
+    log->queue.len = 0;
     tlog_unlock_(&log->lock);
     while (f) {
         tlog_frame *next = f->newer;
@@ -223,14 +229,14 @@ static tlog_frame *take_from_queue(tlog_log *log, uint32_t thread, enum take how
     tlog_frame *f = NULL;
     tlog_lock_(&log->lock, TLOG_LOCK_LOG);
     if (how == TAKE_NEWEST) {
-        for (f = log->newest; f && !frame_of(f, thread, any); f = f->older)
+        for (f = log->queue.newest; f && !frame_of(f, thread, any); f = f->older)
             ;
         if (f) {
             atomic_fetch_add(&f->refs, 1);
             atomic_store_explicit(&f->read, true, memory_order_relaxed);
         }
     } else {
-        for (f = log->oldest; f && !frame_of(f, thread, any); f = f->newer)
+        for (f = log->queue.oldest; f && !frame_of(f, thread, any); f = f->newer)
             ;
         if (f && how == TAKE_READY && !tlog_frame_ready_(f))
             f = NULL;
@@ -288,7 +294,7 @@ int tlog_frame_ready_of(tlog_log *log, uint32_t thread)
     thread = thread_selected(log, thread, &any);
     tlog_devices_poll_(log);
     tlog_lock_(&log->lock, TLOG_LOCK_LOG);
-    tlog_frame *f = log->oldest;
+    tlog_frame *f = log->queue.oldest;
     while (f && !frame_of(f, thread, any))
         f = f->newer;
     rc = f ? tlog_frame_ready_(f) : TLOG_ENOFRAME;
@@ -311,7 +317,7 @@ size_t tlog_frame_count_of(tlog_log *log, uint32_t thread)
     tlog_lock_(&log->lock, TLOG_LOCK_LOG);
     size_t n = 0;
     if (any)
-        n = log->queue_len;
+        n = log->queue.len;
     else
         oldest_of_locked(log, thread, &n);
     tlog_unlock_(&log->lock);

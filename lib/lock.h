@@ -26,11 +26,11 @@
  *   SITE_ENTRIES      site.c entries_lock         sites' ids and counts
  *   CLOCK             clock.c hw.lock             the counter's rate
  *   FRAME             tlog_frame.lock             a frame's mailbox
- *   POOL              tlog_log.pool_lock          record chunks to reuse
+ *   POOL              tlog_log.pool.lock          record chunks to reuse
  *   STREAM            tlog_stream.lock            frames for the writer
- *   SUBSCRIBERS       tlog_log.sub_lock           subscriptions
- *   STATS             tlog_log.stats_lock         statistics across frames
- *   ERRORS            tlog_log.error_lock         reports and their counts
+ *   SUBSCRIBERS       tlog_log.subs.lock          subscriptions
+ *   STATS             tlog_log.stats.lock         statistics across frames
+ *   ERRORS            tlog_log.errors.lock        reports and their counts
  *
  * Around fork() the process-wide ones (DEFAULT_LOG, THREAD_STATES, the
  * SITE_ rows, CLOCK) are all taken, in this order (fork.c).

@@ -5,8 +5,15 @@
 #include <time.h>
 
 #include "alloc.h"
+#include "clock.h"
+#include "fork.h"
+#include "frame.h"
+#include "log.h"
+#include "record.h"
+#include "stats.h"
+#include "subscribe.h"
 #include "summary.h"
-#include "forward/forward.h"
+#include "upcalls.h"
 
 /* The macros' one-branch level check reads this; it mirrors the default
  * log's level, and before that log exists, the level it will start with. */
@@ -44,6 +51,20 @@ const char *tlog_err_name(int code)
 #undef TLOG_STATUS_NAME_
     default: return "TLOG_UNKNOWN";
     }
+}
+
+long tlog_env_rank_(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
+                                       "SLURM_PROCID"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        char *end;
+        long r = v && *v ? strtol(v, &end, 10) : -1;
+        if (v && *v && !*end && r >= 0)
+            return r;
+    }
+    return -1;
 }
 
 /* TIMERLOG_LEVEL, or `fallback` when it is unset or none of 0, 1 and 2
@@ -155,9 +176,9 @@ static int create_log(const tlog_config *config, bool is_default, tlog_log **out
                                                          : TLOG_CHUNK_RECS;
     log->fork_generation = tlog_fork_generation_();
     pthread_mutex_init(&log->lock, NULL);
-    pthread_mutex_init(&log->pool_lock, NULL);
-    pthread_mutex_init(&log->error_lock, NULL);
-    pthread_mutex_init(&log->sub_lock, NULL);
+    pthread_mutex_init(&log->errors.lock, NULL);
+    tlog_pool_init_(log);
+    tlog_subs_init_(log);
     tlog_clock_init_(log);
 
     atomic_init(&log->level, starting_level(&log->cfg));
@@ -166,7 +187,7 @@ static int create_log(const tlog_config *config, bool is_default, tlog_log **out
     log->wall0_ns = (uint64_t)wall.tv_sec * 1000000000u + (uint64_t)wall.tv_nsec;
     long rank = tlog_env_rank_();
     log->rank = rank > 0 ? (uint32_t)rank : 0;
-    atomic_init(&log->creating, true);
+    atomic_init(&log->errors.creating, true);
     tlog_stream_open_(log);   /* before any frame can complete */
     *out = log;
     return TLOG_OK;
@@ -176,28 +197,28 @@ static int create_log(const tlog_config *config, bool is_default, tlog_log **out
  * the error callback may call the library. */
 static void tell_deferred(tlog_log *log)
 {
-    tlog_lock_(&log->error_lock, TLOG_LOCK_ERRORS);
-    atomic_store(&log->creating, false);
-    unsigned n = log->ndeferred;
-    log->ndeferred = 0;
-    tlog_unlock_(&log->error_lock);
+    tlog_lock_(&log->errors.lock, TLOG_LOCK_ERRORS);
+    atomic_store(&log->errors.creating, false);
+    unsigned n = log->errors.ndeferred;
+    log->errors.ndeferred = 0;
+    tlog_unlock_(&log->errors.lock);
     for (unsigned i = 0; i < n; i++)
-        tlog_report_(log, NULL, log->deferred[i].code, NULL, "%s", log->deferred[i].msg);
+        tlog_report_(log, NULL, log->errors.deferred[i].code, NULL, "%s", log->errors.deferred[i].msg);
 }
 
 /* Keeps a report made while the log is being made; false once it is made. */
 static bool defer_report(tlog_log *log, int code, const char *msg)
 {
-    if (!atomic_load(&log->creating))
+    if (!atomic_load(&log->errors.creating))
         return false;
-    tlog_lock_(&log->error_lock, TLOG_LOCK_ERRORS);
-    bool kept = atomic_load(&log->creating);
-    if (kept && log->ndeferred < sizeof log->deferred / sizeof log->deferred[0]) {
-        log->deferred[log->ndeferred].code = code;
-        snprintf(log->deferred[log->ndeferred].msg, sizeof log->deferred[0].msg, "%s", msg);
-        log->ndeferred++;
+    tlog_lock_(&log->errors.lock, TLOG_LOCK_ERRORS);
+    bool kept = atomic_load(&log->errors.creating);
+    if (kept && log->errors.ndeferred < sizeof log->errors.deferred / sizeof log->errors.deferred[0]) {
+        log->errors.deferred[log->errors.ndeferred].code = code;
+        snprintf(log->errors.deferred[log->errors.ndeferred].msg, sizeof log->errors.deferred[0].msg, "%s", msg);
+        log->errors.ndeferred++;
     }
-    tlog_unlock_(&log->error_lock);
+    tlog_unlock_(&log->errors.lock);
     return kept;
 }
 
@@ -280,18 +301,9 @@ void tlog_destroy(tlog_log *log)
     tlog_devices_destroy_(log);
     tlog_stats_close_(log);
     tlog_resolve_scratch_free_(log);
-    tlog_lock_(&log->pool_lock, TLOG_LOCK_POOL);
-    tlog_chunk *c = log->pool;
-    log->pool = NULL;
-    tlog_unlock_(&log->pool_lock);
-    while (c) {
-        tlog_chunk *next = c->next;
-        tlog_chunk_free_(log, c);
-        c = next;
-    }
+    tlog_pool_destroy_(log);
+    pthread_mutex_destroy(&log->errors.lock);
     pthread_mutex_destroy(&log->lock);
-    pthread_mutex_destroy(&log->pool_lock);
-    pthread_mutex_destroy(&log->error_lock);
     free(log);
 }
 
@@ -352,7 +364,7 @@ tlog_log *tlog_default(void)
         if (atomic_load(&log->stream) && !atomic_exchange(&closes_at_exit, true))
             atexit(close_default_stream);
         static atomic_bool reports_at_exit;   /* a forked child inherits it */
-        if (log->report && !atomic_exchange(&reports_at_exit, true))
+        if (log->stats.report && !atomic_exchange(&reports_at_exit, true))
             atexit(report_default_log);   /* registered last, so it runs first */
     }
     return log;
@@ -392,7 +404,7 @@ int tlog_get_stats(tlog_log *log, tlog_stats *out)
     if (rc != TLOG_OK)
         return rc;
     tlog_stats s = {.size = sizeof s};
-#define TLOG_READ(f) s.f = atomic_load_explicit(&log->stats.f, memory_order_relaxed)
+#define TLOG_READ(f) s.f = atomic_load_explicit(&log->counters.f, memory_order_relaxed)
     TLOG_READ(frames_completed);
     TLOG_READ(frames_dropped);
     TLOG_READ(scopes_dropped);
@@ -404,7 +416,7 @@ int tlog_get_stats(tlog_log *log, tlog_stats *out)
     TLOG_READ(late_work);
     TLOG_READ(alloc_failures);
     TLOG_READ(threads);
-    s.record_bytes = atomic_load_explicit(&log->chunk_bytes, memory_order_relaxed);
+    s.record_bytes = atomic_load_explicit(&log->pool.bytes, memory_order_relaxed);
     tlog_stream_stats_(log, &s.frames_streamed, &s.frames_not_streamed);
     s.subscribers = tlog_subs_count_(log);
 #undef TLOG_READ
@@ -418,19 +430,19 @@ int tlog_get_stats(tlog_log *log, tlog_stats *out)
 static uint64_t times_reported(tlog_log *log, int code, const tlog_site *site)
 {
     uint64_t times = 3;
-    tlog_lock_(&log->error_lock, TLOG_LOCK_ERRORS);
+    tlog_lock_(&log->errors.lock, TLOG_LOCK_ERRORS);
     unsigned i = 0;
-    while (i < log->nreported && (log->reported[i].code != code || log->reported[i].site != site))
+    while (i < log->errors.nreported && (log->errors.reported[i].code != code || log->errors.reported[i].site != site))
         i++;
-    if (i == log->nreported && i < sizeof log->reported / sizeof log->reported[0]) {
-        log->reported[i].code = code;
-        log->reported[i].site = site;
-        log->reported[i].times = 0;
-        log->nreported++;
+    if (i == log->errors.nreported && i < sizeof log->errors.reported / sizeof log->errors.reported[0]) {
+        log->errors.reported[i].code = code;
+        log->errors.reported[i].site = site;
+        log->errors.reported[i].times = 0;
+        log->errors.nreported++;
     }
-    if (i < log->nreported)
-        times = ++log->reported[i].times;
-    tlog_unlock_(&log->error_lock);
+    if (i < log->errors.nreported)
+        times = ++log->errors.reported[i].times;
+    tlog_unlock_(&log->errors.lock);
     return times;
 }
 

@@ -10,7 +10,7 @@
 
 #include "alloc.h"
 #include "exchange.h"
-#include "internal.h"
+#include "frame.h"
 #include "tree.h"
 
 #define NONE TLOG_TREE_NONE

@@ -13,7 +13,10 @@
 #include <stdlib.h>
 
 #include "alloc.h"
-#include "internal.h"
+#include "fork.h"
+#include "frame.h"
+#include "log.h"
+#include "record.h"
 #include "util.h"
 
 tlog_frame *tlog_frame_alloc_(tlog_log *log)

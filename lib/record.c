@@ -11,7 +11,14 @@
 #include <string.h>
 
 #include "alloc.h"
-#include "internal.h"
+#include "fork.h"
+#include "frame.h"
+#include "log.h"
+#include "record.h"
+#include "site.h"
+#include "stats.h"
+#include "subscribe.h"
+#include "upcalls.h"
 #include "util.h"
 
 /* ------------------------------------------------------------------------ */
@@ -30,13 +37,13 @@ static void *record_alloc(tlog_log *log, size_t bytes)
     void *p = log->cfg.record_alloc ? log->cfg.record_alloc(log->cfg.alloc_user, bytes)
                                     : tlog_malloc_(bytes);
     if (p)
-        atomic_fetch_add_explicit(&log->chunk_bytes, bytes, memory_order_relaxed);
+        atomic_fetch_add_explicit(&log->pool.bytes, bytes, memory_order_relaxed);
     return p;
 }
 
 static void record_free(tlog_log *log, void *p, size_t bytes)
 {
-    atomic_fetch_sub_explicit(&log->chunk_bytes, bytes, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&log->pool.bytes, bytes, memory_order_relaxed);
     if (log->cfg.record_free)
         log->cfg.record_free(log->cfg.alloc_user, p);
     else
@@ -57,15 +64,35 @@ void tlog_chunk_free_(tlog_log *log, tlog_chunk *c)
         record_free(log, c, chunk_bytes(c->cap));
 }
 
+void tlog_pool_init_(tlog_log *log)
+{
+    pthread_mutex_init(&log->pool.lock, NULL);
+}
+
+void tlog_pool_destroy_(tlog_log *log)
+{
+    tlog_lock_(&log->pool.lock, TLOG_LOCK_POOL);
+    tlog_chunk *c = log->pool.free;
+    log->pool.free = NULL;
+    log->pool.held = 0;
+    tlog_unlock_(&log->pool.lock);
+    while (c) {
+        tlog_chunk *next = c->next;
+        tlog_chunk_free_(log, c);
+        c = next;
+    }
+    pthread_mutex_destroy(&log->pool.lock);
+}
+
 tlog_chunk *tlog_chunk_get_(tlog_log *log)
 {
-    tlog_lock_(&log->pool_lock, TLOG_LOCK_POOL);
-    tlog_chunk *c = log->pool;
+    tlog_lock_(&log->pool.lock, TLOG_LOCK_POOL);
+    tlog_chunk *c = log->pool.free;
     if (c) {
-        log->pool = c->next;
-        log->pool_held -= chunk_bytes(c->cap);
+        log->pool.free = c->next;
+        log->pool.held -= chunk_bytes(c->cap);
     }
-    tlog_unlock_(&log->pool_lock);
+    tlog_unlock_(&log->pool.lock);
     if (!c)
         c = chunk_new(log, log->chunk_recs);
     if (c) {
@@ -81,20 +108,20 @@ void tlog_chunks_put_(tlog_log *log, tlog_chunk *first)
 {
     size_t bytes = chunk_bytes(log->chunk_recs);
     tlog_chunk *spare = NULL;
-    tlog_lock_(&log->pool_lock, TLOG_LOCK_POOL);
+    tlog_lock_(&log->pool.lock, TLOG_LOCK_POOL);
     while (first) {
         tlog_chunk *next = first->next;
-        if (first->cap == log->chunk_recs && log->cfg.pool_bytes - log->pool_held >= bytes) {
-            first->next = log->pool;
-            log->pool = first;
-            log->pool_held += bytes;
+        if (first->cap == log->chunk_recs && log->cfg.pool_bytes - log->pool.held >= bytes) {
+            first->next = log->pool.free;
+            log->pool.free = first;
+            log->pool.held += bytes;
         } else {
             first->next = spare;
             spare = first;
         }
         first = next;
     }
-    tlog_unlock_(&log->pool_lock);
+    tlog_unlock_(&log->pool.lock);
     while (spare) {
         tlog_chunk *next = spare->next;
         tlog_chunk_free_(log, spare);
@@ -350,7 +377,7 @@ static int deliver(tlog_log *log, tlog_thread *from, tlog_attachment *a,
     if (rc == TLOG_OK)
         return rc;
     if (rc == TLOG_EFULL) {
-        atomic_fetch_add_explicit(&log->stats.scopes_dropped, scopes, memory_order_relaxed);
+        atomic_fetch_add_explicit(&log->counters.scopes_dropped, scopes, memory_order_relaxed);
         if (first_drop)
             tlog_report_(log, from, TLOG_EFULL, NULL,
                          "work handed to thread %u's frame exceeds its budget of %zu "
@@ -423,7 +450,7 @@ static int finish_adoption(tlog_thread *t, tlog_log *log, tlog_ticks now)
         t->room = 0;
     if (!a) {
         TLOG_COUNT(log, alloc_failures);
-        atomic_fetch_add_explicit(&log->stats.scopes_dropped, n + 1 + dropped,
+        atomic_fetch_add_explicit(&log->counters.scopes_dropped, n + 1 + dropped,
                                   memory_order_relaxed);
         tlog_report_(log, t, TLOG_ENOMEM, NULL,
                      "out of memory: adopted work (%zu scopes) is lost", n);
@@ -491,7 +518,7 @@ static void close_top(tlog_thread *t, tlog_log *log, tlog_ticks now, unsigned fl
     bool root = t->top == t->stack;
     uint64_t serial = root ? complete_frame(t, log) : 0;
     if (TLOG_UNLIKELY(tlog_any_subscriber_()) &&
-        (closed.noted || atomic_load_explicit(&log->subs, memory_order_relaxed)))
+        (closed.noted || atomic_load_explicit(&log->subs.list, memory_order_relaxed)))
         tell_end(t, log, &closed, &note, now, flags, root, serial);
 }
 
@@ -729,7 +756,7 @@ static void begin_slow(tlog_thread *t, const tlog_site *site)
         return;
     tlog_note note;
     bool noted = t->top < t->stack_end && tlog_any_subscriber_() &&
-                 atomic_load_explicit(&log->subs, memory_order_relaxed) &&
+                 atomic_load_explicit(&log->subs.list, memory_order_relaxed) &&
                  tell_begin(t, log, site, &note);
     if (t->top >= t->stack_end) {
         /* Only if a callback left scopes open: the scope is past max_depth

@@ -24,8 +24,12 @@
 #include <string.h>
 
 #include "alloc.h"
-#include "internal.h"
+#include "clock.h"
+#include "frame.h"
+#include "log.h"
 #include "map.h"
+#include "record.h"
+#include "site.h"
 #include "tree.h"
 #include "util.h"
 
@@ -708,7 +712,7 @@ static int build(resolver *r)
         renumber_instances(r);
     if (rc != TLOG_OK)
         return rc;
-    f->start_ns = tlog_tree_offset_ns_(r->origin, f->log->tick0, r->rate);
+    f->start_ns = tlog_tree_offset_ns_(r->origin, f->log->clock.tick0, r->rate);
     f->duration_ns = f->nodes[0].total_ns;
     return TLOG_OK;
 }

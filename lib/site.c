@@ -3,8 +3,11 @@
 #include <string.h>
 
 #include "alloc.h"
-#include "internal.h"
+#include "fork.h"
+#include "log.h"
 #include "map.h"
+#include "record.h"
+#include "site.h"
 #include "util.h"
 
 /* FNV-1a: stable across runs and platforms, which an address is not. */

@@ -10,7 +10,11 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "frame.h"
+#include "log.h"
+#include "stats.h"
 #include "summary.h"
+#include "upcalls.h"
 
 enum report_format { REPORT_TEXT, REPORT_CSV, REPORT_JSON };
 
@@ -105,29 +109,29 @@ int tlog_stats_open_(tlog_log *log)
             return TLOG_ENOMEM;
         tlog_summary_config parsed = cfg;
         if (parse_report(env, r, &parsed)) {
-            log->report = r;
+            log->stats.report = r;
             cfg = parsed;
         } else {
             free(r);
-            log->bad_report_env = true;
+            log->stats.bad_env = true;
         }
     }
-    if (!log->report && !(log->cfg.flags & TLOG_CONFIG_STATS))
+    if (!log->stats.report && !(log->cfg.flags & TLOG_CONFIG_STATS))
         return TLOG_OK;
-    int rc = tlog_summary_create(&cfg, &log->summary);
+    int rc = tlog_summary_create(&cfg, &log->stats.summary);
     if (rc != TLOG_OK) {
-        free(log->report);
-        log->report = NULL;
+        free(log->stats.report);
+        log->stats.report = NULL;
         return rc;
     }
-    tlog_summary_trust_site_titles_(log->summary);
-    pthread_mutex_init(&log->stats_lock, NULL);
+    tlog_summary_trust_site_titles_(log->stats.summary);
+    pthread_mutex_init(&log->stats.lock, NULL);
     return TLOG_OK;
 }
 
 void tlog_stats_report_env_(tlog_log *log)
 {
-    if (log->bad_report_env)
+    if (log->stats.bad_env)
         tlog_report_(log, NULL, TLOG_EINVAL, NULL,
                      "TIMERLOG_REPORT=%.64s is not stats[:format=text|csv|json]"
                      "[:hitch=MS|:hitch=pNN][:file=PATH]; ignored",
@@ -139,12 +143,12 @@ void tlog_stats_feed_(tlog_frame *f)
     tlog_log *log = f->log;
     if (!log || !tlog_stats_on_(log))
         return;
-    tlog_lock_(&log->stats_lock, TLOG_LOCK_STATS);
-    int rc = tlog_summary_add(log->summary, f);
-    tlog_unlock_(&log->stats_lock);
+    tlog_lock_(&log->stats.lock, TLOG_LOCK_STATS);
+    int rc = tlog_summary_add(log->stats.summary, f);
+    tlog_unlock_(&log->stats.lock);
     if (rc == TLOG_OK)
         return;
-    atomic_fetch_add_explicit(&log->stats_lost, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&log->stats.lost, 1, memory_order_relaxed);
     tlog_report_(log, NULL, rc, NULL, "frame %llu left out of the statistics: %s",
                  (unsigned long long)f->serial, tlog_strerror(rc));
 }
@@ -165,11 +169,11 @@ static void settle_queue(tlog_log *log, bool wait)
 {
     tlog_lock_(&log->lock, TLOG_LOCK_LOG);
     size_t n = 0;
-    for (tlog_frame *f = log->oldest; f; f = f->newer)
+    for (tlog_frame *f = log->queue.oldest; f; f = f->newer)
         n += to_settle(f, wait);
     tlog_frame **held = n ? tlog_malloc_(n * sizeof *held) : NULL;
     size_t k = 0;
-    for (tlog_frame *f = log->oldest; held && f && k < n; f = f->newer)
+    for (tlog_frame *f = log->queue.oldest; held && f && k < n; f = f->newer)
         if (to_settle(f, wait)) {
             atomic_fetch_add(&f->refs, 1);
             held[k++] = f;
@@ -194,7 +198,7 @@ void tlog_stats_count_evicted_(tlog_frame *f)
     int rc = tlog_frame_resolve_once_(f, false);
     if (rc == TLOG_OK)
         return;
-    atomic_fetch_add_explicit(&f->log->stats_lost, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&f->log->stats.lost, 1, memory_order_relaxed);
     tlog_report_(f->log, NULL, rc, NULL, "frame %llu, pushed out of the queue, is left out of "
                  "the statistics: %s", (unsigned long long)f->serial, tlog_strerror(rc));
 }
@@ -211,12 +215,12 @@ int tlog_log_summary(tlog_log *log, tlog_summary **out)
         return TLOG_EINVAL;
     settle_queue(log, false);
     tlog_summary *copy;
-    rc = tlog_summary_create(&log->summary->cfg, &copy);
+    rc = tlog_summary_create(&log->stats.summary->cfg, &copy);
     if (rc != TLOG_OK)
         return rc;
-    tlog_lock_(&log->stats_lock, TLOG_LOCK_STATS);
-    rc = tlog_summary_merge(copy, log->summary);
-    tlog_unlock_(&log->stats_lock);
+    tlog_lock_(&log->stats.lock, TLOG_LOCK_STATS);
+    rc = tlog_summary_merge(copy, log->stats.summary);
+    tlog_unlock_(&log->stats.lock);
     if (rc != TLOG_OK) {
         tlog_summary_destroy(copy);
         return rc;
@@ -232,9 +236,9 @@ int tlog_log_summary_reset(tlog_log *log)
         return rc;
     if (!tlog_stats_on_(log))
         return TLOG_EINVAL;
-    tlog_lock_(&log->stats_lock, TLOG_LOCK_STATS);
-    tlog_summary_reset(log->summary);
-    tlog_unlock_(&log->stats_lock);
+    tlog_lock_(&log->stats.lock, TLOG_LOCK_STATS);
+    tlog_summary_reset(log->stats.summary);
+    tlog_unlock_(&log->stats.lock);
     return TLOG_OK;
 }
 
@@ -250,7 +254,7 @@ static int write_to(FILE *out, const tlog_summary *s, int format)
 
 void tlog_stats_write_report_(tlog_log *log)
 {
-    struct tlog_report *r = log->report;
+    struct tlog_report *r = log->stats.report;
     if (!r || atomic_exchange(&r->written, true))
         return;
     settle_queue(log, true);
@@ -280,9 +284,9 @@ void tlog_stats_close_(tlog_log *log)
 {
     if (!tlog_stats_on_(log))
         return;
-    tlog_summary_destroy(log->summary);
-    log->summary = NULL;
-    free(log->report);
-    log->report = NULL;
-    pthread_mutex_destroy(&log->stats_lock);
+    tlog_summary_destroy(log->stats.summary);
+    log->stats.summary = NULL;
+    free(log->stats.report);
+    log->stats.report = NULL;
+    pthread_mutex_destroy(&log->stats.lock);
 }

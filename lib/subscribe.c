@@ -16,14 +16,18 @@
 
 #include "alloc.h"
 #include "fence.h"
-#include "internal.h"
+#include "fork.h"
+#include "log.h"
+#include "record.h"
+#include "site.h"
+#include "subscribe.h"
 
 struct tlog_subscription {
     tlog_log *log;
     tlog_subscriber cb;
     uint64_t serial;          /* 1, 2, ... per log, in order of registration */
     atomic_bool gone;         /* unsubscribed: never call it again */
-    tlog_subscription *next_kept; /* freed with the log (log->subs_kept) */
+    tlog_subscription *next_kept; /* freed with the log (log->subs.kept) */
 };
 
 struct tlog_sublist {
@@ -154,7 +158,7 @@ static bool enter(tlog_log *log, bool nested_ok, reading *r)
         atomic_store_explicit(&s->seq, seq + 1, memory_order_relaxed);
         tlog_fence_light_();
     }
-    tlog_sublist *list = atomic_load_explicit(&log->subs, memory_order_acquire);
+    tlog_sublist *list = atomic_load_explicit(&log->subs.list, memory_order_acquire);
     *r = (reading){.slot = s, .list = list, .nested = nested};
     if (!list && !nested)
         atomic_store_explicit(&s->seq, seq + 2, memory_order_release);
@@ -291,7 +295,7 @@ void tlog_notify_frame_(tlog_log *log, tlog_frame_event *e)
 
 bool tlog_subscribed_device_(tlog_log *log)
 {
-    return atomic_load_explicit(&log->device_subs, memory_order_relaxed) != 0;
+    return atomic_load_explicit(&log->subs.device, memory_order_relaxed) != 0;
 }
 
 /* Also inside a callback: intervals a callback's call happened to resolve
@@ -320,23 +324,23 @@ void tlog_notify_devices_(tlog_log *log, tlog_device_event *events, size_t n)
 /* ------------------------------------------------------------------------ */
 
 /* Publishes `list` (NULL: none left) and keeps the old one for later
- * freeing. Caller holds log->sub_lock. */
+ * freeing. Caller holds log->subs.lock. */
 static void publish_locked(tlog_log *log, tlog_sublist *list)
 {
-    tlog_assert_held_(&log->sub_lock);
-    tlog_sublist *old = atomic_load_explicit(&log->subs, memory_order_relaxed);
+    tlog_assert_held_(&log->subs.lock);
+    tlog_sublist *old = atomic_load_explicit(&log->subs.list, memory_order_relaxed);
     int device_subs = 0;
     for (size_t i = 0; list && i < list->n; i++)
         device_subs += list->subs[i]->cb.device_interval != NULL;
-    atomic_store_explicit(&log->device_subs, device_subs, memory_order_relaxed);
-    atomic_store_explicit(&log->subs, list, memory_order_seq_cst);
+    atomic_store_explicit(&log->subs.device, device_subs, memory_order_relaxed);
+    atomic_store_explicit(&log->subs.list, list, memory_order_seq_cst);
     if (!old && list)
         atomic_fetch_add_explicit(&tlog_subscribed_, 1, memory_order_relaxed);
     else if (old && !list)
         atomic_fetch_sub_explicit(&tlog_subscribed_, 1, memory_order_relaxed);
     if (old) {
-        old->retired_next = log->subs_retired;
-        log->subs_retired = old;
+        old->retired_next = log->subs.retired;
+        log->subs.retired = old;
     }
 }
 
@@ -350,14 +354,14 @@ static void free_lists(tlog_sublist *l)
 
 /* The lists retired so far, to free once no thread can be reading them;
  * none from inside a callback, which must not wait. Caller holds
- * log->sub_lock. */
+ * log->subs.lock. */
 static tlog_sublist *take_retired_locked(tlog_log *log)
 {
-    tlog_assert_held_(&log->sub_lock);
+    tlog_assert_held_(&log->subs.lock);
     if (inside_callback())
         return NULL;
-    tlog_sublist *retired = log->subs_retired;
-    log->subs_retired = NULL;
+    tlog_sublist *retired = log->subs.retired;
+    log->subs.retired = NULL;
     return retired;
 }
 
@@ -399,22 +403,22 @@ int tlog_subscribe(tlog_log *log, const tlog_subscriber *subscriber,
     sub->log = log;
     atomic_init(&sub->gone, false);
 
-    tlog_lock_(&log->sub_lock, TLOG_LOCK_SUBSCRIBERS);
-    tlog_sublist *old = atomic_load_explicit(&log->subs, memory_order_relaxed);
+    tlog_lock_(&log->subs.lock, TLOG_LOCK_SUBSCRIBERS);
+    tlog_sublist *old = atomic_load_explicit(&log->subs.list, memory_order_relaxed);
     size_t n = old ? old->n : 0;
     tlog_sublist *list = list_new(n + 1);
     if (!list) {
-        tlog_unlock_(&log->sub_lock);
+        tlog_unlock_(&log->subs.lock);
         free(sub);
         return TLOG_ENOMEM;
     }
     if (n)
         memcpy(list->subs, old->subs, n * sizeof list->subs[0]);
-    sub->serial = ++log->sub_serial;
+    sub->serial = ++log->subs.serial;
     list->subs[n] = sub;
     publish_locked(log, list);
     tlog_sublist *retired = take_retired_locked(log);
-    tlog_unlock_(&log->sub_lock);
+    tlog_unlock_(&log->subs.lock);
     free_retired(retired);
     *out = sub;
     return TLOG_OK;
@@ -425,8 +429,8 @@ int tlog_subscribe(tlog_log *log, const tlog_subscriber *subscriber,
  * the lists retired so far (take_retired_locked). */
 static bool unlist(tlog_log *log, tlog_subscription *sub, tlog_sublist **retired)
 {
-    tlog_lock_(&log->sub_lock, TLOG_LOCK_SUBSCRIBERS);
-    tlog_sublist *old = atomic_load_explicit(&log->subs, memory_order_relaxed);
+    tlog_lock_(&log->subs.lock, TLOG_LOCK_SUBSCRIBERS);
+    tlog_sublist *old = atomic_load_explicit(&log->subs.list, memory_order_relaxed);
     size_t n = old ? old->n : 0, at = n;
     for (size_t i = 0; i < n; i++)
         if (old->subs[i] == sub)
@@ -440,16 +444,16 @@ static bool unlist(tlog_log *log, tlog_subscription *sub, tlog_sublist **retired
         publish_locked(log, list);
     }
     *retired = take_retired_locked(log);
-    tlog_unlock_(&log->sub_lock);
+    tlog_unlock_(&log->subs.lock);
     return ok;
 }
 
 static void keep_until_destroy(tlog_log *log, tlog_subscription *sub)
 {
-    tlog_lock_(&log->sub_lock, TLOG_LOCK_SUBSCRIBERS);
-    sub->next_kept = log->subs_kept;
-    log->subs_kept = sub;
-    tlog_unlock_(&log->sub_lock);
+    tlog_lock_(&log->subs.lock, TLOG_LOCK_SUBSCRIBERS);
+    sub->next_kept = log->subs.kept;
+    log->subs.kept = sub;
+    tlog_unlock_(&log->subs.lock);
 }
 
 void tlog_unsubscribe(tlog_subscription *sub)
@@ -473,33 +477,38 @@ void tlog_unsubscribe(tlog_subscription *sub)
         free(sub);
 }
 
+void tlog_subs_init_(tlog_log *log)
+{
+    pthread_mutex_init(&log->subs.lock, NULL);
+}
+
 uint64_t tlog_subs_count_(tlog_log *log)
 {
-    tlog_lock_(&log->sub_lock, TLOG_LOCK_SUBSCRIBERS);
-    tlog_sublist *list = atomic_load_explicit(&log->subs, memory_order_relaxed);
+    tlog_lock_(&log->subs.lock, TLOG_LOCK_SUBSCRIBERS);
+    tlog_sublist *list = atomic_load_explicit(&log->subs.list, memory_order_relaxed);
     uint64_t n = list ? list->n : 0;
-    tlog_unlock_(&log->sub_lock);
+    tlog_unlock_(&log->subs.lock);
     return n;
 }
 
 void tlog_subs_destroy_(tlog_log *log)
 {
-    tlog_lock_(&log->sub_lock, TLOG_LOCK_SUBSCRIBERS);
-    tlog_sublist *list = atomic_load_explicit(&log->subs, memory_order_relaxed);
+    tlog_lock_(&log->subs.lock, TLOG_LOCK_SUBSCRIBERS);
+    tlog_sublist *list = atomic_load_explicit(&log->subs.list, memory_order_relaxed);
     if (list)
         publish_locked(log, NULL);   /* retires it */
-    tlog_unlock_(&log->sub_lock);
+    tlog_unlock_(&log->subs.lock);
     /* Threads still in a callback (devices resolved on other threads)
      * finish with what they read. */
     wait_for_readers();
     for (size_t i = 0; list && i < list->n; i++)
         free(list->subs[i]);
-    free_lists(log->subs_retired);
-    for (tlog_subscription *sub = log->subs_kept, *next; sub; sub = next) {
+    free_lists(log->subs.retired);
+    for (tlog_subscription *sub = log->subs.kept, *next; sub; sub = next) {
         next = sub->next_kept;
         free(sub);
     }
-    log->subs_retired = NULL;
-    log->subs_kept = NULL;
-    pthread_mutex_destroy(&log->sub_lock);
+    log->subs.retired = NULL;
+    log->subs.kept = NULL;
+    pthread_mutex_destroy(&log->subs.lock);
 }

@@ -16,7 +16,10 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "frame.h"
+#include "site.h"
 #include "summary.h"
+#include "tree.h"
 #include "util.h"
 
 #define NONE TLOG_ROW_NONE

@@ -21,8 +21,8 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "bytes.h"
 #include "exchange.h"
-#include "stream_format.h"
 #include "summary.h"
 
 #define NONE TLOG_ROW_NONE

@@ -8,7 +8,10 @@
 #include <stdlib.h>
 
 #include "alloc.h"
+#include "frame.h"
 #include "summary.h"
+#include "text.h"
+#include "tree.h"
 
 #define NONE TLOG_ROW_NONE
 #define CULPRITS 5

@@ -5,7 +5,9 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "frame.h"
 #include "summary.h"
+#include "tree.h"
 
 #define NONE TLOG_ROW_NONE
 

@@ -13,9 +13,9 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "timerlog/timerlog.h"
 #include "alloc.h"
 #include "internal.h"
-#include "timerlog/timerlog.h"
 
 TLOG_API void tlog_test_fail_alloc(uint64_t n);
 TLOG_API uint64_t tlog_test_alloc_count(void);

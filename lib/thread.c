@@ -3,7 +3,10 @@
 #include <string.h>
 
 #include "alloc.h"
-#include "internal.h"
+#include "fork.h"
+#include "frame.h"
+#include "log.h"
+#include "record.h"
 
 TLOG_TLS_DEFAULT_DEFINITION;  /* state in the default log */
 #define tls_default tlog_tls_default_
@@ -16,7 +19,7 @@ static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 static bool exit_key_made;
 
 /* Orders a thread's exit against tlog_destroy of a log it recorded into:
- * an exiting thread marks the log busy (log->exiting) under this lock and
+ * an exiting thread marks the log busy (log->threads.exiting) under this lock and
  * finishes outside it, and destroy waits for that. No callback of the
  * application ever runs under this lock. */
 static pthread_mutex_t states_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -115,13 +118,13 @@ static void on_thread_exit(void *unused)
         tlog_lock_(&states_lock, TLOG_LOCK_THREAD_STATES);
         tlog_log *log = atomic_load(&t->log);
         if (log)
-            log->exiting++;
+            log->threads.exiting++;
         tlog_unlock_(&states_lock);
         if (log) {
             tlog_thread_close_all_(t, TLOG_ETHREADEXIT);
             held h = {0};
             tlog_lock_(&log->lock, TLOG_LOCK_LOG);
-            for (tlog_thread **p = &log->threads; *p; p = &(*p)->next_in_log)
+            for (tlog_thread **p = &log->threads.list; *p; p = &(*p)->next_in_log)
                 if (*p == t) {
                     *p = t->next_in_log;
                     break;
@@ -130,7 +133,7 @@ static void on_thread_exit(void *unused)
             tlog_unlock_(&log->lock);
             give_back(log, &h);
             tlog_lock_(&states_lock, TLOG_LOCK_THREAD_STATES);
-            log->exiting--;
+            log->threads.exiting--;
             pthread_cond_broadcast(&states_cond);
             tlog_unlock_(&states_lock);
         }
@@ -181,9 +184,9 @@ static tlog_thread *attach(tlog_log *log)
     atomic_init(&t->log, log);
 
     tlog_lock_(&log->lock, TLOG_LOCK_LOG);
-    t->id = ++log->next_thread_id;
-    t->next_in_log = log->threads;
-    log->threads = t;
+    t->id = ++log->threads.next_id;
+    t->next_in_log = log->threads.list;
+    log->threads.list = t;
     tlog_unlock_(&log->lock);
     TLOG_COUNT(log, threads);
     set_default_name(t);
@@ -280,7 +283,7 @@ bool tlog_thread_lose_end_(tlog_log *log)
 tlog_thread *tlog_thread_find_locked_(tlog_log *log, uint32_t id)
 {
     tlog_assert_held_(&log->lock);
-    for (tlog_thread *t = log->threads; t; t = t->next_in_log)
+    for (tlog_thread *t = log->threads.list; t; t = t->next_in_log)
         if (t->id == id)
             return t;
     return NULL;
@@ -293,14 +296,14 @@ void tlog_threads_orphan_(tlog_log *log)
 {
     held h = {0};
     tlog_lock_(&states_lock, TLOG_LOCK_THREAD_STATES);
-    while (log->exiting)
+    while (log->threads.exiting)
         pthread_cond_wait(&states_cond, &states_lock);
     tlog_lock_(&log->lock, TLOG_LOCK_LOG);
-    for (tlog_thread *t = log->threads; t; t = t->next_in_log) {
+    for (tlog_thread *t = log->threads.list; t; t = t->next_in_log) {
         take_held(t, &h);
         atomic_store(&t->log, NULL);
     }
-    log->threads = NULL;
+    log->threads.list = NULL;
     tlog_unlock_(&log->lock);
     tlog_unlock_(&states_lock);
     atomic_fetch_add(&dead_epoch, 1);

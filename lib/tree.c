@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "frame.h"
 #include "map.h"
+#include "site.h"
 #include "tree.h"
 #include "util.h"
 

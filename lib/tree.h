@@ -12,6 +12,70 @@
 #include "internal.h"
 #include "map.h"
 
+/* A resolved row of a frame's tree. */
+struct tlog_node {
+    const tlog_node *parent;
+    const tlog_node *first_child;
+    const tlog_node *next_sibling;
+    const char *name;
+    const tlog_site *site;
+    const char *thread_name;
+    uint32_t thread;
+    uint8_t kind;
+    uint8_t flags;
+    int depth;
+    int64_t start_ns;
+    uint64_t total_ns;
+    uint64_t self_ns;
+    uint64_t min_ns;
+    uint64_t max_ns;
+    uint64_t count;
+    double percent;
+    const struct tlog_node_dev *dev; /* device rows only */
+    const struct tlog_node_ranks *ranks; /* rows of reduced frames only */
+};
+
+/* A row's total across the inputs (ranks) of a reduced frame; an input
+ * without the row counts as 0. */
+typedef struct tlog_node_ranks {
+    uint32_t present;        /* inputs that have the row */
+    uint64_t min_ns, max_ns;
+    double mean_ns;
+} tlog_node_ranks;
+
+/* What a device row adds to a node; kept aside, host rows are most rows. */
+typedef struct tlog_node_dev {
+    const tlog_node *launcher;
+    const tlog_site *launch_site;
+    const char *device;
+    uint32_t queue;
+} tlog_node_dev;
+
+/* A device instance's launcher, by instance index. */
+typedef struct tlog_inst_dev {
+    uint32_t inst;
+    uint32_t launcher;       /* node index, or UINT32_MAX */
+} tlog_inst_dev;
+
+/* One instance on the frame's timeline. */
+typedef struct tlog_inst {
+    uint32_t node;
+    uint32_t thread;
+    int64_t start_ns;
+    uint64_t duration_ns;
+} tlog_inst;
+
+/* The node after `n` in pre-order (parents first), skipping n's children
+ * unless `into_children`; NULL after the last. Iterative: trees may be deep. */
+static inline const tlog_node *tlog_node_next_(const tlog_node *n, bool into_children)
+{
+    if (into_children && n->first_child)
+        return n->first_child;
+    while (n && !n->next_sibling)
+        n = n->parent;
+    return n ? n->next_sibling : NULL;
+}
+
 #define TLOG_TREE_NONE UINT32_MAX
 
 /* A row while it is built. Times are in the producer's units: clock ticks

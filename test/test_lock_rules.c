@@ -9,7 +9,8 @@
 #include <unistd.h>
 
 #include "common.h"
-#include "internal.h"
+#include "log.h"
+#include "record.h"
 
 #ifdef NDEBUG
 int main(void)

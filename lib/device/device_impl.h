@@ -10,7 +10,14 @@
 
 #include "device.h"
 #include "internal.h"
+#include "clock.h"
+#include "fork.h"
+#include "frame.h"
+#include "log.h"
 #include "map.h"
+#include "record.h"
+#include "subscribe.h"
+#include "upcalls.h"
 
 /*
  * A slot's life: FREE -> OPEN (begun) -> ENDING -> PENDING (listed on its

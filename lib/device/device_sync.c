@@ -44,7 +44,7 @@ static int place_locked(tlog_device *d, tlog_marker m, tlog_ticks *out)
 
 static uint64_t frames_completed(tlog_device *d)
 {
-    return atomic_load_explicit(&d->log->stats.frames_completed, memory_order_relaxed);
+    return atomic_load_explicit(&d->log->counters.frames_completed, memory_order_relaxed);
 }
 
 static void anchor_swap(tlog_device *d)

@@ -5,6 +5,8 @@
 #define TIMERLOG_FORWARD_H
 
 #include "internal.h"
+#include "log.h"
+#include "upcalls.h"
 
 /* Subscribes `begin` and `end` to the log, reporting a failure as the
  * forwarding to `tool` not starting. */
@@ -12,11 +14,7 @@ TLOG_INTERNAL int tlog_forward_start_(tlog_log *log, const char *tool,
                                       void (*begin)(void *, const tlog_scope_event *),
                                       void (*end)(void *, const tlog_scope_event *));
 
-/* NVTX 3 ranges in a "timerlog" domain (nvtx.c, or nvtx_none.c in builds
- * without the NVTX headers). */
-TLOG_INTERNAL int tlog_nvtx_start_(tlog_log *log);
-
-/* roctx ranges, through libroctx64 loaded at run time (roctx.c). */
-TLOG_INTERNAL int tlog_roctx_start_(tlog_log *log);
+/* tlog_nvtx_start_ and tlog_roctx_start_, which the core calls, are in
+ * upcalls.h. */
 
 #endif

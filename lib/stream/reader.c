@@ -14,9 +14,9 @@
 
 #include "alloc.h"
 #include "decode.h"
-#include "internal.h"
+#include "format.h"
+#include "frame.h"
 #include "map.h"
-#include "stream_format.h"
 #include "util.h"
 
 typedef struct named {

@@ -2,7 +2,7 @@
 #ifndef TIMERLOG_DECODE_H
 #define TIMERLOG_DECODE_H
 
-#include "internal.h"
+#include "frame.h"
 
 /* What earlier blocks described, for a frame to refer to. */
 typedef struct tlog_decode_tables {

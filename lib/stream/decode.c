@@ -8,7 +8,8 @@
 
 #include "alloc.h"
 #include "decode.h"
-#include "stream_format.h"
+#include "format.h"
+#include "frame.h"
 #include "tree.h"
 
 #define NONE TLOG_STREAM_NONE

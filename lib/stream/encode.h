@@ -2,9 +2,9 @@
 #ifndef TIMERLOG_ENCODE_H
 #define TIMERLOG_ENCODE_H
 
-#include "internal.h"
+#include "format.h"
+#include "frame.h"
 #include "map.h"
-#include "stream_format.h"
 
 /* A growing byte buffer; `failed` once memory ran out. */
 typedef struct tlog_bytes {

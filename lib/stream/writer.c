@@ -20,8 +20,12 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "clock.h"
 #include "encode.h"
-#include "internal.h"
+#include "fork.h"
+#include "frame.h"
+#include "log.h"
+#include "upcalls.h"
 
 #define DEFAULT_BUFFER ((size_t)4 << 20)
 #define MIN_BUFFER ((size_t)4096)
@@ -63,22 +67,6 @@ struct tlog_stream {
 /* ------------------------------------------------------------------------ */
 /* Path and settings                                                        */
 /* ------------------------------------------------------------------------ */
-
-/* The MPI rank the environment shows (Open MPI, PMIx, MPICH/PMI, Slurm), or
- * -1. */
-long tlog_env_rank_(void)
-{
-    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
-                                       "SLURM_PROCID"};
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-        const char *v = getenv(vars[i]);
-        char *end;
-        long r = v && *v ? strtol(v, &end, 10) : -1;
-        if (v && *v && !*end && r >= 0)
-            return r;
-    }
-    return -1;
-}
 
 bool tlog_expand_path_(const char *pattern, char *out, size_t size)
 {

@@ -1,0 +1,40 @@
+/*
+ * The binary stream's layout, shared by the writer (writer.c, encode.c) and
+ * the reader (reader.c, decode.c). doc/stream.md is the specification; this file and it
+ * must agree. Not installed.
+ */
+#ifndef TIMERLOG_STREAM_FORMAT_H
+#define TIMERLOG_STREAM_FORMAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "bytes.h"
+
+#define TLOG_STREAM_MAGIC "TLOGSTRM"
+#define TLOG_STREAM_MAJOR 1u
+#define TLOG_STREAM_MINOR 0u
+#define TLOG_STREAM_HEADER_BYTES 64u
+#define TLOG_STREAM_NONE 0xffffffffu
+/* Larger payloads are taken for damage, not allocated. */
+#define TLOG_STREAM_MAX_PAYLOAD (256u << 20)
+
+enum tlog_block_type {
+    TLOG_BLOCK_SITE = 1,
+    TLOG_BLOCK_THREAD = 2,
+    TLOG_BLOCK_DEVICE = 3,
+    TLOG_BLOCK_FRAME = 4,
+    TLOG_BLOCK_END = 5
+};
+
+/* Block: u32 type, u32 payload length, payload, u32 CRC-32 of all before. */
+#define TLOG_BLOCK_HEAD 8u
+#define TLOG_BLOCK_TAIL 4u
+
+/* CRC-32 (IEEE 802.3, as zlib's crc32), bytewise with a small table. */
+uint32_t tlog_crc32_(uint32_t crc, const void *data, size_t n)
+    __attribute__((visibility("hidden")));
+
+#endif
