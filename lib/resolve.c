@@ -124,7 +124,9 @@ static size_t scratch_bytes(const struct tlog_resolve_scratch *s)
            s->sites.cap * sizeof *s->sites.slots;
 }
 
-static struct tlog_resolve_scratch *scratch_take(tlog_log *log)
+/* Once a frame, so kept out of line: inlined into the resolver (with the
+ * maps' resets), it cost GCC registers in the record walks' loops. */
+__attribute__((noinline)) static struct tlog_resolve_scratch *scratch_take(tlog_log *log)
 {
     struct tlog_resolve_scratch *s = atomic_exchange(&log->resolve_scratch, NULL);
     if (!s)
