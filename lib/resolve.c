@@ -78,7 +78,8 @@ struct tlog_resolve_scratch {
     struct segment *segs;
     size_t capsegs;
     tlog_map sites;           /* a site's address -> its title, and (extra)
-                               * how many of its instances the frame has */
+                               * how many of its instances the frame has
+                               * (a frame's instances are counted in 32 bits) */
 };
 
 typedef struct resolver {
