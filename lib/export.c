@@ -10,8 +10,10 @@
 
 #include "alloc.h"
 #include "frame.h"
+#include "map.h"
 #include "text.h"
 #include "tree.h"
+#include "util.h"
 
 #define DEVICE_TRACKS 1000000u   /* tids of device queues start here */
 #define SIDE_TRACKS 2000000u     /* a thread's inserted and sync rows */
@@ -91,15 +93,10 @@ static int64_t dur_ns(uint64_t d)
 /* Chrome Trace Event format                                                */
 /* ------------------------------------------------------------------------ */
 
-typedef struct track {
-    uint32_t pid, tid;
-} track;
-
 typedef struct chrome {
     FILE *out;
     bool first;
-    track *named;               /* tracks whose name was written */
-    size_t nnamed, capnamed;
+    tlog_map named;             /* tracks whose name was written: pid << 32 | tid */
     const char **devices;       /* device names, numbered for their tids */
     size_t ndevices, capdevices;
     uint64_t flows;
@@ -122,19 +119,6 @@ static void event_sep(chrome *c)
     c->first = false;
 }
 
-static bool grow(void **arr, size_t *cap, size_t want, size_t elem)
-{
-    if (want <= *cap)
-        return true;
-    size_t n = *cap ? *cap * 2 : 32;
-    void *p = tlog_realloc_(*arr, n * elem);
-    if (!p)
-        return false;
-    *arr = p;
-    *cap = n;
-    return true;
-}
-
 static uint32_t device_number(chrome *c, const char *device)
 {
     if (!device)
@@ -142,7 +126,7 @@ static uint32_t device_number(chrome *c, const char *device)
     for (size_t i = 0; i < c->ndevices; i++)
         if (c->devices[i] == device || strcmp(c->devices[i], device) == 0)
             return (uint32_t)i;
-    if (!grow((void **)&c->devices, &c->capdevices, c->ndevices + 1, sizeof *c->devices)) {
+    if (!TLOG_GROW(c->devices, c->capdevices, c->ndevices + 1)) {
         c->no_memory = true;
         return 0;
     }
@@ -154,14 +138,14 @@ static uint32_t device_number(chrome *c, const char *device)
 static void name_track(chrome *c, uint32_t pid, uint32_t tid, const char *name,
                        const char *suffix)
 {
-    for (size_t i = 0; i < c->nnamed; i++)
-        if (c->named[i].pid == pid && c->named[i].tid == tid)
-            return;
-    if (!grow((void **)&c->named, &c->capnamed, c->nnamed + 1, sizeof *c->named)) {
+    uint64_t key = (uint64_t)pid << 32 | tid;
+    uint32_t none;
+    if (tlog_map_get_(&c->named, key, &none))
+        return;
+    if (!tlog_map_put_(&c->named, key, 0)) {
         c->no_memory = true;
         return;
     }
-    c->named[c->nnamed++] = (track){pid, tid};
     char full[200];
     snprintf(full, sizeof full, "%s%s", name ? name : "?", suffix);
     event_sep(c);
@@ -298,7 +282,7 @@ int tlog_export_chrome(const tlog_frame *const *frames, size_t n, FILE *out)
         rc = chrome_frame(&c, frames[i]);
     fputs("\n]}\n", out);
     free(ranks);
-    free(c.named);
+    tlog_map_free_(&c.named);
     free(c.devices);
     if (rc == TLOG_OK && c.no_memory)
         rc = TLOG_ENOMEM;

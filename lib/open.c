@@ -17,6 +17,7 @@
 #include "frame.h"
 #include "log.h"
 #include "record.h"
+#include "util.h"
 
 tlog_frame *tlog_frame_alloc_(tlog_log *log)
 {
@@ -124,15 +125,7 @@ int tlog_frame_add_row_(tlog_frame *f, const tlog_drow *row)
 {
     int rc = TLOG_ELATE;
     tlog_lock_(&f->lock, TLOG_LOCK_FRAME);
-    if (f->taking_rows && f->ndrows == f->capdrows) {
-        size_t cap = f->capdrows ? f->capdrows * 2 : 16;
-        tlog_drow *grown = tlog_realloc_(f->drows, cap * sizeof *grown);
-        if (grown) {
-            f->drows = grown;
-            f->capdrows = cap;
-        }
-    }
-    if (f->taking_rows && f->ndrows < f->capdrows) {
+    if (f->taking_rows && TLOG_GROW(f->drows, f->capdrows, f->ndrows + 1)) {
         f->drows[f->ndrows++] = *row;
         rc = TLOG_OK;
     } else if (f->taking_rows) {
@@ -148,15 +141,8 @@ uint32_t tlog_frame_add_sync_(tlog_frame *f, const tlog_sync_bind *bind)
     uint32_t tag = 0;
     tlog_lock_(&f->lock, TLOG_LOCK_FRAME);
     /* Once the root ended, the frame may be read: its syncs are fixed. */
-    if (f->taking_work && f->nsyncs == f->capsyncs && f->nsyncs < UINT32_MAX / 2) {
-        size_t cap = f->capsyncs ? f->capsyncs * 2 : 4;
-        tlog_sync_bind *grown = tlog_realloc_(f->syncs, cap * sizeof *grown);
-        if (grown) {
-            f->syncs = grown;
-            f->capsyncs = cap;
-        }
-    }
-    if (f->taking_work && f->nsyncs < f->capsyncs) {
+    if (f->taking_work && f->nsyncs < UINT32_MAX / 2 &&
+        TLOG_GROW(f->syncs, f->capsyncs, f->nsyncs + 1)) {
         f->syncs[f->nsyncs] = *bind;
         f->syncs[f->nsyncs].rows_seen = f->ndrows;
         tag = (uint32_t)++f->nsyncs;

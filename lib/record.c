@@ -19,6 +19,7 @@
 #include "stats.h"
 #include "subscribe.h"
 #include "upcalls.h"
+#include "util.h"
 
 /* ------------------------------------------------------------------------ */
 /* Chunks                                                                   */
@@ -704,15 +705,7 @@ static void push_overflow(tlog_thread *t, tlog_log *log, const tlog_site *site)
         t->top->seq = 0;
         t->top++;
     }
-    if (!t->blind && t->nover == t->capover && t->capover < TLOG_MAX_OVER) {
-        size_t cap = t->capover ? t->capover * 2 : 16;
-        const tlog_site **grown = tlog_realloc_(t->over, cap * sizeof *grown);
-        if (grown) {
-            t->over = grown;
-            t->capover = cap;
-        }
-    }
-    if (!t->blind && t->nover < t->capover)
+    if (!t->blind && t->nover < TLOG_MAX_OVER && TLOG_GROW(t->over, t->capover, t->nover + 1))
         t->over[t->nover++] = site;
     else if (t->blind++ == 0)
         report_blind(t, log, site);

@@ -27,6 +27,7 @@
 #include "clock.h"
 #include "frame.h"
 #include "log.h"
+#include "map.h"
 #include "record.h"
 #include "site.h"
 #include "tree.h"
@@ -42,13 +43,6 @@ typedef struct sync_ref {
     tlog_ticks start, end;
     const tlog_sync_bind *bind;
 } sync_ref;
-
-/* A site's title and how many of its instances the frame has. */
-typedef struct site_slot {
-    const tlog_site *site;
-    uint32_t title;
-    uint64_t count;
-} site_slot;
 
 /* A group of records at one depth waiting for their parent (forward pass). */
 typedef struct pending {
@@ -83,8 +77,9 @@ struct tlog_resolve_scratch {
     size_t nsyncs, capsyncs;
     struct segment *segs;
     size_t capsegs;
-    site_slot *sites;
-    size_t nsites, capsites;  /* capsites: a power of two, or 0 */
+    tlog_map sites;           /* a site's address -> its title, and (extra)
+                               * how many of its instances the frame has
+                               * (a frame's instances are counted in 32 bits) */
 };
 
 typedef struct resolver {
@@ -113,7 +108,7 @@ static void scratch_free(struct tlog_resolve_scratch *s)
     free(s->seqmap);
     free(s->syncs);
     free(s->segs);
-    free(s->sites);
+    tlog_map_free_(&s->sites);
     free(s);
 }
 
@@ -121,16 +116,18 @@ static size_t scratch_bytes(const struct tlog_resolve_scratch *s)
 {
     const tlog_tree *t = &s->tree;
     return t->caprows * sizeof *t->rows + t->capparents * sizeof *t->parents +
-           t->nslots * sizeof *t->slots +
-           t->captitles * sizeof *t->titles + t->ntitle_slots * sizeof(uint32_t) +
+           t->row_map.cap * sizeof *t->row_map.slots + t->captitles * sizeof *t->titles +
+           t->title_map.cap * sizeof *t->title_map.slots +
            (t->caporder + t->capstarts + t->capsize + t->caprenumber) * sizeof(uint32_t) +
            (s->capsize + s->capnsize + s->capseq) * sizeof(uint32_t) +
            s->capfwd * sizeof *s->fwd + s->capback * sizeof *s->back +
            s->capsyncs * sizeof *s->syncs + s->capsegs * sizeof *s->segs +
-           s->capsites * sizeof *s->sites;
+           s->sites.cap * sizeof *s->sites.slots;
 }
 
-static struct tlog_resolve_scratch *scratch_take(tlog_log *log)
+/* Once a frame, so kept out of line: inlined into the resolver (with the
+ * maps' resets), it cost GCC registers in the record walks' loops. */
+__attribute__((noinline)) static struct tlog_resolve_scratch *scratch_take(tlog_log *log)
 {
     struct tlog_resolve_scratch *s = atomic_exchange(&log->resolve_scratch, NULL);
     if (!s)
@@ -138,9 +135,7 @@ static struct tlog_resolve_scratch *scratch_take(tlog_log *log)
     if (s) {
         tlog_tree_clear_(&s->tree);
         s->nsyncs = 0;
-        s->nsites = 0;
-        if (s->sites)
-            memset(s->sites, 0, s->capsites * sizeof *s->sites);
+        tlog_map_clear_(&s->sites);
     }
     return s;
 }
@@ -160,31 +155,6 @@ void tlog_resolve_scratch_free_(tlog_log *log)
 
 /* ---- titles of sites ---- */
 
-static size_t site_home(const tlog_site *site, size_t cap)
-{
-    return tlog_mix64_((uintptr_t)site) & (cap - 1);
-}
-
-static bool grow_sites(struct tlog_resolve_scratch *s)
-{
-    size_t cap = s->capsites ? s->capsites * 2 : 64;
-    site_slot *slots = tlog_calloc_(cap, sizeof *slots);
-    if (!slots)
-        return false;
-    for (size_t i = 0; i < s->capsites; i++) {
-        if (!s->sites[i].site)
-            continue;
-        size_t k = site_home(s->sites[i].site, cap);
-        while (slots[k].site)
-            k = (k + 1) & (cap - 1);
-        slots[k] = s->sites[i];
-    }
-    free(s->sites);
-    s->sites = slots;
-    s->capsites = cap;
-    return true;
-}
-
 static const char *title_text(const tlog_site *site)
 {
     return site->name ? site->name : "(unnamed)";
@@ -193,35 +163,34 @@ static const char *title_text(const tlog_site *site)
 /* The site's title id, counting one instance of it. */
 static uint32_t site_title(resolver *r, const tlog_site *site)
 {
-    struct tlog_resolve_scratch *s = r->s;
-    if ((s->nsites + 1) * 2 > s->capsites && !grow_sites(s))
+    tlog_map *m = &r->s->sites;
+    size_t at;
+    if (!tlog_map_reserve_(m, 1))
         return NONE;
-    size_t k = site_home(site, s->capsites);
-    for (; s->sites[k].site; k = (k + 1) & (s->capsites - 1))
-        if (s->sites[k].site == site) {
-            s->sites[k].count++;
-            return s->sites[k].title;
-        }
+    if (tlog_map_find_(m, (uintptr_t)site, &at)) {
+        m->slots[at].extra++;
+        return m->slots[at].value;
+    }
     uint32_t title = tlog_tree_title_(r->tree, title_text(site));
     if (title != NONE) {
-        s->sites[k] = (site_slot){site, title, 1};
-        s->nsites++;
+        tlog_map_set_(m, at, (uintptr_t)site, title);
+        m->slots[at].extra = 1;
     }
     return title;
 }
 
 /* Adds the frame's instances to their sites' counts (tlog_site_instances). */
-static void count_sites(const struct tlog_resolve_scratch *s)
+static void count_sites(const tlog_map *m)
 {
     enum { BATCH = 256 };
     const tlog_site *sites[BATCH];
     uint64_t counts[BATCH];
     size_t k = 0;
-    for (size_t i = 0; i < s->capsites; i++) {
-        if (!s->sites[i].site)
+    for (size_t i = 0; i < m->cap; i++) {
+        if (!tlog_map_has_(m, i))
             continue;
-        sites[k] = s->sites[i].site;
-        counts[k++] = s->sites[i].count;
+        sites[k] = (const tlog_site *)(uintptr_t)m->slots[i].key;
+        counts[k++] = m->slots[i].extra;
         if (k == BATCH) {
             tlog_site_count_(sites, counts, k);
             k = 0;
@@ -762,7 +731,7 @@ int tlog_frame_resolve_locked_(tlog_frame *f)
     f->device_rows = f->device_unresolved = 0;
     int rc = build(&r);
     if (rc == TLOG_OK) {
-        count_sites(r.s);
+        count_sites(&r.s->sites);
         tlog_frame_free_raw_(f);
     } else {
         undo(f);   /* the raw records stay for another try */

@@ -5,8 +5,10 @@
 #include "alloc.h"
 #include "fork.h"
 #include "log.h"
+#include "map.h"
 #include "record.h"
 #include "site.h"
+#include "util.h"
 
 /* FNV-1a: stable across runs and platforms, which an address is not. */
 uint64_t tlog_hash_str_(uint64_t h, const char *s)
@@ -36,47 +38,29 @@ uint64_t tlog_site_id(const tlog_site *site)
  * sites can be read-only: its id, and its instance counts. Entries are
  * never freed or moved, so callers may keep pointers to them. */
 static pthread_mutex_t entries_lock = PTHREAD_MUTEX_INITIALIZER;
-static tlog_site_entry **entries;   /* open addressing */
+static tlog_map entry_map;          /* a site's address -> its entry in entries */
+static tlog_site_entry **entries;
 static size_t entries_cap, entries_len;
-
-static size_t entry_slot(tlog_site_entry **table, size_t cap, const tlog_site *site)
-{
-    size_t h = (size_t)(((uintptr_t)site >> 3) * 0x9e3779b97f4a7c15ull);
-    for (size_t i = h & (cap - 1);; i = (i + 1) & (cap - 1))
-        if (!table[i] || table[i]->site == site)
-            return i;
-}
-
-static bool entries_grow(void)
-{
-    size_t cap = entries_cap ? entries_cap * 2 : 256;
-    tlog_site_entry **table = tlog_calloc_(cap, sizeof *table);
-    if (!table)
-        return false;
-    for (size_t i = 0; i < entries_cap; i++)
-        if (entries[i])
-            table[entry_slot(table, cap, entries[i]->site)] = entries[i];
-    free(entries);
-    entries = table;
-    entries_cap = cap;
-    return true;
-}
 
 /* Caller holds entries_lock. */
 static tlog_site_entry *entry_locked(const tlog_site *site, bool make)
 {
     tlog_assert_held_(&entries_lock);
-    if (!entries_cap && !make)
+    uint32_t i;
+    if (tlog_map_get_(&entry_map, (uintptr_t)site, &i))
+        return entries[i];
+    tlog_site_entry *e = NULL;
+    if (!make || entries_len >= UINT32_MAX ||
+        !TLOG_GROW(entries, entries_cap, entries_len + 1) ||
+        !(e = tlog_calloc_(1, sizeof *e)) ||
+        !tlog_map_put_(&entry_map, (uintptr_t)site, (uint32_t)entries_len)) {
+        free(e);
         return NULL;
-    if ((entries_len + 1) * 2 > entries_cap && (!make || !entries_grow()))
-        return entries_cap ? entries[entry_slot(entries, entries_cap, site)] : NULL;
-    size_t i = entry_slot(entries, entries_cap, site);
-    if (!entries[i] && make && (entries[i] = tlog_calloc_(1, sizeof *entries[i])) != NULL) {
-        entries[i]->site = site;
-        entries[i]->id = tlog_site_id(site);
-        entries_len++;
     }
-    return entries[i];
+    e->site = site;
+    e->id = tlog_site_id(site);
+    entries[entries_len++] = e;
+    return e;
 }
 
 tlog_site_entry *tlog_site_entry_(const tlog_site *site)
@@ -114,17 +98,16 @@ bool tlog_same_title_(const tlog_site *a, const tlog_site *b)
            (a->name && b->name && strcmp(a->name, b->name) == 0);
 }
 
-/* Interned sites live until the process ends, like the static ones, in a
- * hash table of chains that doubles as it fills. */
+/* Interned sites live until the process ends, like the static ones, found
+ * by the hash of their fields. */
 typedef struct interned {
-    struct interned *next;
-    uint64_t hash;
     tlog_site site;
     char strings[];
 } interned;
 
 static pthread_mutex_t intern_lock = PTHREAD_MUTEX_INITIALIZER;
-static interned **intern_table;
+static tlog_map intern_map;         /* intern_hash -> the site's place in interns */
+static interned **interns;
 static size_t intern_cap, intern_len;
 
 static bool str_eq(const char *a, const char *b)
@@ -153,36 +136,44 @@ static uint64_t intern_hash(const char *name, const char *file, const char *func
            0x9e3779b97f4a7c15ull;
 }
 
-static bool intern_grow(void)
+/* Caller holds intern_lock. */
+static interned *intern_find_locked(uint64_t h, const char *name, const char *file,
+                                    const char *function, int line, int level)
 {
-    size_t cap = intern_cap ? intern_cap * 2 : 64;
-    interned **table = tlog_calloc_(cap, sizeof *table);
-    if (!table)
-        return false;
-    for (size_t i = 0; i < intern_cap; i++)
-        for (interned *it = intern_table[i], *next; it; it = next) {
-            next = it->next;
-            it->next = table[it->hash & (cap - 1)];
-            table[it->hash & (cap - 1)] = it;
-        }
-    free(intern_table);
-    intern_table = table;
-    intern_cap = cap;
-    return true;
-}
-
-static interned *intern_find(uint64_t h, const char *name, const char *file,
-                             const char *function, int line, int level)
-{
-    if (!intern_cap)
-        return NULL;
-    for (interned *it = intern_table[h & (intern_cap - 1)]; it; it = it->next) {
+    tlog_assert_held_(&intern_lock);
+    const tlog_map *m = &intern_map;
+    for (size_t at = tlog_map_first_(m, h); tlog_map_has_(m, at); at = tlog_map_next_(m, at, h)) {
+        interned *it = interns[m->slots[at].value];
         const tlog_site *s = &it->site;
-        if (it->hash == h && s->line == line && s->level == level && str_eq(s->name, name) &&
+        if (s->line == line && s->level == level && str_eq(s->name, name) &&
             str_eq(s->file, file) && str_eq(s->function, function))
             return it;
     }
     return NULL;
+}
+
+/* Caller holds intern_lock. NULL when memory ran out. */
+static interned *intern_add_locked(uint64_t h, const char *name, const char *file,
+                                   const char *function, int line, int level)
+{
+    tlog_assert_held_(&intern_lock);
+    size_t len = strlen(name) + 1 + (file ? strlen(file) + 1 : 0) +
+                 (function ? strlen(function) + 1 : 0);
+    interned *it = NULL;
+    if (intern_len >= UINT32_MAX || !TLOG_GROW(interns, intern_cap, intern_len + 1) ||
+        !(it = tlog_calloc_(1, sizeof *it + len)) ||
+        !tlog_map_put_(&intern_map, h, (uint32_t)intern_len)) {
+        free(it);
+        return NULL;
+    }
+    char *cursor = it->strings;
+    it->site.name = copy_into(&cursor, name);
+    it->site.file = copy_into(&cursor, file);
+    it->site.function = copy_into(&cursor, function);
+    it->site.line = line;
+    it->site.level = level;
+    interns[intern_len++] = it;
+    return it;
 }
 
 const tlog_site *tlog_site_intern(const char *name, const char *file,
@@ -192,24 +183,9 @@ const tlog_site *tlog_site_intern(const char *name, const char *file,
         return NULL;
     uint64_t h = intern_hash(name, file, function, line, level);
     tlog_lock_(&intern_lock, TLOG_LOCK_SITE_INTERN);
-    interned *it = intern_find(h, name, file, function, line, level);
-    if (!it && (intern_len < intern_cap || intern_grow())) {
-        size_t len = strlen(name) + 1 + (file ? strlen(file) + 1 : 0) +
-                     (function ? strlen(function) + 1 : 0);
-        it = tlog_calloc_(1, sizeof *it + len);
-        if (it) {
-            char *cursor = it->strings;
-            it->hash = h;
-            it->site.name = copy_into(&cursor, name);
-            it->site.file = copy_into(&cursor, file);
-            it->site.function = copy_into(&cursor, function);
-            it->site.line = line;
-            it->site.level = level;
-            it->next = intern_table[h & (intern_cap - 1)];
-            intern_table[h & (intern_cap - 1)] = it;
-            intern_len++;
-        }
-    }
+    interned *it = intern_find_locked(h, name, file, function, line, level);
+    if (!it)
+        it = intern_add_locked(h, name, file, function, line, level);
     tlog_unlock_(&intern_lock);
     return it ? &it->site : NULL;
 }

@@ -7,30 +7,28 @@
 
 #include "alloc.h"
 #include "frame.h"
+#include "map.h"
 #include "site.h"
 #include "tree.h"
 #include "util.h"
 
 #define NONE TLOG_TREE_NONE
-#define EMPTY UINT64_MAX
 
 void tlog_tree_clear_(tlog_tree *t)
 {
     t->nrows = 0;
     t->ntitles = 0;
-    if (t->slots)
-        memset(t->slots, 0xff, t->nslots * sizeof *t->slots);
-    if (t->title_slots)
-        memset(t->title_slots, 0xff, t->ntitle_slots * sizeof *t->title_slots);
+    tlog_map_clear_(&t->row_map);
+    tlog_map_clear_(&t->title_map);
 }
 
 void tlog_tree_free_(tlog_tree *t)
 {
     free(t->rows);
     free(t->parents);
-    free(t->slots);
+    tlog_map_free_(&t->row_map);
     free(t->titles);
-    free(t->title_slots);
+    tlog_map_free_(&t->title_map);
     free(t->order);
     free(t->starts);
     free(t->size);
@@ -40,42 +38,20 @@ void tlog_tree_free_(tlog_tree *t)
 
 /* ---- titles ---- */
 
-static size_t title_home(const tlog_tree *t, const char *name)
-{
-    return tlog_hash_str_(0xcbf29ce484222325ull, name) & (t->ntitle_slots - 1);
-}
-
-static bool grow_titles(tlog_tree *t)
-{
-    size_t n = t->ntitle_slots ? t->ntitle_slots * 2 : 64;
-    uint32_t *slots = tlog_malloc_(n * sizeof *slots);
-    if (!slots)
-        return false;
-    memset(slots, 0xff, n * sizeof *slots);
-    free(t->title_slots);
-    t->title_slots = slots;
-    t->ntitle_slots = n;
-    for (uint32_t id = 0; id < t->ntitles; id++) {
-        size_t s = title_home(t, t->titles[id]);
-        while (slots[s] != NONE)
-            s = (s + 1) & (n - 1);
-        slots[s] = id;
-    }
-    return true;
-}
-
 uint32_t tlog_tree_title_(tlog_tree *t, const char *name)
 {
-    if ((t->ntitles + 1) * 2 > t->ntitle_slots && !grow_titles(t))
+    tlog_map *m = &t->title_map;
+    if (!tlog_map_reserve_(m, 1))
         return NONE;
-    size_t s = title_home(t, name);
-    for (; t->title_slots[s] != NONE; s = (s + 1) & (t->ntitle_slots - 1))
-        if (strcmp(t->titles[t->title_slots[s]], name) == 0)
-            return t->title_slots[s];
+    uint64_t h = tlog_hash_str_(0xcbf29ce484222325ull, name);
+    size_t at = tlog_map_first_(m, h);
+    for (; tlog_map_has_(m, at); at = tlog_map_next_(m, at, h))
+        if (strcmp(t->titles[m->slots[at].value], name) == 0)
+            return m->slots[at].value;
     if (t->ntitles >= NONE / 2 || !TLOG_GROW(t->titles, t->captitles, t->ntitles + 1))
         return NONE;
     t->titles[t->ntitles] = name;
-    t->title_slots[s] = (uint32_t)t->ntitles;
+    tlog_map_set_(m, at, h, (uint32_t)t->ntitles);
     return (uint32_t)t->ntitles++;
 }
 
@@ -84,34 +60,6 @@ uint32_t tlog_tree_title_(tlog_tree *t, const char *name)
 static uint64_t row_key(uint32_t parent, uint32_t title, uint8_t kind)
 {
     return (uint64_t)parent << 32 | (uint64_t)title << 1 | (kind & 1u);
-}
-
-static size_t row_home(const tlog_tree *t, uint64_t key)
-{
-    return tlog_mix64_(key) & (t->nslots - 1);
-}
-
-static bool grow_slots(tlog_tree *t)
-{
-    size_t n = t->nslots ? t->nslots * 2 : 64;
-    tlog_tree_slot *slots = tlog_malloc_(n * sizeof *slots);
-    if (!slots)
-        return false;
-    memset(slots, 0xff, n * sizeof *slots);
-    tlog_tree_slot *old = t->slots;
-    size_t nold = t->nslots;
-    t->slots = slots;
-    t->nslots = n;
-    for (size_t i = 0; i < nold; i++) {
-        if (old[i].key == EMPTY)
-            continue;
-        size_t s = row_home(t, old[i].key);
-        while (slots[s].key != EMPTY)
-            s = (s + 1) & (n - 1);
-        slots[s] = old[i];
-    }
-    free(old);
-    return true;
 }
 
 static uint32_t new_row(tlog_tree *t, uint32_t parent, uint8_t kind, const char *name)
@@ -130,16 +78,16 @@ uint32_t tlog_tree_row_(tlog_tree *t, uint32_t parent, uint32_t title, uint8_t k
 {
     if (made)
         *made = false;
-    if ((t->nrows + 1) * 2 > t->nslots && !grow_slots(t))
+    tlog_map *m = &t->row_map;
+    if (!tlog_map_reserve_(m, 1))
         return NONE;
-    uint64_t key = row_key(parent, title, kind);
-    size_t s = row_home(t, key);
-    for (; t->slots[s].key != EMPTY; s = (s + 1) & (t->nslots - 1))
-        if (t->slots[s].key == key)
-            return t->slots[s].row;
+    uint64_t key = row_key(parent, title, kind);   /* never TLOG_MAP_EMPTY: title < NONE / 2 */
+    size_t at;
+    if (tlog_map_find_(m, key, &at))
+        return m->slots[at].value;
     uint32_t r = new_row(t, parent, kind, name);
     if (r != NONE) {
-        t->slots[s] = (tlog_tree_slot){key, r};
+        tlog_map_set_(m, at, key, r);
         if (made)
             *made = true;
     }

@@ -10,6 +10,7 @@
 #define TIMERLOG_TREE_H
 
 #include "internal.h"
+#include "map.h"
 
 /* A resolved row of a frame's tree. */
 struct tlog_node {
@@ -92,11 +93,6 @@ typedef struct tlog_tree_row {
     uint64_t start;           /* first start; compared as a signed difference */
 } tlog_tree_row;
 
-typedef struct tlog_tree_slot {
-    uint64_t key;             /* parent, title and kind; UINT64_MAX: empty */
-    uint32_t row;
-} tlog_tree_slot;
-
 typedef struct tlog_tree {
     tlog_tree_row *rows;
     size_t nrows, caprows;
@@ -104,12 +100,10 @@ typedef struct tlog_tree {
                                * row 0), packed apart: finish's passes over
                                * all rows read only these */
     size_t capparents;
-    tlog_tree_slot *slots;    /* (parent, title, kind) -> row */
-    size_t nslots;            /* a power of two, or 0 */
+    tlog_map row_map;         /* (parent, title, kind) -> row */
     const char **titles;      /* title id -> text */
     size_t ntitles, captitles;
-    uint32_t *title_slots;    /* text -> title id, open addressing */
-    size_t ntitle_slots;
+    tlog_map title_map;       /* the text's hash -> title ids */
     /* finish()'s scratch: children grouped by parent, subtree sizes, and
      * each row's node index (renumber). */
     uint32_t *order, *starts, *size, *renumber;

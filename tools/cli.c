@@ -19,6 +19,7 @@
 #include "diff.h"
 #include "options.h"
 #include "report.h"
+#include "util.h"
 
 #define EXIT_DAMAGED 1
 #define EXIT_USAGE 2
@@ -334,14 +335,8 @@ typedef struct groups {
  * appearance; NULL when memory ran out. */
 static group *add_group(groups *gs, const char *thread, const char *root)
 {
-    if (gs->n == gs->cap) {
-        size_t cap = gs->cap ? gs->cap * 2 : 8;
-        group *p = realloc(gs->g, cap * sizeof *p);
-        if (!p)
-            return NULL;
-        gs->g = p;
-        gs->cap = cap;
-    }
+    if (!TLOG_GROW(gs->g, gs->cap, gs->n + 1))
+        return NULL;
     group g = {strdup(thread), strdup(root), NULL, 0};
     if (!g.thread || !g.root) {
         free(g.thread);
@@ -602,18 +597,12 @@ static void collect_file(cli *c, collected *col, const selection *sel, const cha
             tlog_frame_release(f);
             continue;
         }
-        if (col->nframes == col->cap) {
-            size_t cap = col->cap ? col->cap * 2 : 64;
-            tlog_frame **p = realloc(col->frames, cap * sizeof *p);
-            if (!p) {
-                tlog_frame_release(f);
-                progress_done(c);
-                fprintf(c->err, "timerlog: out of memory\n");
-                c->status = EXIT_DAMAGED;
-                return;
-            }
-            col->frames = p;
-            col->cap = cap;
+        if (!TLOG_GROW(col->frames, col->cap, col->nframes + 1)) {
+            tlog_frame_release(f);
+            progress_done(c);
+            fprintf(c->err, "timerlog: out of memory\n");
+            c->status = EXIT_DAMAGED;
+            return;
         }
         col->frames[col->nframes++] = f;
     }

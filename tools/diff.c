@@ -18,7 +18,9 @@
 
 #include "diff.h"
 #include "diff_stats.h"
+#include "map.h"
 #include "options.h"
+#include "util.h"
 
 static const char *const usage_diff =
     "usage: timerlog diff [OPTIONS] BASE NEW\n"
@@ -100,8 +102,7 @@ typedef struct root_rows {
     size_t in_file;      /* frames of the file being read */
     row *rows;           /* rows[0] is the root */
     size_t nrows, rows_cap;
-    size_t *slots;       /* open addressing into rows; SIZE_MAX: empty */
-    size_t nslots;
+    tlog_map index;      /* a row's hash -> its place in rows */
 } root_rows;
 
 typedef struct run {
@@ -137,17 +138,11 @@ static int trouble(diff_cmd *d, const char *fmt, ...)
  * (the new room zeroed); NULL when memory ran out, `items` then intact. */
 static void *grow(void *items, size_t *cap, size_t need, size_t size)
 {
-    if (need <= *cap)
-        return items;
-    size_t n = *cap ? *cap : 8;
-    while (n < need)
-        n *= 2;
-    char *q = realloc(items, n * size);
-    if (!q)
+    size_t had = *cap;
+    if (!tlog_grow_(&items, cap, need, size))
         return NULL;
-    memset(q + *cap * size, 0, (n - *cap) * size);
-    *cap = n;
-    return q;
+    memset((char *)items + had * size, 0, (*cap - had) * size);
+    return items;
 }
 
 static bool series_add(series *s, size_t at, double value)
@@ -208,49 +203,21 @@ static bool describe_key(row *r)
 
 static row *find_row(const root_rows *g, const char *key, size_t len, uint64_t hash)
 {
-    if (!g->nslots)
-        return NULL;
-    for (size_t s = hash & (g->nslots - 1);; s = (s + 1) & (g->nslots - 1)) {
-        size_t k = g->slots[s];
-        if (k == SIZE_MAX)
-            return NULL;
-        row *r = &g->rows[k];
-        if (r->hash == hash && r->key_len == len && memcmp(r->key, key, len) == 0)
+    const tlog_map *m = &g->index;
+    for (size_t at = tlog_map_first_(m, hash); tlog_map_has_(m, at);
+         at = tlog_map_next_(m, at, hash)) {
+        row *r = &g->rows[m->slots[at].value];
+        if (r->key_len == len && memcmp(r->key, key, len) == 0)
             return r;
     }
-}
-
-static void slot_in(root_rows *g, size_t k)
-{
-    size_t s = g->rows[k].hash & (g->nslots - 1);
-    while (g->slots[s] != SIZE_MAX)
-        s = (s + 1) & (g->nslots - 1);
-    g->slots[s] = k;
-}
-
-/* Keeps the index at most half full. */
-static bool rehash(root_rows *g)
-{
-    if (2 * (g->nrows + 1) <= g->nslots)
-        return true;
-    size_t n = g->nslots ? 2 * g->nslots : 64;
-    size_t *slots = malloc(n * sizeof *slots);
-    if (!slots)
-        return false;
-    for (size_t s = 0; s < n; s++)
-        slots[s] = SIZE_MAX;
-    free(g->slots);
-    g->slots = slots;
-    g->nslots = n;
-    for (size_t k = 0; k < g->nrows; k++)
-        slot_in(g, k);
-    return true;
+    return NULL;
 }
 
 static row *add_row(root_rows *g, const char *key, size_t len, uint64_t hash,
                     const tlog_node_info *info)
 {
-    row *rows = rehash(g) ? grow(g->rows, &g->rows_cap, g->nrows + 1, sizeof *rows) : NULL;
+    row *rows = g->nrows < UINT32_MAX ? grow(g->rows, &g->rows_cap, g->nrows + 1, sizeof *rows)
+                                      : NULL;
     if (!rows)
         return NULL;
     g->rows = rows;
@@ -268,9 +235,8 @@ static row *add_row(root_rows *g, const char *key, size_t len, uint64_t hash,
     r->hash = hash;
     r->kind = info->kind;
     g->nrows++;   /* from here on freed with the others */
-    if (!describe_key(r))
+    if (!describe_key(r) || !tlog_map_put_(&g->index, hash, (uint32_t)(g->nrows - 1)))
         return NULL;
-    slot_in(g, g->nrows - 1);
     return r;
 }
 
@@ -287,7 +253,7 @@ static void free_root(root_rows *g)
         free(r->samples);
     }
     free(g->rows);
-    free(g->slots);
+    tlog_map_free_(&g->index);
     free(g->files_at);
     free(g->title);
 }

@@ -25,8 +25,10 @@
 #include <timerlog/timerlog.h>
 
 #include "diff.h"
+#include "map.h"
 #include "options.h"
 #include "report.h"
+#include "util.h"
 
 #define EXIT_DAMAGED 1
 #define EXIT_USAGE 2
@@ -80,19 +82,10 @@ static bool buf_reserve(buf *b, size_t more)
 {
     if (b->failed)
         return false;
-    if (b->n + more <= b->cap)
-        return true;
-    size_t cap = b->cap ? b->cap : 64;
-    while (cap < b->n + more)
-        cap *= 2;
-    char *p = realloc(b->p, cap);
-    if (!p) {
+    size_t need = b->n + more;
+    if (!TLOG_GROW(b->p, b->cap, need < 64 ? 64 : need))
         b->failed = true;
-        return false;
-    }
-    b->p = p;
-    b->cap = cap;
-    return true;
+    return !b->failed;
 }
 
 static void buf_add(buf *b, const void *data, size_t n)
@@ -194,7 +187,6 @@ typedef struct rrow {
     tlog_kind kind;
     int depth;
     unsigned flags;        /* tlog_node_flags of any frame */
-    uint64_t hash;
     buf totals, counts;    /* a varint per frame of the group, up to `filled` */
     uint32_t filled;
     uint64_t frame_total, frame_count;   /* the frame being read */
@@ -207,11 +199,10 @@ typedef struct rgroup {
     char *thread, *root;
     rrow *rows;
     size_t nrows, rows_cap;
-    uint32_t *slots;       /* open addressing into rows; NO_ROW: empty */
-    size_t nslots;
+    tlog_map index;        /* row_hash -> the row */
     uint64_t *serials;     /* per frame of the group */
     uint32_t *files;       /* per frame: the file it came from */
-    size_t nframes, frames_cap;
+    size_t nframes, frames_cap, files_cap;
     /* Frames whose rows came in another order than the group's (children
      * by first appearance in the run): per frame, varints of its position,
      * its row count and its rows in dump order. */
@@ -248,7 +239,7 @@ typedef struct report_cmd {
     rgroup *groups;
     size_t ngroups, groups_cap;
     whole *samples;        /* frames whose number is a multiple of stride */
-    size_t nsamples;
+    size_t nsamples, samples_cap;
     uint64_t stride, numbered;
     hitch_at *ring;        /* the newest hitches, as many as the summary keeps */
     size_t ring_size, ring_next;
@@ -270,19 +261,6 @@ typedef struct node_at {
     long index;
 } node_at;
 
-static void *grow(void *items, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return items;
-    size_t n = *cap ? *cap : 16;
-    while (n < need)
-        n *= 2;
-    void *p = realloc(items, n * size);
-    if (p)
-        *cap = n;
-    return p;
-}
-
 static uint64_t row_hash(uint32_t parent, tlog_kind kind, const char *name)
 {
     uint64_t h = 1469598103934665603ull ^ parent ^ ((uint64_t)kind << 32);
@@ -294,65 +272,33 @@ static uint64_t row_hash(uint32_t parent, tlog_kind kind, const char *name)
 static uint32_t find_row(const rgroup *g, uint32_t parent, tlog_kind kind, const char *name,
                          uint64_t hash)
 {
-    if (!g->nslots)
-        return NO_ROW;
-    for (size_t k = hash & (g->nslots - 1);; k = (k + 1) & (g->nslots - 1)) {
-        uint32_t r = g->slots[k];
-        if (r == NO_ROW)
-            return NO_ROW;
+    const tlog_map *m = &g->index;
+    for (size_t at = tlog_map_first_(m, hash); tlog_map_has_(m, at);
+         at = tlog_map_next_(m, at, hash)) {
+        uint32_t r = m->slots[at].value;
         const rrow *row = &g->rows[r];
-        if (row->hash == hash && row->parent == parent && row->kind == kind &&
-            strcmp(row->name, name) == 0)
+        if (row->parent == parent && row->kind == kind && strcmp(row->name, name) == 0)
             return r;
     }
-}
-
-static void slot_in(rgroup *g, uint32_t r)
-{
-    size_t k = g->rows[r].hash & (g->nslots - 1);
-    while (g->slots[k] != NO_ROW)
-        k = (k + 1) & (g->nslots - 1);
-    g->slots[k] = r;
-}
-
-/* Keeps the table at most half full. */
-static bool rehash(rgroup *g)
-{
-    if (2 * (g->nrows + 1) <= g->nslots)
-        return true;
-    size_t n = g->nslots ? 2 * g->nslots : 64;
-    uint32_t *slots = malloc(n * sizeof *slots);
-    if (!slots)
-        return false;
-    free(g->slots);
-    g->slots = slots;
-    g->nslots = n;
-    memset(slots, 0xff, n * sizeof *slots);
-    for (uint32_t r = 0; r < g->nrows; r++)
-        slot_in(g, r);
-    return true;
+    return NO_ROW;
 }
 
 static uint32_t add_row(rgroup *g, uint32_t parent, const tlog_node_info *info, uint64_t hash)
 {
-    if (g->nrows >= NO_ROW - 1 || !rehash(g))
+    if (g->nrows >= NO_ROW - 1 || !TLOG_GROW(g->rows, g->rows_cap, g->nrows + 1))
         return NO_ROW;
-    rrow *rows = grow(g->rows, &g->rows_cap, g->nrows + 1, sizeof *rows);
-    if (!rows)
-        return NO_ROW;
-    g->rows = rows;
-    rrow r = {.parent = parent, .launcher = NO_ROW, .kind = info->kind, .hash = hash,
+    rrow r = {.parent = parent, .launcher = NO_ROW, .kind = info->kind,
               .depth = parent == NO_ROW ? 0 : g->rows[parent].depth + 1,
               .name = strdup(info->name ? info->name : ""),
               .device = info->device ? strdup(info->device) : NULL};
-    if (!r.name || (info->device && !r.device)) {
+    uint32_t at = (uint32_t)g->nrows;
+    if (!r.name || (info->device && !r.device) || !tlog_map_put_(&g->index, hash, at)) {
         free(r.name);
         free(r.device);
         return NO_ROW;
     }
-    uint32_t at = (uint32_t)g->nrows++;
     g->rows[at] = r;
-    slot_in(g, at);
+    g->nrows++;
     return at;
 }
 
@@ -365,7 +311,7 @@ static void free_group(rgroup *g)
         free(g->rows[r].counts.p);
     }
     free(g->rows);
-    free(g->slots);
+    tlog_map_free_(&g->index);
     free(g->serials);
     free(g->files);
     free(g->hitches);
@@ -399,10 +345,9 @@ static rgroup *group_of(report_cmd *c, const tlog_frame *f, uint32_t *index)
             *index = (uint32_t)k;
             return &c->groups[k];
         }
-    rgroup *gs = grow(c->groups, &c->groups_cap, c->ngroups + 1, sizeof *gs);
-    if (!gs)
+    if (!TLOG_GROW(c->groups, c->groups_cap, c->ngroups + 1))
         return NULL;
-    c->groups = gs;
+    rgroup *gs = c->groups;
     rgroup g = {.thread = strdup(thread), .root = strdup(root)};
     if (!g.thread || !g.root) {
         free(g.thread);
@@ -421,18 +366,11 @@ static int map_node(report_cmd *c, const tlog_node *node, const tlog_node_info *
 {
     rgroup *g = c->walking;
     size_t depth = info->depth > 0 ? (size_t)info->depth : 0;
-    uint32_t *stack = grow(c->depth_rows, &c->depth_cap, depth + 1, sizeof *stack);
-    if (stack)
-        c->depth_rows = stack;
-    const tlog_node **nodes = stack ? grow(c->nodes, &c->nodes_cap, c->nnodes + 1,
-                                           sizeof *nodes) : NULL;
-    if (nodes)
-        c->nodes = nodes;
-    uint32_t *rows = nodes ? grow(c->node_rows, &c->node_rows_cap, c->nnodes + 1,
-                                  sizeof *rows) : NULL;
-    if (!rows)
+    if (!TLOG_GROW(c->depth_rows, c->depth_cap, depth + 1) ||
+        !TLOG_GROW(c->nodes, c->nodes_cap, c->nnodes + 1) ||
+        !TLOG_GROW(c->node_rows, c->node_rows_cap, c->nnodes + 1))
         return TLOG_ENOMEM;
-    c->node_rows = rows;
+    uint32_t *stack = c->depth_rows;
     uint32_t parent = depth ? stack[depth - 1] : NO_ROW;
     const char *name = info->name ? info->name : "";
     uint64_t hash = row_hash(parent, info->kind, name);
@@ -459,10 +397,8 @@ static int visit_row(void *user, const tlog_node *node, const tlog_node_info *in
     rrow *row = &g->rows[r];
     row->flags |= info->flags;
     if (!row->touched) {
-        uint32_t *t = grow(g->touched, &g->touched_cap, g->ntouched + 1, sizeof *t);
-        if (!t)
+        if (!TLOG_GROW(g->touched, g->touched_cap, g->ntouched + 1))
             return TLOG_ENOMEM;
-        g->touched = t;
         g->touched[g->ntouched++] = r;
         row->touched = true;
         row->frame_total = row->frame_count = 0;
@@ -522,10 +458,8 @@ static bool store_values(rgroup *g, uint32_t index)
  * worker threads' rows by thread id, which may change from frame to frame. */
 static bool store_order(report_cmd *c, rgroup *g, uint32_t index)
 {
-    uint32_t *last = grow(c->depth_rows, &c->depth_cap, 1, sizeof *last);
-    if (!last)
+    if (!TLOG_GROW(c->depth_rows, c->depth_cap, 1))
         return false;
-    c->depth_rows = last;
     bool own = true;
     for (size_t k = 0; k < c->nnodes && own; k++) {
         const rrow *row = &g->rows[c->node_rows[k]];
@@ -559,10 +493,9 @@ static int by_address(const void *a, const void *b)
 /* Sorts the nodes of the walk by address, for node_index. */
 static bool sort_nodes(report_cmd *c)
 {
-    node_at *s = grow(c->sorted, &c->sorted_cap, c->nnodes, sizeof *s);
-    if (!s)
+    if (!TLOG_GROW(c->sorted, c->sorted_cap, c->nnodes))
         return false;
-    c->sorted = s;
+    node_at *s = c->sorted;
     for (size_t k = 0; k < c->nnodes; k++)
         s[k] = (node_at){c->nodes[k], (long)k};
     qsort(s, c->nnodes, sizeof *s, by_address);
@@ -645,10 +578,8 @@ static bool sample(report_cmd *c, const rgroup *g, const tlog_frame *f)
     uint64_t number = c->numbered++;
     if (!c->max_samples || number % c->stride)
         return true;
-    whole *s = realloc(c->samples, (c->nsamples + 1) * sizeof *s);
-    if (!s)
+    if (!TLOG_GROW(c->samples, c->samples_cap, c->nsamples + 1))
         return false;
-    c->samples = s;
     whole w = {(uint32_t)(g - c->groups), (uint32_t)(g->nframes - 1), number, {0}};
     write_whole(c, g, f, &w.json);
     if (w.json.failed) {
@@ -690,20 +621,11 @@ static int add_frame(report_cmd *c, tlog_frame *f, uint32_t file)
     int rc = tlog_summary_add(c->summary, f);
     uint32_t gi;
     rgroup *g = rc == TLOG_OK ? group_of(c, f, &gi) : NULL;
-    uint64_t *serials = g ? grow(g->serials, &g->frames_cap, g->nframes + 1, sizeof *serials)
-                          : NULL;
-    if (!serials) {
+    if (!g || !TLOG_GROW(g->serials, g->frames_cap, g->nframes + 1) ||
+        !TLOG_GROW(g->files, g->files_cap, g->nframes + 1)) {
         tlog_frame_release(f);
         return rc == TLOG_OK ? TLOG_ENOMEM : rc;
     }
-    g->serials = serials;
-    size_t cap = g->nframes;   /* files grows with serials */
-    uint32_t *files = grow(g->files, &cap, g->frames_cap, sizeof *files);
-    if (!files) {
-        tlog_frame_release(f);
-        return TLOG_ENOMEM;
-    }
-    g->files = files;
     tlog_frame_info info = {.size = sizeof info};
     tlog_frame_get_info(f, &info);
     c->walking = g;
@@ -726,12 +648,10 @@ static int add_frame(report_cmd *c, tlog_frame *f, uint32_t file)
     g->files[g->nframes++] = file;
     tlog_summary_get_info(c->summary, &after);
     if (after.hitches_seen > before.hitches_seen) {
-        uint32_t *h = grow(g->hitches, &g->hitches_cap, g->nhitches + 1, sizeof *h);
-        if (!h) {
+        if (!TLOG_GROW(g->hitches, g->hitches_cap, g->nhitches + 1)) {
             tlog_frame_release(f);
             return TLOG_ENOMEM;
         }
-        g->hitches = h;
         g->hitches[g->nhitches++] = (uint32_t)(g->nframes - 1);
         c->ring[c->ring_next++ % c->ring_size] =
             (hitch_at){f, gi, (uint32_t)(g->nframes - 1)};
@@ -920,10 +840,9 @@ static bool add_whole(report_cmd *c, whole **wholes, size_t *n, size_t *cap, uin
 {
     if (written(*wholes, *n, gi, index))
         return true;
-    whole *w = grow(*wholes, cap, *n + 1, sizeof *w);
-    if (!w)
+    if (!TLOG_GROW(*wholes, *cap, *n + 1))
         return false;
-    *wholes = w;
+    whole *w = *wholes;
     c->nnodes = 0;
     rgroup *g = &c->groups[gi];
     c->walking = g;

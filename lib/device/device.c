@@ -23,6 +23,8 @@
 
 #include "alloc.h"
 #include "device_impl.h"
+#include "map.h"
+#include "util.h"
 
 #define DEFAULT_MAX_SCOPES 2048u
 #define DEFAULT_POOL_BATCH 64u
@@ -82,14 +84,8 @@ static uint32_t pool_room_locked(const tlog_device *d)
 static bool pool_link_locked(tlog_device *d, tlog_slot *block, uint32_t n)
 {
     tlog_assert_device_held_(d, lock);
-    if (d->nblocks == d->capblocks) {
-        size_t cap = d->capblocks ? d->capblocks * 2 : 8;
-        struct slot_block *grown = tlog_realloc_(d->blocks, cap * sizeof *grown);
-        if (!grown)
-            return false;
-        d->blocks = grown;
-        d->capblocks = cap;
-    }
+    if (!TLOG_GROW(d->blocks, d->capblocks, d->nblocks + 1))
+        return false;
     d->blocks[d->nblocks++] = (struct slot_block){block, n};
     for (uint32_t i = 0; i < n; i++) {
         tlog_slot *s = &block[i];
@@ -360,14 +356,8 @@ static dqueue *queue_for_locked(tlog_device *d, void *key)
     for (size_t i = 0; i < d->nqueues; i++)
         if (d->queues[i]->key == key)
             return d->last_queue = d->queues[i];
-    if (d->nqueues == d->capqueues) {
-        size_t cap = d->capqueues ? d->capqueues * 2 : 8;
-        dqueue **grown = tlog_realloc_(d->queues, cap * sizeof *grown);
-        if (!grown)
-            return NULL;
-        d->queues = grown;
-        d->capqueues = cap;
-    }
+    if (!TLOG_GROW(d->queues, d->capqueues, d->nqueues + 1))
+        return NULL;
     dqueue *q = tlog_calloc_(1, sizeof *q);
     if (!q)
         return NULL;
@@ -432,42 +422,17 @@ void tlog_dqueue_remove_(dqueue *q, tlog_slot *s)
 static const tlog_site *launch_site_for_locked(tlog_device *d, const tlog_site *site)
 {
     tlog_assert_device_held_(d, lock);
-    if (d->nlaunch * 2 >= d->launch_mask) {
-        size_t cap = d->launch_mask ? (d->launch_mask + 1) * 2 : 64;
-        const tlog_site **keys = tlog_calloc_(cap, sizeof *keys), **vals = tlog_calloc_(cap, sizeof *vals);
-        if (!keys || !vals) {
-            free(keys);
-            free(vals);
-            return NULL;
-        }
-        for (size_t i = 0; d->launch_mask && i <= d->launch_mask; i++) {
-            if (!d->launch_keys[i])
-                continue;
-            size_t j = ((uintptr_t)d->launch_keys[i] >> 4) & (cap - 1);
-            while (keys[j])
-                j = (j + 1) & (cap - 1);
-            keys[j] = d->launch_keys[i];
-            vals[j] = d->launch_vals[i];
-        }
-        free(d->launch_keys);
-        free(d->launch_vals);
-        d->launch_keys = keys;
-        d->launch_vals = vals;
-        d->launch_mask = cap - 1;
-    }
-    size_t j = ((uintptr_t)site >> 4) & d->launch_mask;
-    for (; d->launch_keys[j]; j = (j + 1) & d->launch_mask)
-        if (d->launch_keys[j] == site)
-            return d->launch_vals[j];
+    uint32_t i;
+    if (tlog_map_get_(&d->launch_map, (uintptr_t)site, &i))
+        return d->launch_sites[i];
     char name[TLOG_NAME_MAX * 4];
     snprintf(name, sizeof name, "Launch \"%s\"", site->name ? site->name : "?");
     const tlog_site *ls =
         tlog_site_intern(name, site->file, site->function, site->line, site->level);
-    if (ls) {
-        d->launch_keys[j] = site;
-        d->launch_vals[j] = ls;
-        d->nlaunch++;
-    }
+    /* Kept when memory allows; else interned again (the same site) next time. */
+    if (ls && d->nlaunch < UINT32_MAX && TLOG_GROW(d->launch_sites, d->caplaunch, d->nlaunch + 1) &&
+        tlog_map_put_(&d->launch_map, (uintptr_t)site, (uint32_t)d->nlaunch))
+        d->launch_sites[d->nlaunch++] = ls;
     return ls;
 }
 
@@ -787,8 +752,8 @@ static void device_free(tlog_device *d)
         free(d->queues[i]);
     free(d->queues);
     free(d->blocks);
-    free(d->launch_keys);
-    free(d->launch_vals);
+    tlog_map_free_(&d->launch_map);
+    free(d->launch_sites);
     free(d);
 }
 

@@ -14,6 +14,7 @@
 #include "fork.h"
 #include "frame.h"
 #include "log.h"
+#include "map.h"
 #include "record.h"
 #include "subscribe.h"
 #include "upcalls.h"
@@ -85,8 +86,10 @@ struct tlog_device {
     size_t nqueues, capqueues;
     uint32_t queues_made;           /* numbers queues, 1-based */
     dqueue *last_queue;
-    const tlog_site **launch_keys, **launch_vals;
-    size_t launch_mask, nlaunch;
+    tlog_map launch_map;            /* a device scope's site -> the place of
+                                     * its `Launch` site in launch_sites */
+    const tlog_site **launch_sites;
+    size_t nlaunch, caplaunch;
     bool warned_full, warned_no_memory;
     bool fill_failed;               /* the pool could not grow for lack of
                                      * memory since the last drop reported it */

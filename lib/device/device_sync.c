@@ -12,6 +12,7 @@
 
 #include "alloc.h"
 #include "device_impl.h"
+#include "util.h"
 
 #define ANCHOR_TIMEOUT_NS 100000000ull
 #define POLL_BATCH 64
@@ -237,14 +238,8 @@ static poll_ctx poll_start(tlog_log *log, int mode)
  * not told of it (the frame still shows it). */
 static void keep_event(poll_ctx *c, const tlog_drow *row)
 {
-    if (c->nevents == c->capevents) {
-        size_t cap = c->capevents ? c->capevents * 2 : 16;
-        tlog_device_event *grown = tlog_realloc_(c->events, cap * sizeof *grown);
-        if (!grown)
-            return;
-        c->events = grown;
-        c->capevents = cap;
-    }
+    if (!TLOG_GROW(c->events, c->capevents, c->nevents + 1))
+        return;
     c->events[c->nevents++] = (tlog_device_event){
         .site = row->site, .device = row->device, .queue = row->queue,
         .launch_site = row->launch_site, .start = row->start, .end = row->end,

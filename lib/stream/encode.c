@@ -9,6 +9,8 @@
 
 #include "alloc.h"
 #include "encode.h"
+#include "map.h"
+#include "util.h"
 #include "exchange.h"
 #include "format.h"
 #include "frame.h"
@@ -18,24 +20,16 @@
 /* Bytes                                                                    */
 /* ------------------------------------------------------------------------ */
 
-/* Room for n more bytes; false (and `failed` set) if memory ran out. */
+/* Room for n more bytes (4 KiB at least); false (and `failed` set) if
+ * memory ran out. */
 static bool reserve(tlog_bytes *b, size_t n)
 {
     if (b->failed)
         return false;
-    if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + n)
-            cap *= 2;
-        uint8_t *d = tlog_realloc_(b->data, cap);
-        if (!d) {
-            b->failed = true;
-            return false;
-        }
-        b->data = d;
-        b->cap = cap;
-    }
-    return true;
+    size_t need = b->len + n;
+    if (!TLOG_GROW(b->data, b->cap, need < 4096 ? 4096 : need))
+        b->failed = true;
+    return !b->failed;
 }
 
 static uint8_t *grow(tlog_bytes *b, size_t n)
@@ -102,39 +96,11 @@ static void block_end(tlog_bytes *b, size_t at)
 /* What the stream has described                                            */
 /* ------------------------------------------------------------------------ */
 
-/* The slot of `key`, or the empty slot where it would go. */
-static tlog_ptr_slot *map_slot(const tlog_ptr_map *m, const void *key)
-{
-    size_t j = ((uintptr_t)key >> 4) & (m->cap - 1);
-    while (m->slots[j].key && m->slots[j].key != key)
-        j = (j + 1) & (m->cap - 1);
-    return &m->slots[j];
-}
-
 /* Index of `key` in the map, or TLOG_STREAM_NONE. */
-static uint32_t map_find(const tlog_ptr_map *m, const void *key)
+static uint32_t map_find(const tlog_map *m, const void *key)
 {
-    const tlog_ptr_slot *slot = m->cap ? map_slot(m, key) : NULL;
-    return slot && slot->key ? slot->index : TLOG_STREAM_NONE;
-}
-
-/* Room for one more key; false if memory ran out. */
-static bool map_reserve(tlog_ptr_map *m)
-{
-    if (m->count * 2 >= m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 256;
-        tlog_ptr_slot *slots = tlog_calloc_(cap, sizeof *slots);
-        if (!slots)
-            return false;
-        tlog_ptr_map grown = {slots, cap, m->count};
-        for (size_t i = 0; i < m->cap; i++)
-            if (m->slots[i].key)
-                *map_slot(&grown, m->slots[i].key) = m->slots[i];
-        free(m->slots);
-        m->slots = slots;
-        m->cap = cap;
-    }
-    return true;
+    uint32_t i;
+    return tlog_map_get_(m, (uintptr_t)key, &i) ? i : TLOG_STREAM_NONE;
 }
 
 static size_t str_bytes(const char *s)
@@ -153,22 +119,20 @@ static bool room_for_block(tlog_bytes *b, size_t payload)
 
 /* A new index for `key`, whose description of `payload` bytes the caller
  * writes next; TLOG_STREAM_NONE (and `b` failed) if memory ran out. */
-static uint32_t map_add(tlog_ptr_map *m, tlog_bytes *b, const void *key, size_t payload)
+static uint32_t map_add(tlog_map *m, tlog_bytes *b, const void *key, size_t payload)
 {
-    if (!room_for_block(b, payload) || !map_reserve(m)) {
+    uint32_t i = (uint32_t)m->count;
+    if (!room_for_block(b, payload) || !tlog_map_put_(m, (uintptr_t)key, i)) {
         b->failed = true;
         return TLOG_STREAM_NONE;
     }
-    tlog_ptr_slot *slot = map_slot(m, key);
-    slot->key = key;
-    slot->index = (uint32_t)m->count++;
-    return slot->index;
+    return i;
 }
 
 void tlog_seen_free_(tlog_seen *s)
 {
-    free(s->sites.slots);
-    free(s->devices.slots);
+    tlog_map_free_(&s->sites);
+    tlog_map_free_(&s->devices);
     free(s->threads);
     memset(s, 0, sizeof *s);
 }
@@ -219,15 +183,12 @@ static void note_thread(tlog_seen *seen, tlog_bytes *b, uint32_t id, const char 
     if (id == 0 || !name)
         return;
     if (id >= seen->nthreads) {
-        size_t n = (size_t)id + 64;
-        char (*t)[TLOG_NAME_MAX] = tlog_realloc_(seen->threads, n * TLOG_NAME_MAX);
-        if (!t) {
+        size_t had = seen->nthreads;
+        if (!TLOG_GROW(seen->threads, seen->nthreads, (size_t)id + 1)) {
             b->failed = true;
             return;
         }
-        memset(t + seen->nthreads, 0, (n - seen->nthreads) * TLOG_NAME_MAX);
-        seen->threads = t;
-        seen->nthreads = n;
+        memset(seen->threads + had, 0, (seen->nthreads - had) * sizeof *seen->threads);
     }
     if (seen->threads[id][0] && strncmp(seen->threads[id], name, TLOG_NAME_MAX - 1) == 0)
         return;

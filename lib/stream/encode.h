@@ -2,8 +2,9 @@
 #ifndef TIMERLOG_ENCODE_H
 #define TIMERLOG_ENCODE_H
 
-#include "frame.h"
 #include "format.h"
+#include "frame.h"
+#include "map.h"
 
 /* A growing byte buffer; `failed` once memory ran out. */
 typedef struct tlog_bytes {
@@ -12,21 +13,11 @@ typedef struct tlog_bytes {
     bool failed;
 } tlog_bytes;
 
-typedef struct tlog_ptr_slot {
-    const void *key;
-    uint32_t index;
-} tlog_ptr_slot;
-
-/* Pointers numbered in order of first sight. */
-typedef struct tlog_ptr_map {
-    tlog_ptr_slot *slots;
-    size_t cap, count;
-} tlog_ptr_map;
-
-/* What a stream has described so far. */
+/* What a stream has described so far: sites and device names by address,
+ * numbered in order of first sight (their stream index). */
 typedef struct tlog_seen {
-    tlog_ptr_map sites;
-    tlog_ptr_map devices;
+    tlog_map sites;
+    tlog_map devices;
     char (*threads)[TLOG_NAME_MAX];   /* by thread id: the name last written */
     size_t nthreads;
 } tlog_seen;

@@ -16,17 +16,13 @@
 #include "decode.h"
 #include "format.h"
 #include "frame.h"
+#include "map.h"
+#include "util.h"
 
 typedef struct named {
     uint32_t id;
     char *name;
 } named;
-
-/* Ids to positions in a names array: open addressing, ids + 1 as keys. */
-typedef struct id_map {
-    uint32_t *keys, *pos;
-    size_t mask, count;
-} id_map;
 
 struct tlog_reader {
     FILE *fp;                     /* or: */
@@ -42,7 +38,7 @@ struct tlog_reader {
     size_t nsites, capsites;
     named *threads, *devices;
     size_t nthreads, capthreads, ndevices, capdevices;
-    id_map thread_ids, device_ids;
+    tlog_map thread_ids, device_ids;   /* id -> position in threads, devices */
     char **retired;               /* replaced names: frames may still use them */
     size_t nretired, capretired;
     uint64_t total;               /* input size, when known */
@@ -213,10 +209,8 @@ void tlog_reader_close(tlog_reader *r)
     for (size_t i = 0; i < r->nretired; i++)
         free(r->retired[i]);
     free(r->retired);
-    free(r->thread_ids.keys);
-    free(r->thread_ids.pos);
-    free(r->device_ids.keys);
-    free(r->device_ids.pos);
+    tlog_map_free_(&r->thread_ids);
+    tlog_map_free_(&r->device_ids);
     free(r->sites);
     free(r->threads);
     free(r->devices);
@@ -291,14 +285,8 @@ static int next_block(tlog_reader *r, uint32_t *type, tlog_cursor *payload)
                       "truncated block (type %u, %u bytes announced)", tlog_get_u32_(head),
                       len);
     size_t whole = TLOG_BLOCK_HEAD + (size_t)len + TLOG_BLOCK_TAIL;
-    if (whole > r->block_cap) {
-        uint8_t *b = tlog_realloc_(r->block, whole);
-        if (!b)
-            return damage(r, TLOG_ENOMEM, r->block_at, "no memory for a block of %u bytes",
-                          len);
-        r->block = b;
-        r->block_cap = whole;
-    }
+    if (!TLOG_GROW(r->block, r->block_cap, whole))
+        return damage(r, TLOG_ENOMEM, r->block_at, "no memory for a block of %u bytes", len);
     memcpy(r->block, head, sizeof head);
     if (take(r, r->block + sizeof head, whole - sizeof head) < whole - sizeof head)
         return damage(r, TLOG_EFORMAT, r->block_at,
@@ -313,21 +301,6 @@ static int next_block(tlog_reader *r, uint32_t *type, tlog_cursor *payload)
     return TLOG_OK;
 }
 
-static bool grow_array(void **arr, size_t *cap, size_t want, size_t elem)
-{
-    if (want <= *cap)
-        return true;
-    size_t cap2 = *cap ? *cap * 2 : 16;
-    while (cap2 < want)
-        cap2 *= 2;
-    void *p = tlog_realloc_(*arr, cap2 * elem);
-    if (!p)
-        return false;
-    *arr = p;
-    *cap = cap2;
-    return true;
-}
-
 static int read_site(tlog_reader *r, tlog_cursor *c)
 {
     uint32_t index = tlog_read_u32_(c);
@@ -338,7 +311,7 @@ static int read_site(tlog_reader *r, tlog_cursor *c)
         return damage(r, TLOG_EFORMAT, r->block_at, "site %u out of order (expected %zu)",
                       index, r->nsites);
     tlog_site *s = tlog_calloc_(1, sizeof *s);
-    if (!s || !grow_array((void **)&r->sites, &r->capsites, r->nsites + 1, sizeof *r->sites)) {
+    if (!s || !TLOG_GROW(r->sites, r->capsites, r->nsites + 1)) {
         free(s);
         return damage(r, TLOG_ENOMEM, r->block_at, "no memory for sites");
     }
@@ -355,56 +328,16 @@ static int read_site(tlog_reader *r, tlog_cursor *c)
 }
 
 /* Position of `id` in its array, or SIZE_MAX. */
-static size_t id_find(const id_map *m, uint32_t id)
+static size_t id_find(const tlog_map *m, uint32_t id)
 {
-    if (!m->keys)
-        return SIZE_MAX;
-    for (size_t j = (id * 0x9e3779b1u) & m->mask; m->keys[j]; j = (j + 1) & m->mask)
-        if (m->keys[j] == id + 1u)
-            return m->pos[j];
-    return SIZE_MAX;
-}
-
-static bool id_add(id_map *m, uint32_t id, size_t pos)
-{
-    if (id == UINT32_MAX)
-        return false;
-    if (m->count * 2 >= m->mask) {
-        size_t cap = m->keys ? (m->mask + 1) * 2 : 64;
-        uint32_t *keys = tlog_calloc_(cap, sizeof *keys), *p = tlog_calloc_(cap, sizeof *p);
-        if (!keys || !p) {
-            free(keys);
-            free(p);
-            return false;
-        }
-        for (size_t i = 0; m->keys && i <= m->mask; i++) {
-            if (!m->keys[i])
-                continue;
-            size_t j = ((m->keys[i] - 1u) * 0x9e3779b1u) & (cap - 1);
-            while (keys[j])
-                j = (j + 1) & (cap - 1);
-            keys[j] = m->keys[i];
-            p[j] = m->pos[i];
-        }
-        free(m->keys);
-        free(m->pos);
-        m->keys = keys;
-        m->pos = p;
-        m->mask = cap - 1;
-    }
-    size_t j = (id * 0x9e3779b1u) & m->mask;
-    while (m->keys[j])
-        j = (j + 1) & m->mask;
-    m->keys[j] = id + 1u;
-    m->pos[j] = (uint32_t)pos;
-    m->count++;
-    return true;
+    uint32_t pos;
+    return tlog_map_get_(m, id, &pos) ? pos : SIZE_MAX;
 }
 
 /* THREAD and DEVICE blocks: an id and a name. A later name replaces one for
  * later frames; the earlier stays alive for frames already read. */
 static int read_named(tlog_reader *r, tlog_cursor *c, named **arr, size_t *n, size_t *cap,
-                      id_map *ids, const char *what)
+                      tlog_map *ids, const char *what)
 {
     uint32_t id = tlog_read_u32_(c);
     char *name = dup_str(c);
@@ -415,8 +348,7 @@ static int read_named(tlog_reader *r, tlog_cursor *c, named **arr, size_t *n, si
     }
     size_t at = id_find(ids, id);
     if (at != SIZE_MAX) {
-        if (!grow_array((void **)&r->retired, &r->capretired, r->nretired + 1,
-                        sizeof *r->retired)) {
+        if (!TLOG_GROW(r->retired, r->capretired, r->nretired + 1)) {
             free(name);
             return damage(r, TLOG_ENOMEM, r->block_at, "no memory for names");
         }
@@ -424,7 +356,9 @@ static int read_named(tlog_reader *r, tlog_cursor *c, named **arr, size_t *n, si
         (*arr)[at].name = name;
         return TLOG_OK;
     }
-    if (!grow_array((void **)arr, cap, *n + 1, sizeof **arr) || !id_add(ids, id, *n)) {
+    /* UINT32_MAX is TLOG_STREAM_NONE, "no device", in a frame's rows. */
+    if (id == UINT32_MAX || !TLOG_GROW(*arr, *cap, *n + 1) ||
+        !tlog_map_put_(ids, id, (uint32_t)*n)) {
         free(name);
         return damage(r, id == UINT32_MAX ? TLOG_EFORMAT : TLOG_ENOMEM, r->block_at,
                       "cannot keep %s %u", what, id);
