@@ -117,10 +117,10 @@ static void put_column(FILE *out, const char *label, bool known, uint64_t ns)
 void tlog_put_stat_columns_(FILE *out, const tlog_stat_row *row, unsigned columns, uint64_t ns)
 {
     tlog_stat_value v = {0};
-    const tlog_acc *a = row ? &row->acc[TLOG_ACC_TOTAL] : NULL;
+    uint64_t frames = row ? tlog_row_hot_(row)->frames : 0;
     if (row)
-        tlog_stat_value_(a, row->frames, &v);
-    bool known = row && row->frames;
+        tlog_stat_value_(&tlog_row_hot_(row)->total, frames, &v);
+    bool known = frames != 0;
     if (columns & TLOG_COLUMN_MEAN)
         put_column(out, "mean", known, tlog_ns_from_double_(v.mean + 0.5));
     if (columns & TLOG_COLUMN_MEDIAN)
@@ -143,9 +143,8 @@ void tlog_put_stat_columns_(FILE *out, const tlog_stat_row *row, unsigned column
         }
     }
     if ((columns & TLOG_COLUMN_FRAMES) && known)
-        fprintf(out, " | in %llu/%llu frames", (unsigned long long)row->frames,
-                (unsigned long long)row->owner->rows[row->owner->groups[row->group].root]
-                    .frames);
+        fprintf(out, " | in %llu/%llu frames", (unsigned long long)frames,
+                (unsigned long long)tlog_row_group_frames_(row));
     else if (columns & TLOG_COLUMN_FRAMES)
         fputs(" | in 0 frames", out);
 }

@@ -7,10 +7,15 @@
  *
  * Adding a frame takes one pass over its rows, each found (first where the
  * group's last frame had it) or made, widened to take its values, then
- * counted. It is all or nothing: when something cannot be had half-way,
- * the counts of the pass are taken back (from a note of what subtracting
- * them cannot restore), and the rows it made, newest first. Merging
- * summaries makes and widens everything first, then adds.
+ * counted. What that pass reads and writes of a row lies in one cache line
+ * of an array of its own (summary.h: tlog_row_hot), apart from the rest,
+ * and rows are made in the order a frame's nodes come, so that counting a
+ * frame like the last walks that array in order. Each text is kept once,
+ * so that a large frame's titles, found once per add, compare with rows'
+ * by address. It is all or nothing: when something cannot be had
+ * half-way, the counts of the pass are taken back (from a note of what
+ * subtracting them cannot restore), and the rows it made, newest first.
+ * Merging summaries makes and widens everything first, then adds.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +33,10 @@
 #define DEFAULT_HITCHES 16u
 #define MAX_HITCHES 4096u
 #define DEFAULT_ROWS (1u << 20)
+#define KEPT_SEED 0xcbf29ce484222325ull
+#define MEMO_MIN 256u
+#define MEMO_PROBES 8
+#define MEMO_FROM 64
 
 /* ------------------------------------------------------------------------ */
 /* Rows                                                                     */
@@ -36,16 +45,41 @@
 /* A row whose self time parts from its total: its self time so far, which
  * was its total, is kept apart from now on (self_same is cleared by the
  * caller once it counts). */
-static bool split_self(tlog_summary *s, tlog_stat_row *x)
+static bool split_self(tlog_summary *s, uint32_t r)
 {
-    tlog_acc *self = &x->acc[TLOG_ACC_SELF];
-    const tlog_acc *total = &x->acc[TLOG_ACC_TOTAL];
+    tlog_acc *self = &s->rows[r].self;
+    const tlog_acc *total = &s->hot[r].total;
     if (!tlog_sketch_copy_(&s->bytes, &self->sk, &total->sk))
         return false;
     self->sum = total->sum;
     self->min = total->min;
     self->max = total->max;
     return true;
+}
+
+/* A row whose count parts from what it was in every frame so far: that
+ * count is kept from now on, as counting it would have left it (count_same
+ * is cleared by the caller once it counts). Its histogram is one bucket in
+ * place: nothing to allocate. */
+static void split_count(tlog_summary *s, uint32_t r)
+{
+    tlog_acc *count = &s->rows[r].count;
+    tlog_sketch_free_(&s->bytes, &count->sk);
+    *count = tlog_count_same_acc_(s->hot[r].count_same, s->hot[r].frames);
+}
+
+/* Quantity q (TLOG_ACC_) of row r, where it is kept. */
+static inline tlog_acc *acc_at(tlog_summary *s, uint32_t r, int q)
+{
+    return q == TLOG_ACC_TOTAL ? &s->hot[r].total
+           : q == TLOG_ACC_COUNT ? &s->rows[r].count : &s->rows[r].self;
+}
+
+/* Whether quantity q of a row is kept apart: not a self time that is its
+ * total, nor a count that has been the same. */
+static inline bool acc_kept(const tlog_row_hot *x, int q)
+{
+    return q == TLOG_ACC_TOTAL || (q == TLOG_ACC_SELF ? !x->self_same : !x->count_same);
 }
 
 
@@ -59,8 +93,55 @@ static bool grow(tlog_summary *s, void **items, size_t *cap, size_t need, size_t
     return true;
 }
 
+/* Where the kept string of str's text (hash h) is in the set, or the empty
+ * slot it would take. */
+static size_t kept_slot(const tlog_summary *s, const char *str, uint64_t h)
+{
+    size_t k = (size_t)h & s->kept_mask;
+    while (s->kept[k] && !tlog_same_name_(s->kept[k], str))
+        k = (k + 1) & s->kept_mask;
+    return k;
+}
+
+/* Room in the set for one more string (at most half full); false when
+ * memory ran out. */
+static bool kept_room(tlog_summary *s)
+{
+    size_t slots = s->kept ? s->kept_mask + 1 : 0;
+    if (s->nkept < slots / 2)
+        return true;
+    size_t n = slots ? slots * 2 : 256;
+    const char **old = s->kept;
+    s->kept = tlog_calloc_(n, sizeof *s->kept);
+    if (!s->kept) {
+        s->kept = old;
+        return false;
+    }
+    s->kept_mask = n - 1;
+    for (size_t k = 0; k < slots; k++)
+        if (old[k])
+            s->kept[kept_slot(s, old[k], tlog_hash_str_(KEPT_SEED, old[k]))] = old[k];
+    free(old);
+    s->bytes += (n - slots) * sizeof *s->kept;
+    return true;
+}
+
+/* The kept string of str's text, or NULL when none is. */
+static const char *kept_string(const tlog_summary *s, const char *str)
+{
+    return s->kept ? s->kept[kept_slot(s, str, tlog_hash_str_(KEPT_SEED, str))] : NULL;
+}
+
+/* A copy of str for the summary's life, one per text: rows titled alike
+ * share it, so that titles known by their text's copy compare by address.
+ * NULL when memory ran out. */
 static const char *keep_string(tlog_summary *s, const char *str)
 {
+    const char *had = kept_string(s, str);
+    if (had)
+        return had;
+    if (!kept_room(s))
+        return NULL;
     size_t n = strlen(str) + 1;
     tlog_arena_block *b = s->arena;
     if (!b || b->cap - b->used < n) {
@@ -77,6 +158,8 @@ static const char *keep_string(tlog_summary *s, const char *str)
     char *at = b->data + b->used;
     memcpy(at, str, n);
     b->used += n;
+    s->kept[kept_slot(s, at, tlog_hash_str_(KEPT_SEED, at))] = at;
+    s->nkept++;
     return at;
 }
 
@@ -95,7 +178,7 @@ uint32_t tlog_summary_find_row_(const tlog_summary *s, uint32_t parent, unsigned
         return NONE;
     uint32_t r = s->index[row_hash(parent, kind, name) & s->index_mask];
     for (; r != NONE; r = s->rows[r].hash_next) {
-        const tlog_stat_row *x = &s->rows[r];
+        const tlog_row_hot *x = &s->hot[r];
         if (x->parent == parent && x->kind == kind && tlog_same_name_(x->name, name))
             return r;
     }
@@ -106,9 +189,9 @@ uint32_t tlog_summary_find_row_(const tlog_summary *s, uint32_t parent, unsigned
  * rows takes them off the heads. */
 static void index_insert(tlog_summary *s, uint32_t r)
 {
-    tlog_stat_row *x = &s->rows[r];
+    const tlog_row_hot *x = &s->hot[r];
     size_t b = row_hash(x->parent, x->kind, x->name) & s->index_mask;
-    x->hash_next = s->index[b];
+    s->rows[r].hash_next = s->index[b];
     s->index[b] = r;
 }
 
@@ -127,7 +210,7 @@ static bool index_room(tlog_summary *s)
     s->index = index;
     s->index_mask = n - 1;
     for (uint32_t r = 0; r < s->nrows; r++)
-        if (s->rows[r].parent != NONE)
+        if (s->hot[r].parent != NONE)
             index_insert(s, r);
     return true;
 }
@@ -140,19 +223,27 @@ typedef struct row_key {
     const tlog_site *site;
 } row_key;
 
-/* Room for one more row, in an array aligned as rows are. */
+/* Room for one more row, in both arrays, aligned as their rows are. */
 static bool rows_room(tlog_summary *s)
 {
     if (s->nrows < s->caprows)
         return true;
     size_t n = s->caprows ? s->caprows * 2 : 16;
+    tlog_row_hot *hot = tlog_aligned_alloc_(_Alignof(tlog_row_hot), n * sizeof *hot);
     tlog_stat_row *rows = tlog_aligned_alloc_(_Alignof(tlog_stat_row), n * sizeof *rows);
-    if (!rows)
+    if (!hot || !rows) {
+        free(hot);
+        free(rows);
         return false;
-    if (s->nrows)
+    }
+    if (s->nrows) {
+        memcpy(hot, s->hot, s->nrows * sizeof *hot);
         memcpy(rows, s->rows, s->nrows * sizeof *rows);
+    }
+    free(s->hot);
     free(s->rows);
-    s->bytes += (n - s->caprows) * sizeof *rows;
+    s->bytes += (n - s->caprows) * (sizeof *hot + sizeof *rows);
+    s->hot = hot;
     s->rows = rows;
     s->caprows = n;
     return true;
@@ -169,20 +260,22 @@ static uint32_t new_row(tlog_summary *s, const row_key *k)
     if (!name || (k->device && !device))
         return NONE;
     uint32_t r = (uint32_t)s->nrows++;
+    tlog_row_hot *h = &s->hot[r];
+    memset(h, 0, sizeof *h);
+    h->parent = k->parent;
+    h->kind = (uint8_t)k->kind;
+    h->self_same = true;
+    h->total.min = UINT64_MAX;
+    h->name = name;
     tlog_stat_row *x = &s->rows[r];
     memset(x, 0, sizeof *x);
     x->owner = s;
-    x->parent = k->parent;
     x->first_child = x->last_child = x->next_sibling = x->hash_next = NONE;
     x->group = k->group;
-    x->name = name;
     x->device = device;
     x->site_id = k->site ? tlog_site_id(k->site) : 0;
-    x->kind = (uint8_t)k->kind;
     x->depth = k->parent == NONE ? 0 : s->rows[k->parent].depth + 1;
-    x->self_same = true;
-    for (int q = 0; q < 3; q++)
-        x->acc[q].min = UINT64_MAX;
+    x->self.min = x->count.min = UINT64_MAX;
     if (k->parent != NONE) {
         tlog_stat_row *p = &s->rows[k->parent];
         if (p->last_child == NONE)
@@ -201,8 +294,9 @@ static void drop_newest_row(tlog_summary *s)
 {
     uint32_t r = (uint32_t)--s->nrows;
     tlog_stat_row *x = &s->rows[r];
-    if (x->parent != NONE) {
-        tlog_stat_row *p = &s->rows[x->parent];
+    const tlog_row_hot *h = &s->hot[r];
+    if (h->parent != NONE) {
+        tlog_stat_row *p = &s->rows[h->parent];
         if (p->first_child == r) {
             p->first_child = p->last_child = NONE;
         } else {
@@ -212,10 +306,10 @@ static void drop_newest_row(tlog_summary *s)
             s->rows[c].next_sibling = NONE;
             p->last_child = c;
         }
-        s->index[row_hash(x->parent, x->kind, x->name) & s->index_mask] = x->hash_next;
+        s->index[row_hash(h->parent, h->kind, h->name) & s->index_mask] = x->hash_next;
     }
     for (int q = 0; q < 3; q++)
-        tlog_sketch_free_(&s->bytes, &x->acc[q].sk);
+        tlog_sketch_free_(&s->bytes, &acc_at(s, r, q)->sk);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -238,7 +332,7 @@ static void group_free(tlog_summary *s, tlog_group *g)
 static bool same_group(const tlog_summary *s, const tlog_group *g, const char *thread,
                        const char *root)
 {
-    return tlog_same_name_(g->thread_name, thread) && tlog_same_name_(s->rows[g->root].name, root);
+    return tlog_same_name_(g->thread_name, thread) && tlog_same_name_(s->hot[g->root].name, root);
 }
 
 uint32_t tlog_summary_find_group_(const tlog_summary *s, const char *thread, const char *root)
@@ -347,23 +441,42 @@ static inline void acc_count(tlog_acc *a, uint64_t v, unsigned b)
     tlog_bins_(&a->sk)[b - a->sk.lo]++;
 }
 
+/* Whether nothing has been counted in `a` yet: what a new row holds. */
+static bool acc_empty(const tlog_acc *a)
+{
+    return !a->sk.cap && !a->sum && a->min == UINT64_MAX && !a->max;
+}
+
+/* The count_same of a row after counting c in it: what it was while c is
+ * that; a row's first count when it fits and nothing was counted before. */
+static unsigned next_count_same(const tlog_row_hot *x, const tlog_acc *count, uint64_t c)
+{
+    if (x->count_same)
+        return c == x->count_same ? x->count_same : 0;
+    return !x->frames && c && c <= TLOG_COUNT_SAME_MAX && acc_empty(count) ? (unsigned)c : 0;
+}
+
 /* Counts node n in row r when that changes what subtracting it again would
- * not put back (an extreme, a flag, a self time parting from its total, a
- * sum that saturates) or needs a histogram widened: first what may fail,
- * with a note to undo it for a row that was there before this frame (rows
- * made in this frame go whole when it fails), then the counts. False when
- * memory ran out (nothing counted). */
+ * not put back (an extreme, a flag, a self time or count parting from what
+ * it was, a sum that saturates) or needs a histogram widened: first what
+ * may fail, with a note to undo it for a row that was there before this
+ * frame (rows made in this frame go whole when it fails), then the counts.
+ * False when memory ran out (nothing counted). */
 static __attribute__((noinline)) bool count_changing(tlog_summary *s, uint32_t r,
                                                      const tlog_node *n, size_t nrows_before)
 {
-    tlog_stat_row *x = &s->rows[r];
+    tlog_row_hot *x = &s->hot[r];
+    tlog_stat_row *y = &s->rows[r];
     const uint64_t v[3] = {n->total_ns, n->count, n->self_ns};   /* TLOG_ACC_ order */
     const unsigned b[3] = {tlog_bucket_of_(v[0]), tlog_bucket_of_(v[1]), tlog_bucket_of_(v[2])};
     bool same = x->self_same && v[TLOG_ACC_SELF] == v[TLOG_ACC_TOTAL];
-    if (!tlog_sketch_reserve_(&s->bytes, &x->acc[TLOG_ACC_TOTAL].sk, b[TLOG_ACC_TOTAL]) ||
-        !tlog_sketch_reserve_(&s->bytes, &x->acc[TLOG_ACC_COUNT].sk, b[TLOG_ACC_COUNT]) ||
-        (x->self_same && !same && !split_self(s, x)) ||
-        (!same && !tlog_sketch_reserve_(&s->bytes, &x->acc[TLOG_ACC_SELF].sk, b[TLOG_ACC_SELF])))
+    unsigned count_same = next_count_same(x, &y->count, v[TLOG_ACC_COUNT]);
+    if (x->count_same && !count_same)
+        split_count(s, r);
+    if (!tlog_sketch_reserve_(&s->bytes, &x->total.sk, b[TLOG_ACC_TOTAL]) ||
+        (!count_same && !tlog_sketch_reserve_(&s->bytes, &y->count.sk, b[TLOG_ACC_COUNT])) ||
+        (x->self_same && !same && !split_self(s, r)) ||
+        (!same && !tlog_sketch_reserve_(&s->bytes, &y->self.sk, b[TLOG_ACC_SELF])))
         return false;
     if (r < nrows_before) {
         if (!grow(s, (void **)&s->undo, &s->capundo, s->nundo + 1, sizeof *s->undo))
@@ -372,91 +485,188 @@ static __attribute__((noinline)) bool count_changing(tlog_summary *s, uint32_t r
         u->row = r;
         u->flags = x->flags;
         u->self_same = x->self_same;
+        u->count_same = x->count_same;
         for (int q = 0; q < 3; q++) {
-            u->min[q] = x->acc[q].min;
-            u->max[q] = x->acc[q].max;
-            u->sum[q] = x->acc[q].sum;
+            const tlog_acc *a = acc_at(s, r, q);
+            u->min[q] = a->min;
+            u->max[q] = a->max;
+            u->sum[q] = a->sum;
         }
     }
     x->frames++;
     x->flags |= n->flags;
-    for (int q = 0; q < 3; q++)
-        if (q != TLOG_ACC_SELF || !same)
-            acc_count(&x->acc[q], v[q], b[q]);
+    acc_count(&x->total, v[TLOG_ACC_TOTAL], b[TLOG_ACC_TOTAL]);
+    if (!count_same)
+        acc_count(&y->count, v[TLOG_ACC_COUNT], b[TLOG_ACC_COUNT]);
+    if (!same)
+        acc_count(&y->self, v[TLOG_ACC_SELF], b[TLOG_ACC_SELF]);
     x->self_same = same;
+    x->count_same = (uint8_t)count_same;
     return true;
 }
 
-/* Counts node n in row r; false when memory ran out (nothing counted). */
-static inline bool count_node(tlog_summary *s, uint32_t r, const tlog_node *n,
-                              size_t nrows_before)
+/* Counts node n in row r where its count or self time are kept apart (a
+ * parent, a row called more or less often than before), as count_node;
+ * false when memory ran out (nothing counted). */
+static __attribute__((noinline)) bool count_kept(tlog_summary *s, uint32_t r,
+                                                 const tlog_node *n, size_t nrows_before)
 {
-    tlog_stat_row *x = &s->rows[r];
-    tlog_acc *total = &x->acc[TLOG_ACC_TOTAL], *count = &x->acc[TLOG_ACC_COUNT],
-             *self = &x->acc[TLOG_ACC_SELF];
+    tlog_row_hot *x = &s->hot[r];
+    tlog_acc *count = &s->rows[r].count, *self = &s->rows[r].self;
     uint64_t vt = n->total_ns, vc = n->count, vs = n->self_ns;
-    /* The steady state of a frame loop: values within what the row has
-     * seen, its self time as it was, no new flag. Only sums and histogram
-     * counts change, and those subtract again. A row not counted yet has
-     * no extremes. */
-    if (TLOG_UNLIKELY(!x->frames || (x->flags | n->flags) != x->flags ||
-                      !acc_plain(total, vt) || !acc_plain(count, vc) ||
-                      (x->self_same ? vs != vt : !acc_plain(self, vs))))
+    if (!x->frames || (x->flags | n->flags) != x->flags || !acc_plain(&x->total, vt) ||
+        (x->count_same ? vc != x->count_same : !acc_plain(count, vc)) ||
+        (x->self_same ? vs != vt : !acc_plain(self, vs)))
         return count_changing(s, r, n, nrows_before);
     x->frames++;
-    acc_add_plain(total, vt);
-    acc_add_plain(count, vc);
+    acc_add_plain(&x->total, vt);
+    if (!x->count_same)
+        acc_add_plain(count, vc);
     if (!x->self_same)
         acc_add_plain(self, vs);
     return true;
 }
 
+/* Counts node n in row r; false when memory ran out (nothing counted). */
+static inline __attribute__((always_inline)) bool
+count_node(tlog_summary *s, uint32_t r, const tlog_node *n, size_t nrows_before)
+{
+    tlog_row_hot *x = &s->hot[r];
+    uint64_t vt = n->total_ns, vc = n->count;
+    /* The steady state of a leaf in a frame loop: its total within what
+     * the row has seen, its self time that total, its count what it always
+     * was, no new flag. Only the total's sum and a histogram count change,
+     * both in the hot row's lines, and those subtract again. A row not
+     * counted yet has no extremes. */
+    if (TLOG_UNLIKELY(!x->frames || (x->flags | n->flags) != x->flags ||
+                      !acc_plain(&x->total, vt) || !x->count_same || vc != x->count_same ||
+                      !x->self_same || n->self_ns != vt))
+        return count_kept(s, r, n, nrows_before);
+    x->frames++;
+    acc_add_plain(&x->total, vt);
+    return true;
+}
+
 /* Takes back the counts of nodes [0, upto) of a failed add. A row whose
- * self time parted from its total in this frame gets self_same back from
- * its note, and its self histogram is then not read (a later parting
- * copies it afresh). Rows made in this frame are dropped after. */
+ * self time or count parted from what it was in this frame gets self_same
+ * or count_same back from its note, and that quantity is then not read (a
+ * later parting makes it afresh). Rows made in this frame are dropped
+ * after. */
 static void undo_counts(tlog_summary *s, const tlog_group *g, const tlog_frame *f,
                         size_t upto)
 {
     for (size_t i = 0; i < upto; i++) {
-        if (g->map[i] == NONE)
+        uint32_t r = g->map[i];
+        if (r == NONE)
             continue;
-        tlog_stat_row *x = &s->rows[g->map[i]];
+        tlog_row_hot *x = &s->hot[r];
         const tlog_node *n = &f->nodes[i];
         const uint64_t v[3] = {n->total_ns, n->count, n->self_ns};
         x->frames--;
         for (int q = 0; q < 3; q++) {
-            if (q == TLOG_ACC_SELF && x->self_same)
+            if (!acc_kept(x, q))
                 continue;
-            x->acc[q].sum -= v[q];
-            tlog_bins_(&x->acc[q].sk)[tlog_bucket_of_(v[q]) - x->acc[q].sk.lo]--;
+            tlog_acc *a = acc_at(s, r, q);
+            a->sum -= v[q];
+            tlog_bins_(&a->sk)[tlog_bucket_of_(v[q]) - a->sk.lo]--;
         }
     }
     while (s->nundo) {
         const tlog_undo *u = &s->undo[--s->nundo];
-        tlog_stat_row *x = &s->rows[u->row];
+        tlog_row_hot *x = &s->hot[u->row];
         x->flags = u->flags;
         x->self_same = u->self_same;
+        x->count_same = u->count_same;
         for (int q = 0; q < 3; q++) {
-            x->acc[q].min = u->min[q];
-            x->acc[q].max = u->max[q];
-            x->acc[q].sum = u->sum[q];
+            tlog_acc *a = acc_at(s, u->row, q);
+            a->min = u->min[q];
+            a->max = u->max[q];
+            a->sum = u->sum[q];
         }
     }
+}
+
+/* The memo's entry of a title: its own, or the free one it would take
+ * (entries of earlier adds are free); NULL when the few places it may be
+ * in are taken (it is then looked up each time). */
+static inline tlog_title_memo *memo_entry(tlog_summary *s, const char *title)
+{
+    size_t k = (size_t)(((uintptr_t)title * 0x9e3779b97f4a7c15ull) >> 32) & s->memo_mask;
+    for (int probe = 0; probe < MEMO_PROBES; probe++, k = (k + 1) & s->memo_mask) {
+        tlog_title_memo *m = &s->memo[k];
+        if (m->add != s->adds || m->title == title)
+            return m;
+    }
+    return NULL;
+}
+
+/* After a title's row was found by its text: its kept string. */
+static void remember_title(tlog_summary *s, const char *title, const char *kept)
+{
+    tlog_title_memo *m = memo_entry(s, title);
+    if (m) {
+        m->title = title;
+        m->add = s->adds;
+        m->kept = kept;
+    }
+}
+
+/* A memo of twice as many entries as there are kept strings (a frame's
+ * titles are mostly those of rows), made or remade before an add; false
+ * when memory ran out. */
+static bool memo_room(tlog_summary *s)
+{
+    size_t have = s->memo ? s->memo_mask + 1 : 0, want = MEMO_MIN;
+    while (want < 2 * s->nkept)
+        want *= 2;
+    if (have >= want)
+        return true;
+    tlog_title_memo *memo = tlog_calloc_(want, sizeof *memo);
+    if (!memo)
+        return false;
+    free(s->memo);
+    s->bytes += (want - have) * sizeof *memo;
+    s->memo = memo;
+    s->memo_mask = want - 1;
+    return true;
+}
+
+/* The kept string of the text of a title of the frame being added, NULL
+ * when there is none: each title's text is looked up once per add, by its
+ * address (which holds the same text while the frame is being added). A
+ * kept string is its text's only copy, so a row's title is then compared
+ * by address. */
+static inline const char *frame_title(tlog_summary *s, const char *title)
+{
+    tlog_title_memo *m = memo_entry(s, title);
+    if (TLOG_LIKELY(m && m->title == title && m->add == s->adds))
+        return m->kept;
+    const char *kept = kept_string(s, title);
+    if (m) {
+        m->title = title;
+        m->add = s->adds;
+        m->kept = kept;
+    }
+    return kept;
 }
 
 /* Whether row r is the row of node n under parent row p: it was the row of
  * the same node index in the group's last frame, and frames of a loop
  * have the same rows in the same order. With `titled`, the last frame's
  * node there had a call site's title at n's title's address: the same
- * title. */
-static inline bool same_row(const tlog_summary *s, uint32_t r, uint32_t p, const tlog_node *n,
-                            bool titled)
+ * title. With `memo`, titles are known by their kept strings
+ * (frame_title). */
+static inline bool same_row(tlog_summary *s, uint32_t r, uint32_t p, const tlog_node *n,
+                            bool titled, bool memo)
 {
     if (r >= s->nrows)
         return false;
-    const tlog_stat_row *x = &s->rows[r];
-    return x->parent == p && x->kind == n->kind && (titled || tlog_same_name_(x->name, n->name));
+    const tlog_row_hot *x = &s->hot[r];
+    if (x->parent != p || x->kind != n->kind)
+        return false;
+    if (memo)
+        return titled || x->name == frame_title(s, n->name);
+    return titled || tlog_same_name_(x->name, n->name);
 }
 
 /* Frames of many rows outgrow the caches: the lines of the node AHEAD
@@ -474,16 +684,13 @@ static inline void fetch_ahead(const tlog_summary *s, const tlog_frame *f, const
         __builtin_prefetch(n + 64);
         __builtin_prefetch(n + sizeof(tlog_node) - 1);
         uint32_t r = map[i + AHEAD];
-        if (r < s->nrows) {   /* a leaf's two lines; a parent's third comes late */
-            const char *x = (const char *)&s->rows[r];
-            __builtin_prefetch(x);
-            __builtin_prefetch(x + 64);
-        }
+        if (r < s->nrows)
+            __builtin_prefetch(&s->hot[r]);
     }
     if (i + AHEAD / 2 < f->nnodes) {
         uint32_t r = map[i + AHEAD / 2];
         if (r < s->nrows) {
-            const tlog_acc *a = &s->rows[r].acc[TLOG_ACC_TOTAL];
+            const tlog_acc *a = &s->hot[r].total;
             unsigned k = tlog_bucket_of_(f->nodes[i + AHEAD / 2].total_ns) - a->sk.lo;
             if (a->sk.cap > 1 && k < a->sk.cap)
                 __builtin_prefetch(&a->sk.u.heap[k]);
@@ -492,11 +699,15 @@ static inline void fetch_ahead(const tlog_summary *s, const tlog_frame *f, const
 }
 
 /* Maps and counts every node of `f` in group g, in one pass: a node's
- * parent comes before it in every resolved frame. On failure what was
- * counted is taken back. */
-static inline int count_nodes(tlog_summary *s, uint32_t g, const tlog_frame *f,
-                              uint64_t *refused, bool ahead)
+ * parent comes before it in every resolved frame. The map and titles are
+ * written only where they change: a frame like the last leaves their
+ * lines clean. A `large` frame has its titles known by address (the memo,
+ * made), and its lines asked for ahead when it outgrows the caches. On
+ * failure what was counted is taken back. */
+static inline __attribute__((always_inline)) int
+count_nodes(tlog_summary *s, uint32_t g, const tlog_frame *f, uint64_t *refused, bool large)
 {
+    bool ahead = large && f->nnodes >= AHEAD_FROM, memo = large;
     const tlog_node *nodes = f->nodes;
     size_t nnodes = f->nnodes;
     uint32_t *map = s->groups[g].map;
@@ -517,14 +728,21 @@ static inline int count_nodes(tlog_summary *s, uint32_t g, const tlog_frame *f,
         size_t parent = n->parent ? (size_t)(n->parent - nodes) : i;
         uint32_t p = parent < i ? map[parent] : NONE;
         uint32_t r = map[i];
-        if (p == NONE)
+        if (p == NONE) {
             r = NONE;
-        else if (!same_row(s, r, p, n, i < trusted && seen[i] == n->name) &&
-                 !find_or_make_row(s, g, n, p, &r, refused))
-            goto failed;
-        map[i] = r;
-        if (seen)
-            seen[i] = n->site ? n->name : NULL;
+        } else if (!same_row(s, r, p, n, i < trusted && seen[i] == n->name, memo)) {
+            if (!find_or_make_row(s, g, n, p, &r, refused))
+                goto failed;
+            if (memo && r != NONE)
+                remember_title(s, n->name, s->hot[r].name);
+        }
+        if (map[i] != r)
+            map[i] = r;
+        if (seen) {
+            const char *title = n->site ? n->name : NULL;
+            if (seen[i] != title)
+                seen[i] = title;
+        }
         if (r != NONE && !count_node(s, r, n, nrows_before))
             goto failed;
     }
@@ -534,10 +752,30 @@ failed:
     return TLOG_ENOMEM;
 }
 
+/* Frames of fewer nodes than MEMO_FROM have too few of each title to
+ * gain from knowing them by address. */
+static __attribute__((noinline)) int count_small(tlog_summary *s, uint32_t g,
+                                                 const tlog_frame *f, uint64_t *refused)
+{
+    return count_nodes(s, g, f, refused, false);
+}
+
+/* The others start a new add of the memo, which first has room for the
+ * titles the summary knows. */
+static __attribute__((noinline)) int count_large(tlog_summary *s, uint32_t g,
+                                                 const tlog_frame *f, uint64_t *refused)
+{
+    s->adds++;
+    if (!memo_room(s))
+        return TLOG_ENOMEM;
+    return count_nodes(s, g, f, refused, true);
+}
+
+/* Each in a loop of its own: the small one as lean as it can be. */
 static int count_frame(tlog_summary *s, uint32_t g, const tlog_frame *f, uint64_t *refused)
 {
-    return f->nnodes >= AHEAD_FROM ? count_nodes(s, g, f, refused, true)
-                                   : count_nodes(s, g, f, refused, false);
+    return f->nnodes < MEMO_FROM ? count_small(s, g, f, refused)
+                                 : count_large(s, g, f, refused);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -614,9 +852,9 @@ static void check_hitch(tlog_summary *s, uint32_t gi, const tlog_frame *f)
         h.budget_ns = s->cfg.hitch_ns;
     if (reasons & TLOG_HITCH_QUANTILE)
         h.quantile_ns = tlog_sketch_bucket_value_(at);
-    const tlog_stat_row *root = &s->rows[g->root];
+    const tlog_row_hot *root = &s->hot[g->root];
     h.number = ++s->hitches_seen;
-    h.median_ns = tlog_sketch_quantile_(&root->acc[TLOG_ACC_TOTAL], root->frames, 0.5);
+    h.median_ns = tlog_sketch_quantile_(&root->total, root->frames, 0.5);
     keep_hitch(s, &h);
 }
 
@@ -717,12 +955,13 @@ static bool reserve_like(tlog_summary *s, tlog_acc *into, const tlog_acc *from, 
 static int map_merged_row(tlog_summary *into, const tlog_summary *from, uint32_t r,
                           uint32_t *map, uint64_t *refused)
 {
-    const tlog_stat_row *x = &from->rows[r];
+    const tlog_row_hot *x = &from->hot[r];
+    const tlog_stat_row *xr = &from->rows[r];
     uint32_t to;
     if (x->parent == NONE) {
         tlog_node root = {.name = x->name, .kind = x->kind};
         uint32_t g;
-        int rc = group_for(into, from->groups[x->group].thread_name, &root, &g);
+        int rc = group_for(into, from->groups[xr->group].thread_name, &root, &g);
         if (rc == TLOG_EFULL) {
             *refused += x->frames;
             to = NONE;
@@ -730,31 +969,38 @@ static int map_merged_row(tlog_summary *into, const tlog_summary *from, uint32_t
             return rc;
         } else {
             to = into->groups[g].root;
-            into->rows[to].site_id = x->site_id;
+            into->rows[to].site_id = xr->site_id;
         }
     } else if ((to = map[x->parent]) != NONE) {
         uint32_t found = tlog_summary_find_row_(into, to, x->kind, x->name);
         if (found == NONE && into->nrows >= into->cfg.max_rows) {
             *refused += x->frames;
         } else if (found == NONE) {
-            row_key k = {into->rows[to].group, to, x->kind, x->name, x->device, NULL};
+            row_key k = {into->rows[to].group, to, x->kind, x->name, xr->device, NULL};
             found = new_row(into, &k);
             if (found == NONE)
                 return TLOG_ENOMEM;
-            into->rows[found].site_id = x->site_id;
+            into->rows[found].site_id = xr->site_id;
         }
         to = found;
     }
     map[r] = to;
     if (to == NONE)
         return TLOG_OK;
-    tlog_stat_row *y = &into->rows[to];
+    tlog_row_hot *y = &into->hot[to];
+    tlog_stat_row *yr = &into->rows[to];
     bool same = y->self_same && x->self_same;
-    if (!reserve_like(into, &y->acc[TLOG_ACC_TOTAL], &x->acc[TLOG_ACC_TOTAL], x->frames) ||
-        !reserve_like(into, &y->acc[TLOG_ACC_COUNT], &x->acc[TLOG_ACC_COUNT], x->frames) ||
-        (!same && y->self_same && !split_self(into, y)) ||
-        (!same && !reserve_like(into, &y->acc[TLOG_ACC_SELF], tlog_row_acc_(x, TLOG_STAT_SELF),
-                                x->frames)))
+    const tlog_acc count = tlog_row_quantity_(from, r, TLOG_ACC_COUNT),
+                   self = tlog_row_quantity_(from, r, x->self_same ? TLOG_ACC_TOTAL : TLOG_ACC_SELF);
+    /* A count the same in both stays unkept; else it is kept from here. */
+    if (y->count_same && x->frames && x->count_same != y->count_same) {
+        split_count(into, to);
+        y->count_same = 0;
+    }
+    if (!reserve_like(into, &y->total, &x->total, x->frames) ||
+        (!y->count_same && !reserve_like(into, &yr->count, &count, x->frames)) ||
+        (!same && y->self_same && !split_self(into, to)) ||
+        (!same && !reserve_like(into, &yr->self, &self, x->frames)))
         return TLOG_ENOMEM;
     return TLOG_OK;
 }
@@ -789,16 +1035,22 @@ static int merge_mapped(tlog_summary *into, const tlog_summary *from, uint32_t *
         return rc;
     }
     for (uint32_t r = 0; r < from->nrows; r++) {
-        if (map[r] == NONE || !from->rows[r].frames)
+        if (map[r] == NONE || !from->hot[r].frames)
             continue;   /* a row read back with no frames has no extremes */
-        tlog_stat_row *to = &into->rows[map[r]];
-        const tlog_stat_row *x = &from->rows[r];
+        tlog_row_hot *to = &into->hot[map[r]];
+        tlog_stat_row *tr = &into->rows[map[r]];
+        const tlog_row_hot *x = &from->hot[r];
+        if (!to->count_same) {   /* else both had the same count */
+            const tlog_acc count = tlog_row_quantity_(from, r, TLOG_ACC_COUNT);
+            tlog_acc_add_(&tr->count, &count);
+        }
         to->frames += x->frames;
         to->flags |= x->flags;
-        tlog_acc_add_(&to->acc[TLOG_ACC_TOTAL], &x->acc[TLOG_ACC_TOTAL]);
-        tlog_acc_add_(&to->acc[TLOG_ACC_COUNT], &x->acc[TLOG_ACC_COUNT]);
+        tlog_acc_add_(&to->total, &x->total);
         if (!(to->self_same && x->self_same)) {
-            tlog_acc_add_(&to->acc[TLOG_ACC_SELF], tlog_row_acc_(x, TLOG_STAT_SELF));
+            const tlog_acc self =
+                tlog_row_quantity_(from, r, x->self_same ? TLOG_ACC_TOTAL : TLOG_ACC_SELF);
+            tlog_acc_add_(&tr->self, &self);
             to->self_same = false;
         }
     }
@@ -847,9 +1099,9 @@ static void note_spread(tlog_summary *out, const tlog_summary *in, const uint32_
     for (uint32_t r = 0; r < in->nrows; r++) {
         if (map[r] == NONE)
             continue;
-        const tlog_stat_row *x = &in->rows[r];
+        const tlog_row_hot *x = &in->hot[r];
         tlog_row_ranks *k = &out->ranks[map[r]];
-        const tlog_acc *a = &x->acc[TLOG_ACC_TOTAL];
+        const tlog_acc *a = &x->total;
         uint64_t p99 = tlog_sketch_quantile_(a, x->frames, 0.99);
         k->median_sum += (double)tlog_sketch_quantile_(a, x->frames, 0.5);
         if (k->present++ == 0 || p99 > k->p99_max) {
@@ -981,10 +1233,10 @@ static void release_all(tlog_summary *s)
     for (size_t k = 0; k < s->nhitches; k++)
         tlog_frame_release(s->hitches[(s->hitch_first + k) % s->cfg.max_hitches].frame);
     s->nhitches = s->hitch_first = 0;
-    for (size_t r = 0; r < s->nrows; r++)
+    for (uint32_t r = 0; r < s->nrows; r++)
         for (int q = 0; q < 3; q++)
-            if (s->rows[r].acc[q].sk.cap > 1)
-                free(s->rows[r].acc[q].sk.u.heap);
+            if (acc_at(s, r, q)->sk.cap > 1)
+                free(acc_at(s, r, q)->sk.u.heap);
     for (size_t g = 0; g < s->ngroups; g++) {
         free(s->groups[g].recent);
         if (s->groups[g].window.cap > 1)
@@ -997,7 +1249,10 @@ static void release_all(tlog_summary *s)
         free(s->arena);
         s->arena = next;
     }
+    free(s->hot);
     free(s->rows);
+    free(s->kept);
+    free(s->memo);
     free(s->groups);
     free(s->index);
     free(s->undo);

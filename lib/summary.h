@@ -46,28 +46,44 @@ typedef struct tlog_acc {
 
 #define TLOG_ROW_NONE UINT32_MAX
 
-/* A row's quantities, in the order they lie in it: a leaf's total and
- * count fill its first two cache lines. */
+/* A row's quantities, as its notes and the serialized form order them. */
 enum { TLOG_ACC_TOTAL, TLOG_ACC_COUNT, TLOG_ACC_SELF };
 
-struct tlog_stat_row {
-    /* What adding a frame reads and writes, together, from the start of a
-     * cache line (rows are allocated aligned). */
+/* The most a count kept as count_same can be. */
+#define TLOG_COUNT_SAME_MAX 255u
+
+/* What adding a frame reads and writes of a row, in one cache line, in an
+ * array of its own by row index (tlog_summary.hot): a frame's rows are
+ * made in the order its nodes come, so the frames after it walk this array
+ * in order and, for a leaf called as often in every frame, touch nothing
+ * else of the row but its total's histogram. */
+typedef struct tlog_row_hot {
     _Alignas(64) uint32_t parent;
     uint8_t kind;
     uint8_t flags;
     /* Its self time has been its total in every frame so far (a leaf):
-     * acc[TLOG_ACC_SELF] is not kept, acc[TLOG_ACC_TOTAL] stands for it. */
+     * its self quantity is not kept, the total stands for it. */
     bool self_same;
-    const char *name;        /* the summary's copy */
+    /* Not 0: its count has been this (at most TLOG_COUNT_SAME_MAX) in
+     * every frame so far, and its count quantity is not kept but follows
+     * from it (tlog_count_same_acc_). */
+    uint8_t count_same;
     uint64_t frames;
-    tlog_acc acc[3];         /* TLOG_ACC_TOTAL, _COUNT, _SELF */
-    /* The rest. */
-    const struct tlog_summary *owner;
+    tlog_acc total;
+    const char *name;        /* the summary's copy */
+} tlog_row_hot;
+
+/* The rest of a row, by the same index (tlog_summary.rows): what readers
+ * walk, and the handle the public functions give them. A row's self time
+ * comes first, beside the links, in the line a parent's frames write. */
+struct tlog_stat_row {
+    _Alignas(64) tlog_acc self;  /* unless self_same */
     uint32_t first_child, last_child, next_sibling;
     uint32_t group;
     uint32_t hash_next;      /* the next row in its bucket of the index */
     int depth;
+    tlog_acc count;          /* unless count_same */
+    const struct tlog_summary *owner;
     const char *device;      /* the summary's copy, or NULL */
     uint64_t site_id;
 };
@@ -79,7 +95,8 @@ typedef struct tlog_undo {
     uint32_t row;
     uint8_t flags;
     bool self_same;
-    uint64_t min[3], max[3], sum[3];
+    uint8_t count_same;
+    uint64_t min[3], max[3], sum[3];   /* TLOG_ACC_ order */
 } tlog_undo;
 
 /* A hitch kept: the frame, with a reference. */
@@ -115,6 +132,14 @@ typedef struct tlog_group {
     size_t trusted;
 } tlog_group;
 
+/* What a title of the frame being added (at `title`) is, as a kept string
+ * (summary.c: frame_title), while `add` is the summary's adds. */
+typedef struct tlog_title_memo {
+    const char *title;
+    const char *kept;        /* NULL: no row has its text */
+    uint64_t add;
+} tlog_title_memo;
+
 /* A row's spread over the inputs of a reduction (one per rank). */
 typedef struct tlog_row_ranks {
     uint32_t present;        /* inputs that had the row */
@@ -132,6 +157,7 @@ typedef struct tlog_arena_block {
 
 struct tlog_summary {
     tlog_summary_config cfg;  /* defaults filled in */
+    tlog_row_hot *hot;        /* rows, in two arrays by the same index */
     tlog_stat_row *rows;
     size_t nrows, caprows;
     uint32_t *index;          /* bucket heads of (group, parent, kind, name) */
@@ -154,6 +180,15 @@ struct tlog_summary {
     size_t nranks;
     size_t bytes;             /* what it holds, besides hitch frames */
     bool trust_site_titles;   /* tlog_summary_trust_site_titles_ */
+    /* The strings kept in the arena, by text, each text once (summary.c:
+     * keep_string). */
+    const char **kept;
+    size_t kept_mask, nkept;
+    /* An add's titles by address: the kept string of their text (open
+     * addressing; entries of earlier adds are free). */
+    tlog_title_memo *memo;
+    size_t memo_mask;
+    uint64_t adds;            /* adds of large frames begun: the memo's own */
 };
 
 /* The spread of row r over the inputs of a reduction, or NULL. */
@@ -251,12 +286,52 @@ TLOG_INTERNAL void tlog_summary_map_frame_(const tlog_summary *s, const tlog_fra
 /* Quantiles of n values counted in `a`, and all its figures (sketch.c). */
 TLOG_INTERNAL uint64_t tlog_sketch_quantile_(const tlog_acc *a, uint64_t n, double q);
 TLOG_INTERNAL void tlog_stat_value_(const tlog_acc *a, uint64_t n, tlog_stat_value *v);
-/* One quantity of a row. */
-static inline const tlog_acc *tlog_row_acc_(const tlog_stat_row *r, tlog_stat_of of)
+/* The count quantity of a row whose count was c (not 0) in each of its
+ * frames: what counting them would have left, its histogram one bucket in
+ * place. */
+static inline tlog_acc tlog_count_same_acc_(unsigned c, uint64_t frames)
 {
+    tlog_acc a = {.sum = frames > UINT64_MAX / c ? UINT64_MAX : c * frames, .min = c, .max = c};
+    a.sk.u.one = frames;
+    a.sk.lo = (uint16_t)tlog_bucket_of_(c);
+    a.sk.cap = 1;
+    return a;
+}
+
+/* Quantity q (TLOG_ACC_) of row i as it is kept, a copy: a self time not
+ * kept (self_same) is what its fields hold, a count not kept
+ * (count_same) is made up. */
+static inline tlog_acc tlog_row_quantity_(const tlog_summary *s, uint32_t i, int q)
+{
+    const tlog_row_hot *x = &s->hot[i];
+    if (q == TLOG_ACC_TOTAL)
+        return x->total;
+    if (q == TLOG_ACC_SELF)
+        return s->rows[i].self;
+    return x->count_same ? tlog_count_same_acc_(x->count_same, x->frames) : s->rows[i].count;
+}
+
+/* The hot part of a row. */
+static inline const tlog_row_hot *tlog_row_hot_(const tlog_stat_row *r)
+{
+    return &r->owner->hot[r - r->owner->rows];
+}
+
+/* One quantity of a row, a copy: a leaf's total stands for its self time. */
+static inline tlog_acc tlog_row_acc_(const tlog_stat_row *r, tlog_stat_of of)
+{
+    const tlog_summary *s = r->owner;
+    uint32_t i = (uint32_t)(r - s->rows);
     if (of == TLOG_STAT_SELF)
-        return &r->acc[r->self_same ? TLOG_ACC_TOTAL : TLOG_ACC_SELF];
-    return &r->acc[of == TLOG_STAT_COUNT ? TLOG_ACC_COUNT : TLOG_ACC_TOTAL];
+        return tlog_row_quantity_(s, i, s->hot[i].self_same ? TLOG_ACC_TOTAL : TLOG_ACC_SELF);
+    return tlog_row_quantity_(s, i, of == TLOG_STAT_COUNT ? TLOG_ACC_COUNT : TLOG_ACC_TOTAL);
+}
+
+/* The frames of a row's group. */
+static inline uint64_t tlog_row_group_frames_(const tlog_stat_row *r)
+{
+    const tlog_summary *s = r->owner;
+    return s->hot[s->groups[r->group].root].frames;
 }
 
 /* The path's rows, in `rows` of the summary, for print helpers. */

@@ -49,41 +49,53 @@ static uint8_t *put_str(uint8_t *p, const char *s)
     return p + 2 + n;
 }
 
-static size_t row_bytes(const tlog_stat_row *x)
+/* The buckets of quantity q of row r written out: none for a self time
+ * that is its total. */
+static uint16_t bins_written(const tlog_summary *s, uint32_t r, int q, const tlog_acc *a)
 {
-    size_t n = 4 + 3 + 2 + str_len(x->name) + 1 + (x->device ? 2 + str_len(x->device) : 0) +
-               8 + 8;
-    for (int q = 0; q < 3; q++)
-        n += 8 * 3 + 4 + (q == TLOG_ACC_SELF && x->self_same ? 0 : x->acc[q].sk.cap) * 8u;
+    return q == TLOG_ACC_SELF && s->hot[r].self_same ? 0 : a->sk.cap;
+}
+
+static size_t row_bytes(const tlog_summary *s, uint32_t r)
+{
+    const tlog_stat_row *x = &s->rows[r];
+    size_t n = 4 + 3 + 2 + str_len(s->hot[r].name) + 1 +
+               (x->device ? 2 + str_len(x->device) : 0) + 8 + 8;
+    for (int q = 0; q < 3; q++) {
+        const tlog_acc a = tlog_row_quantity_(s, r, q);
+        n += 8 * 3 + 4 + bins_written(s, r, q, &a) * 8u;
+    }
     return n;
 }
 
 /* Rows of a group in pre-order, each with the index of its parent among
  * the rows written before it. */
-static uint8_t *put_row(uint8_t *p, const tlog_stat_row *x, uint32_t parent)
+static uint8_t *put_row(uint8_t *p, const tlog_summary *s, uint32_t r, uint32_t parent)
 {
+    const tlog_row_hot *h = &s->hot[r];
+    const tlog_stat_row *x = &s->rows[r];
     tlog_put_u32_(p, parent);
-    p[4] = x->kind;
-    p[5] = x->flags;
-    p[6] = x->self_same;
-    p = put_str(p + 7, x->name);
+    p[4] = h->kind;
+    p[5] = h->flags;
+    p[6] = h->self_same;
+    p = put_str(p + 7, h->name);
     *p++ = x->device != NULL;
     if (x->device)
         p = put_str(p, x->device);
     tlog_put_u64_(p, x->site_id);
-    tlog_put_u64_(p + 8, x->frames);
+    tlog_put_u64_(p + 8, h->frames);
     p += 16;
     for (int q = 0; q < 3; q++) {
-        const tlog_acc *a = &x->acc[q];
-        uint16_t n = q == TLOG_ACC_SELF && x->self_same ? 0 : a->sk.cap;
-        tlog_put_u64_(p, a->sum);
-        tlog_put_u64_(p + 8, a->min);
-        tlog_put_u64_(p + 16, a->max);
-        tlog_put_u16_(p + 24, n ? a->sk.lo : 0);
+        const tlog_acc a = tlog_row_quantity_(s, r, q);
+        uint16_t n = bins_written(s, r, q, &a);
+        tlog_put_u64_(p, a.sum);
+        tlog_put_u64_(p + 8, a.min);
+        tlog_put_u64_(p + 16, a.max);
+        tlog_put_u16_(p + 24, n ? a.sk.lo : 0);
         tlog_put_u16_(p + 26, n);
         p += 28;
         for (unsigned k = 0; k < n; k++, p += 8)
-            tlog_put_u64_(p, tlog_cbins_(&a->sk)[k]);
+            tlog_put_u64_(p, tlog_cbins_(&a.sk)[k]);
     }
     return p;
 }
@@ -94,7 +106,7 @@ static uint32_t next_row(const tlog_summary *s, uint32_t r)
     if (s->rows[r].first_child != NONE)
         return s->rows[r].first_child;
     while (r != NONE && s->rows[r].next_sibling == NONE)
-        r = s->rows[r].parent;
+        r = s->hot[r].parent;
     return r == NONE ? NONE : s->rows[r].next_sibling;
 }
 
@@ -108,7 +120,7 @@ int tlog_summary_encode_(const tlog_summary *s, void **data, size_t *len)
     for (size_t g = 0; g < s->ngroups; g++)
         n += 2 + str_len(s->groups[g].thread_name) + 4;
     for (size_t r = 0; r < s->nrows; r++)
-        n += row_bytes(&s->rows[r]);
+        n += row_bytes(s, (uint32_t)r);
     /* Where each row goes in the bytes: its index in the order written. */
     uint32_t *order = tlog_malloc_((s->nrows ? s->nrows : 1) * sizeof *order);
     uint8_t *out = tlog_malloc_(n);
@@ -134,8 +146,8 @@ int tlog_summary_encode_(const tlog_summary *s, void **data, size_t *len)
         uint32_t first = written;
         for (uint32_t r = s->groups[g].root; r != NONE; r = next_row(s, r)) {
             order[r] = written++;
-            uint32_t parent = s->rows[r].parent;
-            p = put_row(p, &s->rows[r], parent == NONE ? NONE : order[parent]);
+            uint32_t parent = s->hot[r].parent;
+            p = put_row(p, s, r, parent == NONE ? NONE : order[parent]);
         }
         tlog_put_u32_(count, written - first);
     }
@@ -175,9 +187,11 @@ static uint16_t get_u16(reading *rd)
 
 /* One quantity of row x: its figures and its histogram, whose counts must
  * add up to the row's frames. */
-static int get_acc(reading *rd, tlog_stat_row *x, int q, bool kept)
+static int get_acc(reading *rd, uint32_t r, int q, bool kept)
 {
-    tlog_acc *a = &x->acc[q];
+    const tlog_row_hot *x = &rd->s->hot[r];
+    tlog_acc *a = q == TLOG_ACC_TOTAL ? &rd->s->hot[r].total
+                  : q == TLOG_ACC_COUNT ? &rd->s->rows[r].count : &rd->s->rows[r].self;
     a->sum = tlog_read_u64_(&rd->c);
     a->min = tlog_read_u64_(&rd->c);
     a->max = tlog_read_u64_(&rd->c);
@@ -229,15 +243,15 @@ static int get_row(reading *rd, uint32_t group_root_read, uint32_t *root)
     if (is_root)
         *root = r;
     rd->rows[rd->nread++] = r;
-    tlog_stat_row *x = &rd->s->rows[r];
+    tlog_row_hot *x = &rd->s->hot[r];
     x->kind = (uint8_t)kind;
     x->flags = (uint8_t)flags;
     x->self_same = same;
-    x->site_id = tlog_read_u64_(&rd->c);
+    rd->s->rows[r].site_id = tlog_read_u64_(&rd->c);
     x->frames = tlog_read_u64_(&rd->c);
     static const int order[3] = {TLOG_ACC_TOTAL, TLOG_ACC_COUNT, TLOG_ACC_SELF};
     for (int k = 0; k < 3 && rc == TLOG_OK; k++)
-        rc = get_acc(rd, &rd->s->rows[r], order[k], !(order[k] == TLOG_ACC_SELF && same));
+        rc = get_acc(rd, r, order[k], !(order[k] == TLOG_ACC_SELF && same));
     return rd->c.short_read ? TLOG_EFORMAT : rc;
 }
 

@@ -69,12 +69,21 @@ static void scratch_free(scratch *sc)
 
 static double mean_of(const tlog_stat_row *r, tlog_stat_of of)
 {
-    return r->frames ? (double)tlog_row_acc_(r, of)->sum / (double)r->frames : 0.0;
+    uint64_t frames = tlog_row_hot_(r)->frames;
+    return frames ? (double)tlog_row_acc_(r, of).sum / (double)frames : 0.0;
 }
 
 static uint64_t median_of(const tlog_stat_row *r, tlog_stat_of of)
 {
-    return tlog_sketch_quantile_(tlog_row_acc_(r, of), r->frames, 0.5);
+    const tlog_acc a = tlog_row_acc_(r, of);
+    return tlog_sketch_quantile_(&a, tlog_row_hot_(r)->frames, 0.5);
+}
+
+/* The figures of one quantity of a row. */
+static void value_of(const tlog_stat_row *r, tlog_stat_of of, tlog_stat_value *v)
+{
+    const tlog_acc a = tlog_row_acc_(r, of);
+    tlog_stat_value_(&a, tlog_row_hot_(r)->frames, v);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -148,7 +157,7 @@ static void put_hitch_head(FILE *out, const tlog_summary *s, const tlog_hitch *h
 {
     const tlog_group *g = &s->groups[h->group];
     fprintf(out, "# hitch %llu: thread \"%s\", root \"%s\", frame %llu",
-            (unsigned long long)h->number, g->thread_name, s->rows[g->root].name,
+            (unsigned long long)h->number, g->thread_name, s->hot[g->root].name,
             (unsigned long long)h->frame->serial);
     if (h->frame->rank)
         fprintf(out, " (rank %u)", h->frame->rank);
@@ -191,9 +200,10 @@ static void put_culprits(FILE *out, const tlog_summary *s, const tlog_hitch *h, 
 static void print_stat_row(FILE *out, const tlog_summary *s, const tlog_stat_row *r,
                            unsigned columns)
 {
-    const tlog_stat_row *p = tlog_stat_row_at_(s, r->parent);
+    const tlog_row_hot *h = tlog_row_hot_(r);
+    const tlog_stat_row *p = tlog_stat_row_at_(s, h->parent);
     double mean = mean_of(r, TLOG_STAT_TOTAL);
-    tlog_dump_prefix_(out, r->depth, r->kind);
+    tlog_dump_prefix_(out, r->depth, h->kind);
     put_percent(out, mean, p ? mean_of(p, TLOG_STAT_TOTAL) : 0, !p);
     tlog_put_seconds_(out, tlog_ns_from_double_(mean + 0.5));
     tlog_put_stat_columns_(out, r, columns & ~(unsigned)TLOG_COLUMN_DELTA, 0);
@@ -205,17 +215,17 @@ static void print_stat_row(FILE *out, const tlog_summary *s, const tlog_stat_row
         tlog_put_seconds_(out, k->p99_max);
         fprintf(out, " (rank %u)", k->p99_max_rank);
     }
-    fprintf(out, " | (%c) %s", r->kind == TLOG_KIND_EXECUTION ? 'E' : 'C', r->name);
+    fprintf(out, " | (%c) %s", h->kind == TLOG_KIND_EXECUTION ? 'E' : 'C', h->name);
     uint64_t count = median_of(r, TLOG_STAT_COUNT);
     if (count > 1)
         fprintf(out, " [x%llu]", (unsigned long long)count);
-    uint64_t group_frames = s->rows[s->groups[r->group].root].frames;
-    if (r->frames < group_frames && !(columns & TLOG_COLUMN_FRAMES))
-        fprintf(out, " [in %llu/%llu frames]", (unsigned long long)r->frames,
+    uint64_t group_frames = tlog_row_group_frames_(r);
+    if (h->frames < group_frames && !(columns & TLOG_COLUMN_FRAMES))
+        fprintf(out, " [in %llu/%llu frames]", (unsigned long long)h->frames,
                 (unsigned long long)group_frames);
     if (k && k->present < s->reduced)
         fprintf(out, " [on %u/%u ranks]", k->present, s->reduced);
-    if (r->flags & TLOG_NODE_UNRESOLVED)
+    if (h->flags & TLOG_NODE_UNRESOLVED)
         fputs(" [unresolved]", out);
     fputc('\n', out);
 }
@@ -223,7 +233,7 @@ static void print_stat_row(FILE *out, const tlog_summary *s, const tlog_stat_row
 static bool hidden_row(const tlog_summary *s, const tlog_stat_row *r,
                        const tlog_dump_options *o)
 {
-    const tlog_stat_row *p = tlog_stat_row_at_(s, r->parent);
+    const tlog_stat_row *p = tlog_stat_row_at_(s, tlog_row_hot_(r)->parent);
     if (!p)
         return false;
     double mean = mean_of(r, TLOG_STAT_TOTAL), pm = mean_of(p, TLOG_STAT_TOTAL);
@@ -235,7 +245,7 @@ static uint32_t next_row(const tlog_summary *s, uint32_t r, bool into)
     if (into && s->rows[r].first_child != NONE)
         return s->rows[r].first_child;
     while (r != NONE && s->rows[r].next_sibling == NONE)
-        r = s->rows[r].parent;
+        r = s->hot[r].parent;
     return r == NONE ? NONE : s->rows[r].next_sibling;
 }
 
@@ -250,7 +260,7 @@ static size_t subtree_rows(const tlog_summary *s, uint32_t top)
             continue;
         }
         while (r != top && s->rows[r].next_sibling == NONE)
-            r = s->rows[r].parent;
+            r = s->hot[r].parent;
         r = r == top ? NONE : s->rows[r].next_sibling;
     }
     return n;
@@ -259,7 +269,7 @@ static size_t subtree_rows(const tlog_summary *s, uint32_t top)
 static void print_group(FILE *out, const tlog_summary *s, const tlog_group *g,
                         const tlog_dump_options *o)
 {
-    const tlog_stat_row *root = &s->rows[g->root];
+    const tlog_row_hot *root = &s->hot[g->root];
     fprintf(out, "# thread \"%s\", root \"%s\": %llu frames; time: mean per frame, "
                  "quantiles within 0.79%%\n",
             g->thread_name, root->name, (unsigned long long)root->frames);
@@ -371,7 +381,7 @@ int tlog_summary_dump_hitch(const tlog_summary *s, size_t index, FILE *out,
 static void json_value(FILE *out, const char *name, const tlog_stat_row *r, tlog_stat_of of)
 {
     tlog_stat_value v;
-    tlog_stat_value_(tlog_row_acc_(r, of), r->frames, &v);
+    value_of(r, of, &v);
     fprintf(out, ",\"%s\":{\"mean\":", name);
     tlog_put_fixed_(out, v.mean, 3);
     fprintf(out, ",\"min\":%" PRIu64 ",\"median\":%" PRIu64 ",\"p90\":%" PRIu64
@@ -395,17 +405,18 @@ static void json_flags(FILE *out, unsigned flags)
 
 static void json_row_fields(FILE *out, const tlog_stat_row *r)
 {
+    const tlog_row_hot *h = tlog_row_hot_(r);
     fputs("{\"name\":", out);
-    tlog_json_str_(out, r->name);
+    tlog_json_str_(out, h->name);
     fprintf(out, ",\"kind\":\"%s\",\"depth\":%d,\"device\":",
-            r->kind == TLOG_KIND_EXECUTION ? "execution" : "control", r->depth);
+            h->kind == TLOG_KIND_EXECUTION ? "execution" : "control", r->depth);
     if (r->device)
         tlog_json_str_(out, r->device);
     else
         fputs("null", out);
     fprintf(out, ",\"site_id\":\"0x%016" PRIx64 "\",\"flags\":", r->site_id);
-    json_flags(out, r->flags);
-    fprintf(out, ",\"frames\":%" PRIu64, r->frames);
+    json_flags(out, h->flags);
+    fprintf(out, ",\"frames\":%" PRIu64, h->frames);
     json_value(out, "total_ns", r, TLOG_STAT_TOTAL);
     json_value(out, "self_ns", r, TLOG_STAT_SELF);
     json_value(out, "count", r, TLOG_STAT_COUNT);
@@ -424,8 +435,8 @@ static void json_group(FILE *out, const tlog_summary *s, const tlog_group *g)
     fputs("{\"thread\":", out);
     tlog_json_str_(out, g->thread_name);
     fputs(",\"root\":", out);
-    tlog_json_str_(out, s->rows[g->root].name);
-    fprintf(out, ",\"frames\":%" PRIu64 ",\"tree\":", s->rows[g->root].frames);
+    tlog_json_str_(out, s->hot[g->root].name);
+    fprintf(out, ",\"frames\":%" PRIu64 ",\"tree\":", s->hot[g->root].frames);
     /* Iterative: open a row, and close as many as the walk climbs. */
     for (uint32_t r = g->root; r != NONE;) {
         json_row_fields(out, &s->rows[r]);
@@ -435,7 +446,7 @@ static void json_group(FILE *out, const tlog_summary *s, const tlog_group *g)
         }
         fputs("]}", out);
         while (r != NONE && s->rows[r].next_sibling == NONE) {
-            r = s->rows[r].parent;
+            r = s->hot[r].parent;
             if (r != NONE)
                 fputs("]}", out);
         }
@@ -467,7 +478,7 @@ static void json_hitch(FILE *out, const tlog_summary *s, const tlog_hitch *h, sc
     fprintf(out, "{\"number\":%" PRIu64 ",\"thread\":", h->number);
     tlog_json_str_(out, g->thread_name);
     fputs(",\"root\":", out);
-    tlog_json_str_(out, s->rows[g->root].name);
+    tlog_json_str_(out, s->hot[g->root].name);
     fprintf(out, ",\"rank\":%u,\"frame\":%" PRIu64 ",\"duration_ns\":%" PRIu64
                  ",\"reasons\":[%s%s%s],\"budget_ns\":%" PRIu64 ",\"quantile_ns\":%" PRIu64
                  ",\"median_ns\":%" PRIu64 ",\"slower\":[",
@@ -525,16 +536,16 @@ static void csv_row_path(FILE *out, const tlog_summary *s, uint32_t r, const voi
 {
     size_t k = 0;
     bool quote = false;
-    for (; r != NONE; r = s->rows[r].parent) {
-        quote |= strpbrk(s->rows[r].name, ",\"\n\r") != NULL;
-        chain[k++] = &s->rows[r];
+    for (; r != NONE; r = s->hot[r].parent) {
+        quote |= strpbrk(s->hot[r].name, ",\"\n\r") != NULL;
+        chain[k++] = &s->hot[r];
     }
     if (quote)
         fputc('"', out);
     for (size_t i = k; i-- > 0;) {
         if (i + 1 != k)
             fputs(" / ", out);
-        tlog_put_utf8_(out, ((const tlog_stat_row *)chain[i])->name, quote);
+        tlog_put_utf8_(out, ((const tlog_row_hot *)chain[i])->name, quote);
     }
     if (quote)
         fputc('"', out);
@@ -543,7 +554,7 @@ static void csv_row_path(FILE *out, const tlog_summary *s, uint32_t r, const voi
 static void csv_value(FILE *out, const tlog_stat_row *r, tlog_stat_of of)
 {
     tlog_stat_value v;
-    tlog_stat_value_(tlog_row_acc_(r, of), r->frames, &v);
+    value_of(r, of, &v);
     fputc(',', out);
     tlog_put_fixed_(out, v.mean, 3);
     fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, v.min, v.median,
@@ -570,12 +581,12 @@ int tlog_summary_export_csv(const tlog_summary *s, FILE *out)
             const tlog_stat_row *x = &s->rows[r];
             tlog_csv_field_(out, grp->thread_name);
             fputc(',', out);
-            tlog_csv_field_(out, s->rows[grp->root].name);
+            tlog_csv_field_(out, s->hot[grp->root].name);
             fputc(',', out);
             csv_row_path(out, s, r, sc.chain);
-            fprintf(out, ",%s,", x->kind == TLOG_KIND_EXECUTION ? "E" : "C");
+            fprintf(out, ",%s,", s->hot[r].kind == TLOG_KIND_EXECUTION ? "E" : "C");
             tlog_csv_field_(out, x->device ? x->device : "");
-            fprintf(out, ",%" PRIu64, x->frames);
+            fprintf(out, ",%" PRIu64, s->hot[r].frames);
             for (int q = 0; q < 3; q++)
                 csv_value(out, x, (tlog_stat_of)q);
             const tlog_row_ranks *k = tlog_row_ranks_(s, x);
@@ -607,7 +618,7 @@ int tlog_summary_export_hitches_csv(const tlog_summary *s, FILE *out)
         fprintf(out, "%" PRIu64 ",", h->number);
         tlog_csv_field_(out, g->thread_name);
         fputc(',', out);
-        tlog_csv_field_(out, s->rows[g->root].name);
+        tlog_csv_field_(out, s->hot[g->root].name);
         fprintf(out, ",%u,%" PRIu64 ",%" PRIu64 ",%s%s%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",",
                 h->frame->rank, h->frame->serial, h->duration_ns,
                 h->reasons & TLOG_HITCH_BUDGET ? "budget" : "",

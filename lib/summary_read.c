@@ -36,7 +36,7 @@ const tlog_stat_row *tlog_summary_root(const tlog_summary *s, size_t group)
 
 const tlog_stat_row *tlog_stat_row_parent(const tlog_stat_row *row)
 {
-    return row ? tlog_stat_row_at_(row->owner, row->parent) : NULL;
+    return row ? tlog_stat_row_at_(row->owner, tlog_row_hot_(row)->parent) : NULL;
 }
 
 const tlog_stat_row *tlog_stat_row_first_child(const tlog_stat_row *row)
@@ -54,22 +54,26 @@ int tlog_stat_row_get_info(const tlog_stat_row *row, tlog_stat_info *out)
     if (!row)
         return TLOG_EINVAL;
     const tlog_summary *s = row->owner;
+    const tlog_row_hot *h = tlog_row_hot_(row);
     const tlog_group *g = &s->groups[row->group];
     tlog_stat_info info = {
         .size = sizeof info,
-        .name = row->name,
-        .kind = (tlog_kind)row->kind,
+        .name = h->name,
+        .kind = (tlog_kind)h->kind,
         .depth = row->depth,
         .thread_name = g->thread_name,
         .device = row->device,
         .site_id = row->site_id,
-        .flags = row->flags,
-        .frames = row->frames,
-        .group_frames = s->rows[g->root].frames,
+        .flags = h->flags,
+        .frames = h->frames,
+        .group_frames = s->hot[g->root].frames,
     };
-    tlog_stat_value_(tlog_row_acc_(row, TLOG_STAT_TOTAL), row->frames, &info.total_ns);
-    tlog_stat_value_(tlog_row_acc_(row, TLOG_STAT_SELF), row->frames, &info.self_ns);
-    tlog_stat_value_(tlog_row_acc_(row, TLOG_STAT_COUNT), row->frames, &info.count);
+    const tlog_acc total = tlog_row_acc_(row, TLOG_STAT_TOTAL),
+                   self = tlog_row_acc_(row, TLOG_STAT_SELF),
+                   count = tlog_row_acc_(row, TLOG_STAT_COUNT);
+    tlog_stat_value_(&total, h->frames, &info.total_ns);
+    tlog_stat_value_(&self, h->frames, &info.self_ns);
+    tlog_stat_value_(&count, h->frames, &info.count);
     const tlog_row_ranks *k = tlog_row_ranks_(s, row);
     if (k) {
         info.ranks = k->present;
@@ -84,7 +88,8 @@ int tlog_stat_row_quantile(const tlog_stat_row *row, tlog_stat_of of, double q, 
 {
     if (!row || !out || (unsigned)of > TLOG_STAT_COUNT || !(q >= 0 && q <= 1))
         return TLOG_EINVAL;
-    *out = tlog_sketch_quantile_(tlog_row_acc_(row, of), row->frames, q);
+    const tlog_acc a = tlog_row_acc_(row, of);
+    *out = tlog_sketch_quantile_(&a, tlog_row_hot_(row)->frames, q);
     return TLOG_OK;
 }
 
@@ -95,7 +100,7 @@ static uint32_t row_next(const tlog_summary *s, uint32_t r, bool into)
     if (into && s->rows[r].first_child != NONE)
         return s->rows[r].first_child;
     while (r != NONE && s->rows[r].next_sibling == NONE)
-        r = s->rows[r].parent;
+        r = s->hot[r].parent;
     return r == NONE ? NONE : s->rows[r].next_sibling;
 }
 
@@ -189,7 +194,7 @@ int tlog_summary_hitch(const tlog_summary *s, size_t index, tlog_hitch_info *out
         .size = sizeof info,
         .frame = h->frame,
         .thread_name = g->thread_name,
-        .root = s->rows[g->root].name,
+        .root = s->hot[g->root].name,
         .number = h->number,
         .duration_ns = h->duration_ns,
         .reasons = h->reasons,

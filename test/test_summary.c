@@ -1045,6 +1045,203 @@ static void merging_halves_gives_the_whole(void **state)
     tlog_destroy(log);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Frames that change shape                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* Frame k of a loop of `parents` rows of `leaves` leaves each, whose shape
+ * changes from one frame to the next: in turn a leaf is left out and
+ * another comes in its place, the leaves run in the reverse order (rows
+ * then come in another order), and leaves run three times, 300 times or
+ * gain a child of their own. */
+static void shaped_frame(tlog_log *log, uint64_t *t, int k, int parents, int leaves)
+{
+    char name[16];
+    at_ns(*t);
+    tlog_log_begin(log, site_named("Frame"));
+    for (int p = 0; p < parents; p++) {
+        snprintf(name, sizeof name, "P%d", p);
+        const tlog_site *parent = site_named(name);
+        at_ns(*t += 1 + rng() % 20);
+        tlog_log_begin(log, parent);
+        for (int i = 0; i < leaves; i++) {
+            int leaf = k % 4 == 2 ? leaves - 1 - i : i;
+            if (k % 4 == 1 && leaf == 3)
+                leaf = 99;
+            int runs = k % 4 == 3 && leaf == 7 ? 3 : k % 4 == 3 && leaf == 9 ? 300 : 1;
+            snprintf(name, sizeof name, "L%d", leaf);
+            const tlog_site *site = site_named(name);
+            for (int r = 0; r < runs; r++) {
+                at_ns(*t += 1 + rng() % 5);
+                tlog_log_begin(log, site);
+                if (k % 4 == 3 && leaf == 2) {
+                    at_ns(*t += 1 + rng() % 30);
+                    tlog_log_begin(log, site_named("Inner"));
+                    at_ns(*t += 1 + rng() % 30);
+                    tlog_log_end(log, site_named("Inner"));
+                }
+                at_ns(*t += 1 + rng() % (k % 5 ? 100 : 100000));
+                tlog_log_end(log, site);
+            }
+        }
+        at_ns(*t += 1 + rng() % 20);
+        tlog_log_end(log, parent);
+    }
+    at_ns(*t += 5);
+    tlog_log_end(log, site_named("Frame"));
+    *t += 1;
+}
+
+/* A summary fed frames that change shape, large (titles known by address)
+ * and very large (lines asked for ahead) among them, keeps what summaries
+ * fed one frame each, merged, keep: a frame's rows are found again however
+ * the frame before it was made. */
+static void frames_that_change_shape_count_as_frames_counted_apart(void **state)
+{
+    (void)state;
+    rng_state = 31;
+    tlog_config c = test_config(NULL);
+    c.max_frames = 4;
+    c.thread_budget = 1u << 20;
+    tlog_log *log = make_log(&c);
+    tlog_summary *fed = make_summary(NULL), *merged = make_summary(NULL);
+    uint64_t t = 0;
+    for (int k = 0; k < 30; k++) {
+        bool huge = k % 7 == 5;   /* 4901 rows and more */
+        shaped_frame(log, &t, k, huge ? 70 : 8, huge ? 69 : 10);
+        tlog_frame *f = pop(log);
+        tlog_summary *one = make_summary(NULL);
+        assert_int_equal(tlog_summary_add(fed, f), TLOG_OK);
+        assert_int_equal(tlog_summary_add(one, f), TLOG_OK);
+        assert_int_equal(tlog_summary_merge(merged, one), TLOG_OK);
+        tlog_summary_destroy(one);
+        tlog_frame_release(f);
+    }
+    assert_true(summary_info(fed).rows > 4900);
+    char *x = csv_of(fed), *y = csv_of(merged);
+    assert_string_equal(x, y);
+    free(x);
+    free(y);
+    /* A leaf called as often in every frame so far, then not. */
+    const tlog_stat_row *p0 = stat_child(tlog_summary_root(fed, 0), "P0");
+    tlog_stat_info l9 = stat_info(stat_child(p0, "L9")), l5 = stat_info(stat_child(p0, "L5"));
+    assert_int_equal(l9.count.min, 1);
+    assert_int_equal(l9.count.max, 300);
+    assert_int_equal(l5.count.min, 1);
+    assert_int_equal(l5.count.max, 1);
+    assert_int_equal(l5.count.median, 1);
+    assert_true(l5.count.mean == 1.0);
+    tlog_summary_destroy(fed);
+    tlog_summary_destroy(merged);
+    tlog_destroy(log);
+}
+
+/* Titles whose text changes at the same address from one frame to the
+ * next (frames read from a stream one by one, their strings freed and
+ * made again) are rows of their text, not of their address. */
+static void titles_at_an_address_used_again_are_told_apart(void **state)
+{
+    (void)state;
+    enum { LEAVES = 70 };
+    static char text[LEAVES][8];
+    static tlog_site sites[LEAVES];
+    tlog_log *log = plain_log();
+    tlog_summary *s = make_summary(NULL);
+    for (int i = 0; i < LEAVES; i++)
+        sites[i] = (tlog_site){text[i], "test.c", "titles", 100 + i, TLOG_LEVEL_COARSE};
+    uint64_t t = 0;
+    for (int k = 0; k < 3; k++) {
+        for (int i = 0; i < LEAVES; i++)
+            snprintf(text[i], sizeof text[i], "%c%d", "ABA"[k], i);
+        at_ns(t);
+        tlog_log_begin(log, site_named("Frame"));
+        for (int i = 0; i < LEAVES; i++) {
+            at_ns(t += 10);
+            tlog_log_begin(log, &sites[i]);
+            at_ns(t += 10 + (uint64_t)k);
+            tlog_log_end(log, &sites[i]);
+        }
+        at_ns(t += 10);
+        tlog_log_end(log, site_named("Frame"));
+        tlog_frame *f = pop(log);
+        assert_int_equal(tlog_summary_add(s, f), TLOG_OK);
+        tlog_frame_release(f);
+    }
+    assert_int_equal(summary_info(s).rows, 1 + 2 * LEAVES);
+    const tlog_stat_row *root = tlog_summary_root(s, 0);
+    for (int i = 0; i < LEAVES; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "A%d", i);
+        assert_int_equal(stat_info(stat_child(root, name)).frames, 2);
+        assert_int_equal(stat_info(stat_child(root, name)).total_ns.max, 12);
+        snprintf(name, sizeof name, "B%d", i);
+        assert_int_equal(stat_info(stat_child(root, name)).frames, 1);
+        assert_int_equal(stat_info(stat_child(root, name)).total_ns.max, 11);
+    }
+    tlog_summary_destroy(s);
+    tlog_destroy(log);
+}
+
+/* The hooks of a -Dtest_hooks=true build, when the library has them. */
+void tlog_test_fail_alloc(uint64_t n) __attribute__((weak));
+bool tlog_test_alloc_failed(void) __attribute__((weak));
+
+/* Frames that change shape, each added while its allocation n fails, for
+ * every n an add makes: the add answers TLOG_ENOMEM, has changed nothing
+ * and is tried again. Every run ends with the statistics of a run where
+ * nothing failed. */
+static void an_add_out_of_memory_changes_nothing(void **state)
+{
+    (void)state;
+    if (!tlog_test_fail_alloc || !tlog_test_alloc_failed)
+        skip();   /* a build without the hooks */
+    enum { FRAMES = 8 };
+    rng_state = 5;
+    tlog_log *log = plain_log();
+    tlog_frame *frames[FRAMES];
+    uint64_t t = 0;
+    for (int k = 0; k < FRAMES; k++) {
+        shaped_frame(log, &t, k, 7, 10);
+        frames[k] = pop(log);
+    }
+    tlog_summary *ref = make_summary(NULL);
+    for (int k = 0; k < FRAMES; k++)
+        assert_int_equal(tlog_summary_add(ref, frames[k]), TLOG_OK);
+    char *want = csv_of(ref);
+    bool failed = true;
+    for (uint64_t n = 1; failed; n++) {
+        tlog_summary *s = make_summary(NULL);
+        failed = false;
+        for (int k = 0; k < FRAMES; k++) {
+            char *before = csv_of(s);
+            tlog_test_fail_alloc(n);
+            int rc, enomem = 0;
+            while ((rc = tlog_summary_add(s, frames[k])) == TLOG_ENOMEM) {
+                assert_true(tlog_test_alloc_failed());
+                assert_int_equal(++enomem, 1);   /* the failure was answered, once */
+                failed = true;
+                tlog_test_fail_alloc(0);
+                char *after = csv_of(s);
+                assert_string_equal(after, before);
+                free(after);
+            }
+            assert_int_equal(rc, TLOG_OK);
+            assert_true(enomem || !tlog_test_alloc_failed());
+            tlog_test_fail_alloc(0);
+            free(before);
+        }
+        char *got = csv_of(s);
+        assert_string_equal(got, want);
+        free(got);
+        tlog_summary_destroy(s);
+    }
+    free(want);
+    for (int k = 0; k < FRAMES; k++)
+        tlog_frame_release(frames[k]);
+    tlog_summary_destroy(ref);
+    tlog_destroy(log);
+}
+
 /* Frames read back from a stream give the statistics the log kept live,
  * device rows included. */
 static void stream_read_back_gives_the_same_statistics(void **state)
@@ -1579,6 +1776,9 @@ int main(void)
         cmocka_unit_test(walk_visits_every_row_of_every_group),
         cmocka_unit_test(frame_rows_have_a_statistics_view),
         cmocka_unit_test(merging_halves_gives_the_whole),
+        cmocka_unit_test(frames_that_change_shape_count_as_frames_counted_apart),
+        cmocka_unit_test(titles_at_an_address_used_again_are_told_apart),
+        cmocka_unit_test(an_add_out_of_memory_changes_nothing),
         cmocka_unit_test(stream_read_back_gives_the_same_statistics),
         cmocka_unit_test(log_statistics_match_a_summary_fed_the_same_frames),
         cmocka_unit_test(log_counts_every_frame_read_or_not),
