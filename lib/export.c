@@ -18,22 +18,6 @@
 #define DEVICE_TRACKS 1000000u   /* tids of device queues start here */
 #define SIDE_TRACKS 2000000u     /* a thread's inserted and sync rows */
 
-/* Length of the valid UTF-8 sequence at p, or 0. */
-static size_t utf8_len(const unsigned char *p)
-{
-    size_t n = p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc2 ? 2 : 0;
-    if (p[0] >= 0xf5)
-        return 0;
-    for (size_t i = 1; i < n; i++)
-        if ((p[i] & 0xc0) != 0x80)
-            return 0;
-    /* No overlong forms, surrogates or code points past U+10FFFF. */
-    if ((n == 3 && p[0] == 0xe0 && p[1] < 0xa0) || (n == 3 && p[0] == 0xed && p[1] >= 0xa0) ||
-        (n == 4 && p[0] == 0xf0 && p[1] < 0x90) || (n == 4 && p[0] == 0xf4 && p[1] >= 0x90))
-        return 0;
-    return n;
-}
-
 /* A JSON string; bytes that are not UTF-8 (names cut short, or damaged
  * input) become U+FFFD, so that the output always parses. */
 static void json_str(FILE *out, const char *s)
@@ -51,7 +35,7 @@ static void json_str(FILE *out, const char *s)
         else if (*p < 0x80)
             fputc(*p, out);
         else {
-            size_t n = utf8_len(p);
+            size_t n = tlog_utf8_length_(p);
             if (n)
                 fwrite(p, 1, n, out);
             else
@@ -421,7 +405,7 @@ int tlog_export_json(const tlog_frame *const *frames, size_t n, FILE *out)
 static void put_utf8(FILE *out, const char *s, bool quote)
 {
     for (const unsigned char *p = (const unsigned char *)s; *p;) {
-        size_t n = *p < 0x80 ? 1 : utf8_len(p);
+        size_t n = *p < 0x80 ? 1 : tlog_utf8_length_(p);
         if (!n) {
             fputs("\xef\xbf\xbd", out);
             p++;

@@ -40,4 +40,21 @@ static inline uint64_t tlog_mix64_(uint64_t k)
     return k;
 }
 
+/* The length of the valid UTF-8 sequence at p, or 0: no overlong forms,
+ * surrogates or code points past U+10FFFF. The JSON writers of the library
+ * and the tools replace what it refuses with U+FFFD. */
+static inline size_t tlog_utf8_length_(const unsigned char *p)
+{
+    size_t n = p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc2 ? 2 : 0;
+    if (p[0] >= 0xf5)
+        return 0;
+    for (size_t i = 1; i < n; i++)
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+    if ((n == 3 && p[0] == 0xe0 && p[1] < 0xa0) || (n == 3 && p[0] == 0xed && p[1] >= 0xa0) ||
+        (n == 4 && p[0] == 0xf0 && p[1] < 0x90) || (n == 4 && p[0] == 0xf4 && p[1] >= 0x90))
+        return 0;
+    return n;
+}
+
 #endif

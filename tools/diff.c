@@ -831,18 +831,6 @@ static void write_csv(FILE *out, const root_diff *rds, size_t nrds)
     }
 }
 
-/* The length of the UTF-8 character at p, 0 if it is not one. */
-static size_t utf8_length(const unsigned char *p)
-{
-    size_t n = *p >= 0xf0 && *p <= 0xf4 ? 4 : *p >= 0xe0 ? 3 : *p >= 0xc2 ? 2 : 0;
-    if (*p >= 0xf5)
-        n = 0;
-    for (size_t k = 1; k < n; k++)
-        if ((p[k] & 0xc0) != 0x80)
-            return 0;
-    return n;
-}
-
 /* A JSON string; bytes that are not UTF-8 become U+FFFD. */
 static void json_string(FILE *out, const char *s)
 {
@@ -855,7 +843,7 @@ static void json_string(FILE *out, const char *s)
         } else if (*p < 0x80) {
             fputc(*p++, out);
         } else {
-            size_t n = utf8_length(p);
+            size_t n = tlog_utf8_length_(p);
             if (n) {
                 fwrite(p, 1, n, out);
                 p += n;

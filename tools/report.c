@@ -135,18 +135,6 @@ static void buf_varint(buf *b, uint64_t v)
     buf_add(b, bytes, n);
 }
 
-/* The length of the UTF-8 character at p, 0 if it is not one. */
-static size_t utf8_length(const unsigned char *p)
-{
-    size_t n = *p >= 0xf0 && *p <= 0xf4 ? 4 : *p >= 0xe0 ? 3 : *p >= 0xc2 ? 2 : 0;
-    if (*p >= 0xf5)
-        n = 0;
-    for (size_t k = 1; k < n; k++)
-        if ((p[k] & 0xc0) != 0x80)
-            return 0;
-    return n;
-}
-
 /* A JSON string that may stand inside an HTML <script>: '<' is escaped,
  * so no title can close the element; bytes that are not UTF-8 become
  * U+FFFD. NULL is written as null. */
@@ -165,7 +153,7 @@ static void buf_json_string(buf *b, const char *s)
         } else if (*p < 0x80) {
             buf_add(b, p++, 1);
         } else {
-            size_t n = utf8_length(p);
+            size_t n = tlog_utf8_length_(p);
             buf_add(b, n ? (const void *)p : "\xef\xbf\xbd", n ? n : 3);
             p += n ? n : 1;
         }
