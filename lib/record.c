@@ -16,6 +16,7 @@
 #include "fork.h"
 #include "frame.h"
 #include "log.h"
+#include "prefault.h"
 #include "record.h"
 #include "site.h"
 #include "stats.h"
@@ -58,6 +59,38 @@ static tlog_chunk *chunk_new(tlog_log *log, size_t cap)
     if (c)
         c->cap = cap;
     return c;
+}
+
+/*
+ * Before a frame begins, the pool is given as many chunks as the thread's
+ * last frame took (a thread's first frame: the last frame of any thread),
+ * within pool_bytes, their pages mapped: the frame's scopes then write into
+ * memory that is ready, as they do once frames go back to the pool, rather
+ * than fault a page in every 256 records. Nothing is made while the pool
+ * holds enough: frames read, or pushed out of the queue, give theirs back.
+ */
+static void prepare_chunks(tlog_thread *t, tlog_log *log)
+{
+    size_t want = t->last_chunks ? t->last_chunks
+                                 : atomic_load_explicit(&log->pool.last_chunks,
+                                                        memory_order_relaxed);
+    size_t bytes = chunk_bytes(log->chunk_recs);
+    if (want > log->cfg.pool_bytes / bytes)
+        want = log->cfg.pool_bytes / bytes;
+    tlog_lock_(&log->pool.lock, TLOG_LOCK_POOL);
+    size_t have = log->pool.held / bytes;
+    tlog_unlock_(&log->pool.lock);
+    tlog_chunk *made = NULL;
+    for (; have < want; have++) {
+        tlog_chunk *c = record_alloc(log, bytes);
+        if (!c)
+            break;
+        tlog_prefault_(c, bytes);
+        c->cap = log->chunk_recs;
+        c->next = made;
+        made = c;
+    }
+    tlog_chunks_put_(log, made);
 }
 
 void tlog_chunk_free_(tlog_log *log, tlog_chunk *c)
@@ -181,7 +214,9 @@ static tlog_ticks chunk_base(const tlog_thread *t, tlog_ticks start, tlog_ticks 
 static bool next_chunk(tlog_thread *t, tlog_log *log, tlog_ticks start, tlog_ticks at)
 {
     tlog_chunk *c = tlog_chunk_get_(log);
-    if (!c)
+    if (c)
+        t->frame_chunks++;
+    else
         c = use_reserve(t, log);
     if (!c)
         return false;
@@ -253,6 +288,8 @@ static void open_budget(tlog_thread *t, tlog_log *log)
 static void start_frame(tlog_thread *t, tlog_log *log)
 {
     tlog_thread_tidy_();
+    prepare_chunks(t, log);
+    t->frame_chunks = 0;
     open_budget(t, log);
     t->frame_id++;
     tlog_frame_open_(log, t);
@@ -348,6 +385,8 @@ static uint64_t complete_frame(tlog_thread *t, tlog_log *log)
     t->first = t->cur = NULL;
     t->wr = t->wr_end = NULL;
     t->room = 0;
+    t->last_chunks = t->frame_chunks;
+    atomic_store_explicit(&log->pool.last_chunks, t->frame_chunks, memory_order_relaxed);
 
     tlog_frame *f = tlog_frame_end_(log, t);
     if (!f) {

@@ -238,6 +238,8 @@ struct tlog_thread {
     const tlog_site **over;
     size_t nover, capover, blind;
     uint64_t frame_id;       /* frames started on this thread */
+    size_t frame_chunks;     /* chunks the frame in progress took */
+    size_t last_chunks;      /* and the last frame */
     /* The frame in progress, which other threads and the device layer
      * deliver to: set and cleared by this thread under log->lock, read by
      * others under it. NULL between frames, or if it found no memory. */
