@@ -200,12 +200,14 @@ static void use_chunk(tlog_thread *t, tlog_chunk *c, size_t index)
 
 /* Compact records' starts count from their chunk's base: the start of the
  * outermost open scope (the frame's root), unless that began more than
- * 2^31 ticks before `at`, when the chunk is taken; then 2^31 ticks before
- * it, so that the chunks of a long frame keep their records compact too. */
+ * 2^30 ticks before `at`, when the chunk is taken; then 2^30 ticks before
+ * it. A long frame's later chunks thus keep compact the records that start
+ * up to 2^30 ticks before the chunk was taken and 3 * 2^30 after (about
+ * 0.4 s and 1.2 s of a 2.6 GHz counter). */
 static tlog_ticks chunk_base(const tlog_thread *t, tlog_ticks start, tlog_ticks at)
 {
     tlog_ticks base = t->top > t->stack ? t->stack[0].start : start;
-    tlog_ticks low = at - ((tlog_ticks)1 << 31);
+    tlog_ticks low = at - ((tlog_ticks)1 << 30);
     return (int64_t)(base - low) < 0 ? low : base;
 }
 
