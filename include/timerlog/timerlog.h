@@ -312,9 +312,10 @@ typedef struct tlog_config {
     /* Deepest nesting per thread; deeper scopes are dropped and counted.
      * 0 selects 128; at most 4096. */
     uint32_t max_depth;
-    /* Bytes of scope records a thread may hold for its frame in progress;
-     * when used up, new scopes are dropped (with their children) and
-     * counted. 0 selects 8 MiB. */
+    /* Bytes of scope records a thread may hold for its frame in progress
+     * (16 a scope; 32 for a scope of 2^32 ticks or more and a few others,
+     * doc/guide.md "Memory"); when used up, new scopes are dropped (with
+     * their children) and counted. 0 selects 8 MiB; at least 64. */
     size_t thread_budget;
     /* Clock to read instead of the CPU's counter (deterministic tests,
      * simulated time). NULL selects the hardware clock. */
@@ -348,9 +349,11 @@ typedef struct tlog_config {
      * suffix) overrides it. */
     size_t stream_buffer;
     /* Record memory kept for reuse once the frames it held are done (the
-     * log's pool of chunks): at most this many bytes; what comes back
-     * beyond it is freed, so a burst of threads or frames leaves no more
-     * behind. 0 selects 16 MiB; SIZE_MAX keeps everything. */
+     * log's pool of chunks), and made ready when a frame begins (as many
+     * chunks as the thread's last frame took, their pages mapped): at most
+     * this many bytes; what comes back beyond it is freed, so a burst of
+     * threads or frames leaves no more behind. 0 selects 16 MiB; SIZE_MAX
+     * keeps everything. */
     size_t pool_bytes;
     /* With TLOG_CONFIG_STATS (or TIMERLOG_REPORT=stats): what the log's
      * statistics keep. TIMERLOG_REPORT's hitch= option overrides the
