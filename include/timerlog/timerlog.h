@@ -43,6 +43,19 @@
 #define TLOG_API
 #endif
 
+/* Calls to tlog_begin and tlog_end (what the scope macros expand to) go
+ * through the GOT rather than the PLT where the compiler offers that for
+ * one function (GCC's noplt): a jump less a call. Linked statically, they
+ * are direct calls all the same. */
+#if defined(__has_attribute)
+#if __has_attribute(noplt)
+#define TLOG_NOPLT __attribute__((noplt))
+#endif
+#endif
+#ifndef TLOG_NOPLT
+#define TLOG_NOPLT
+#endif
+
 /* In C++ every function of the API is noexcept: an exception thrown by a
  * callback (error, clock, allocator, subscriber) ends the program with
  * std::terminate rather than unwinding through the library. */
@@ -472,7 +485,7 @@ TLOG_API uint32_t tlog_thread_id(tlog_log *log) TLOG_NOEXCEPT;
  * the macros do that before calling. A NULL site opens nothing and is
  * reported (TLOG_EINVAL).
  */
-TLOG_API void tlog_begin(const tlog_site *site) TLOG_NOEXCEPT;
+TLOG_API TLOG_NOPLT void tlog_begin(const tlog_site *site) TLOG_NOEXCEPT;
 
 /*
  * Closes the innermost open scope, which should be `site` (or a site of the
@@ -483,7 +496,7 @@ TLOG_API void tlog_begin(const tlog_site *site) TLOG_NOEXCEPT;
  * Each case is reported once through the error callback and counted. A NULL
  * site closes nothing and is reported (TLOG_EINVAL).
  */
-TLOG_API void tlog_end(const tlog_site *site) TLOG_NOEXCEPT;
+TLOG_API TLOG_NOPLT void tlog_end(const tlog_site *site) TLOG_NOEXCEPT;
 
 /* tlog_begin / tlog_end on an explicit log (NULL = default log), which
  * check the site's level; a NULL site opens or closes nothing and is
