@@ -144,18 +144,21 @@ static double log_scopes_ns(tlog_log *log, int scopes)
     return t;
 }
 
-static void quiet(void *user, const tlog_error *e)
+/* Notes that NVTX forwarding was refused: a build without NVTX. */
+static void note_refusal(void *user, const tlog_error *e)
 {
-    (void)user;
-    (void)e;
+    if (e->code == TLOG_ENODEVICE)
+        *(bool *)user = false;
 }
 
 /* With no tool attached (NVTX_INJECTION64_PATH unset), forwarding should
  * cost nothing: the forwarder subscribes nothing. */
 bool bench_nvtx(int runs, int scopes, double *off, double *on, double *floor,
-                uint64_t *subscribers)
+                uint64_t *subscribers, bool *built)
 {
-    tlog_config c = {.size = sizeof c, .flags = TLOG_CONFIG_IGNORE_ENV, .on_error = quiet};
+    *built = true;
+    tlog_config c = {.size = sizeof c, .flags = TLOG_CONFIG_IGNORE_ENV,
+                     .on_error = note_refusal, .error_user = built};
     tlog_log *plain, *forwarding;
     if (tlog_create(&c, &plain) != TLOG_OK)
         return false;

@@ -50,9 +50,10 @@ bool bench_subscriber(int runs, int scopes, double *none, double *one, double *f
 
 /* A log that forwards to NVTX beside one that does not, scopes through
  * tlog_log_begin/end, in turn first: `runs` samples of each and of the
- * floor; *subscribers: the forwarding log's tlog_stats.subscribers. */
+ * floor; *subscribers: the forwarding log's tlog_stats.subscribers; *built:
+ * false where the library, built without NVTX, refused to forward. */
 bool bench_nvtx(int runs, int scopes, double *off, double *on, double *floor,
-                uint64_t *subscribers);
+                uint64_t *subscribers, bool *built);
 
 /* Scopes per frame of bench_stream_ratio. */
 #define BENCH_STREAM_SCOPES 1000

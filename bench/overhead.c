@@ -88,14 +88,16 @@ static void nvtx_cost(void)
 {
     double t_off[64], t_on[64], ratio[64], flr[64];
     uint64_t subscribers;
-    if (!bench_nvtx(runs, BATCH, t_off, t_on, flr, &subscribers))
+    bool built;
+    if (!bench_nvtx(runs, BATCH, t_off, t_on, flr, &subscribers, &built))
         return;
     for (int k = 0; k < runs; k++)
         ratio[k] = t_on[k] / t_off[k];
     const char *tool = getenv("NVTX_INJECTION64_PATH");
     printf("NVTX forwarding on, %s: %.2f ns, off: %.2f ns, ratio %.2f   floor %.2f ns; "
            "%llu subscriber(s)\n",
-           tool && *tool ? "a tool attached" : "no tool attached", median(t_on, runs),
+           !built ? "built without NVTX" : tool && *tool ? "a tool attached" : "no tool attached",
+           median(t_on, runs),
            median(t_off, runs), median(ratio, runs), median(flr, runs),
            (unsigned long long)subscribers);
 }

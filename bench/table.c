@@ -216,14 +216,16 @@ static bool row_nvtx(const plan *p)
 {
     double off[MAX_RUNS], on[MAX_RUNS], floor[MAX_RUNS], r[MAX_RUNS], r_off[MAX_RUNS];
     uint64_t subscribers;
-    if (!bench_nvtx(p->runs, p->scopes, off, on, floor, &subscribers))
+    bool built;
+    if (!bench_nvtx(p->runs, p->scopes, off, on, floor, &subscribers, &built))
         return false;
     ratios(on, floor, r, p->runs);
     ratios(on, off, r_off, p->runs);
     const char *tool = getenv("NVTX_INJECTION64_PATH");
     printf("4 scope of a log forwarding to NVTX, %s: %.2f ns, floor %.2f ns, ratio %.2f to the "
            "floor (%.2f to a log without forwarding, %.2f ns); %llu subscriber(s) registered\n",
-           tool && *tool ? "a tool attached" : "no tool attached", median_of(on, p->runs),
+           !built ? "built without NVTX" : tool && *tool ? "a tool attached" : "no tool attached",
+           median_of(on, p->runs),
            median_of(floor, p->runs), median_of(r, p->runs), median_of(r_off, p->runs),
            median_of(off, p->runs), (unsigned long long)subscribers);
     return true;
@@ -264,56 +266,61 @@ static bool row_resolve(const plan *p, int row, bench_shape shape, size_t n,
 /* ---- 8. memory ---- */
 
 #ifdef BENCH_COUNT_ALLOC
-/* What the third resolve (tlog_frame_pop) of frames of one shape allocates,
- * per scope, and what the frame it makes holds of it. */
-static bool warm_resolve(bench_shape shape, size_t n, double *bytes, uint64_t *blocks,
-                         double *kept)
+typedef struct resolve_allocs {
+    double bytes[3];      /* per scope, by the first, second and third resolve */
+    uint64_t blocks[3];
+    double kept;          /* per scope, tlog_frame_info.tree_bytes */
+} resolve_allocs;
+
+/* What each of three resolves (tlog_frame_pop) of frames of one shape in
+ * one log allocates: the first makes the scratch, later ones find it kept
+ * unless it is over the bound the log keeps. */
+static bool count_resolves(bench_shape shape, size_t n, resolve_allocs *out)
 {
     tlog_config c = {.size = sizeof c, .thread_budget = (n + n / 5 + 64) * 32,
                      .flags = TLOG_CONFIG_IGNORE_ENV, .max_frames = 1};
     tlog_log *log;
     if (tlog_create(&c, &log) != TLOG_OK)
         return false;
-    uint64_t allocated = 0;
     tlog_frame_info fi = {.size = sizeof fi};
     for (int k = 0; k < 3; k++) {
         bench_record(log, shape, n);
-        if (k == 2)
-            bench_alloc_count_start();
+        uint64_t bytes;
+        bench_alloc_count_start();
         tlog_frame *f = tlog_frame_pop(log);
-        if (k == 2)
-            bench_alloc_count_stop(&allocated, blocks);
+        bench_alloc_count_stop(&bytes, &out->blocks[k]);
         tlog_frame_get_info(f, &fi);
         tlog_frame_release(f);
+        out->bytes[k] = fi.instances ? (double)bytes / (double)fi.instances : 0;
     }
     tlog_destroy(log);
-    *bytes = (double)allocated / (double)fi.instances;
-    *kept = (double)fi.tree_bytes / (double)fi.instances;
+    out->kept = fi.instances ? (double)fi.tree_bytes / (double)fi.instances : 0;
     return fi.instances > 0;
 }
 
 static void print_resolve_allocations(const plan *p)
 {
-    double bytes[2], kept[2];
-    uint64_t blocks[2];
     size_t n[2] = {p->resolve_small, p->resolve_large};
-    for (int i = 0; i < 2; i++)
-        if (!warm_resolve(BENCH_LOOP, n[i], &bytes[i], &blocks[i], &kept[i])) {
-            printf("  a warm resolve: not measured (no log)\n");
+    for (int i = 0; i < 2; i++) {
+        resolve_allocs a;
+        if (!count_resolves(BENCH_LOOP, n[i], &a)) {
+            printf("  resolve allocations: not measured (no log)\n");
             return;
         }
-    printf("  a warm resolve (the third frame of its shape) allocates %.1f B/scope in %llu "
-           "blocks at %zu scopes, %.1f B/scope in %llu blocks at %zu scopes; the frame it "
-           "makes keeps %.1f and %.1f B/scope of that\n",
-           bytes[0], (unsigned long long)blocks[0], n[0], bytes[1],
-           (unsigned long long)blocks[1], n[1], kept[0], kept[1]);
+        printf("  resolve allocations, frames of %zu scopes: the first %.1f B/scope in %llu "
+               "blocks, the second %.1f B/scope in %llu, the third %.1f B/scope in %llu; the "
+               "frame keeps %.1f B/scope\n",
+               n[i], a.bytes[0], (unsigned long long)a.blocks[0], a.bytes[1],
+               (unsigned long long)a.blocks[1], a.bytes[2], (unsigned long long)a.blocks[2],
+               a.kept);
+    }
 }
 #else
 static void print_resolve_allocations(const plan *p)
 {
     (void)p;
-    printf("  a warm resolve: not measured in this build (a sanitizer's allocator, or not "
-           "glibc's, takes the place where the bench counts)\n");
+    printf("  resolve allocations: not measured in this build (a sanitizer's allocator, or "
+           "not glibc's, takes the place where the bench counts)\n");
 }
 #endif
 
