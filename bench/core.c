@@ -13,31 +13,30 @@
 
 /* ---- the floor ---- */
 
-static bool floor_is_monotonic;
-
-void bench_floor_init(void)
+static inline uint64_t monotonic_now(void)
 {
-    floor_is_monotonic = strcmp(tlog_clock_name(NULL), "monotonic") == 0;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static inline uint64_t raw_clock(void)
-{
-    if (floor_is_monotonic) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+/* One loop per clock, so that the loop reads nothing but the clock. */
+#define FLOOR_LOOP(read, pairs, sink)        \
+    for (int i = 0; i < (pairs); i++) {     \
+        uint64_t a = read();                \
+        uint64_t b = read();                \
+        (sink) += b - a;                    \
     }
-    return tlog_clock_now_();
-}
 
-double bench_floor_ns(int pairs)
+double bench_floor_ns(tlog_log *log, int pairs)
 {
+    bool monotonic = strcmp(tlog_clock_name(log), "monotonic") == 0;
     uint64_t sink = 0;
     double t0 = now_ns();
-    for (int i = 0; i < pairs; i++) {
-        uint64_t a = raw_clock();
-        uint64_t b = raw_clock();
-        sink += b - a;
+    if (monotonic) {
+        FLOOR_LOOP(monotonic_now, pairs, sink);
+    } else {
+        FLOOR_LOOP(tlog_clock_now_, pairs, sink);
     }
     double t = (now_ns() - t0) / pairs;
     __asm__ volatile("" : : "r"(sink));
@@ -75,7 +74,7 @@ static void *measure_thread(void *arg)
         bench_scopes_ns(r->scopes);
     for (int k = 0; k < r->runs; k++) {
         pthread_barrier_wait(r->start_line);
-        r->floor[k] = bench_floor_ns(r->scopes);
+        r->floor[k] = bench_floor_ns(NULL, r->scopes);
         r->scope[k] = bench_scopes_ns(r->scopes);
         r->ratio[k] = r->scope[k] / r->floor[k];
     }
@@ -115,7 +114,7 @@ bool bench_subscriber(int runs, int scopes, double *none, double *one, double *f
     tlog_subscriber sub = {.size = sizeof sub, .scope_begin = empty_callback,
                            .scope_end = empty_callback};
     for (int k = 0; k < runs; k++) {
-        floor[k] = bench_floor_ns(scopes);
+        floor[k] = bench_floor_ns(NULL, scopes);
         none[k] = bench_scopes_ns(scopes);
         tlog_subscription *s;
         if (tlog_subscribe(NULL, &sub, &s) != TLOG_OK)
@@ -154,7 +153,7 @@ static void note_refusal(void *user, const tlog_error *e)
 /* With no tool attached (NVTX_INJECTION64_PATH unset), forwarding should
  * cost nothing: the forwarder subscribes nothing. */
 bool bench_nvtx(int runs, int scopes, double *off, double *on, double *floor,
-                uint64_t *subscribers, bool *built)
+                uint64_t *subscribers, bool *built, const char **clock)
 {
     *built = true;
     tlog_config c = {.size = sizeof c, .flags = TLOG_CONFIG_IGNORE_ENV,
@@ -170,8 +169,9 @@ bool bench_nvtx(int runs, int scopes, double *off, double *on, double *floor,
     tlog_stats st = {.size = sizeof st};
     tlog_get_stats(forwarding, &st);
     *subscribers = st.subscribers;
+    *clock = tlog_clock_name(forwarding);
     for (int k = 0; k < runs; k++) {
-        floor[k] = bench_floor_ns(scopes);
+        floor[k] = bench_floor_ns(forwarding, scopes);
         if (k % 2) {   /* in turn first: the first of a pair runs colder */
             off[k] = log_scopes_ns(plain, scopes);
             on[k] = log_scopes_ns(forwarding, scopes);

@@ -23,13 +23,10 @@
  * back, not in fresh memory. */
 #define BENCH_QUEUE_FRAMES 9
 
-/* Picks the clock the floor reads: the one the library uses. */
-void bench_floor_init(void);
-
-/* The physical floor: ns for two back-to-back raw reads of the library's
- * clock (the TSC, or clock_gettime with the monotonic clock), the mean over
- * `pairs` pairs. */
-double bench_floor_ns(int pairs);
+/* The physical floor: ns for two back-to-back raw reads of the clock `log`
+ * reads (NULL: the default log; the TSC, or clock_gettime with the
+ * monotonic clock), the mean over `pairs` pairs. */
+double bench_floor_ns(tlog_log *log, int pairs);
 
 /* ns per scope of one frame in the default log holding `scopes` empty
  * TIMERLOG_SCOPE scopes; the frame's own begin and end are not timed. */
@@ -50,10 +47,11 @@ bool bench_subscriber(int runs, int scopes, double *none, double *one, double *f
 
 /* A log that forwards to NVTX beside one that does not, scopes through
  * tlog_log_begin/end, in turn first: `runs` samples of each and of the
- * floor; *subscribers: the forwarding log's tlog_stats.subscribers; *built:
- * false where the library, built without NVTX, refused to forward. */
+ * floor of their clock, *clock (these logs ignore the environment);
+ * *subscribers: the forwarding log's tlog_stats.subscribers; *built: false
+ * where the library, built without NVTX, refused to forward. */
 bool bench_nvtx(int runs, int scopes, double *off, double *on, double *floor,
-                uint64_t *subscribers, bool *built);
+                uint64_t *subscribers, bool *built, const char **clock);
 
 /* Scopes per frame of bench_stream_ratio. */
 #define BENCH_STREAM_SCOPES 1000

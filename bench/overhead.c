@@ -89,7 +89,8 @@ static void nvtx_cost(void)
     double t_off[64], t_on[64], ratio[64], flr[64];
     uint64_t subscribers;
     bool built;
-    if (!bench_nvtx(runs, BATCH, t_off, t_on, flr, &subscribers, &built))
+    const char *clock;
+    if (!bench_nvtx(runs, BATCH, t_off, t_on, flr, &subscribers, &built, &clock))
         return;
     for (int k = 0; k < runs; k++)
         ratio[k] = t_on[k] / t_off[k];
@@ -242,7 +243,6 @@ int main(int argc, char **argv)
     if (cores < 1 || cores > 64)
         cores = 1;
     const char *clock = tlog_clock_name(NULL);
-    bench_floor_init();
     printf("timerlog %d.%d.%d bench: clock %s, %d core(s), medians of %d runs x %d scopes\n",
            TIMERLOG_VERSION_MAJOR, TIMERLOG_VERSION_MINOR, TIMERLOG_VERSION_PATCH, clock,
            cores, runs, BATCH);
@@ -271,7 +271,7 @@ int main(int argc, char **argv)
 
     double skipped[64], flr[64];
     for (int k = 0; k < runs; k++) {
-        flr[k] = bench_floor_ns(BATCH);
+        flr[k] = bench_floor_ns(NULL, BATCH);
         skipped[k] = skipped_ns_per_op();
     }
     printf("site above the active level: %.2f ns (floor %.2f ns)\n", median(skipped, runs),

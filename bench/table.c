@@ -83,7 +83,7 @@ static void floor_and_frames(int runs, int scopes, int warm_frames, double *scop
     for (int k = 0; k < warm_frames; k++)
         bench_scopes_ns(scopes);
     for (int k = 0; k < runs; k++) {
-        floor[k] = bench_floor_ns(scopes);
+        floor[k] = bench_floor_ns(NULL, scopes);
         scope[k] = bench_scopes_ns(scopes);
     }
 }
@@ -124,7 +124,6 @@ static bool row_warm(const plan *p)
 static int fresh_process(int runs, int scopes)
 {
     double scope[MAX_RUNS], floor[MAX_RUNS];
-    bench_floor_init();
     floor_and_frames(runs, scopes, 1, scope, floor);
     for (int k = 0; k < runs; k++)
         printf("%.6f %.6f\n", scope[k], floor[k]);
@@ -217,17 +216,23 @@ static bool row_nvtx(const plan *p)
     double off[MAX_RUNS], on[MAX_RUNS], floor[MAX_RUNS], r[MAX_RUNS], r_off[MAX_RUNS];
     uint64_t subscribers;
     bool built;
-    if (!bench_nvtx(p->runs, p->scopes, off, on, floor, &subscribers, &built))
+    const char *clock;
+    if (!bench_nvtx(p->runs, p->scopes, off, on, floor, &subscribers, &built, &clock))
         return false;
     ratios(on, floor, r, p->runs);
     ratios(on, off, r_off, p->runs);
     const char *tool = getenv("NVTX_INJECTION64_PATH");
-    printf("4 scope of a log forwarding to NVTX, %s: %.2f ns, floor %.2f ns, ratio %.2f to the "
-           "floor (%.2f to a log without forwarding, %.2f ns); %llu subscriber(s) registered\n",
+    char other_clock[96] = "";
+    if (strcmp(clock, tlog_clock_name(NULL)) != 0)
+        snprintf(other_clock, sizeof other_clock,
+                 " (the %s clock: these logs ignore the environment)", clock);
+    printf("4 scope of a log forwarding to NVTX, %s: %.2f ns, floor %.2f ns%s, ratio %.2f to "
+           "the floor (%.2f to a log without forwarding, %.2f ns); %llu subscriber(s) "
+           "registered\n",
            !built ? "built without NVTX" : tool && *tool ? "a tool attached" : "no tool attached",
-           median_of(on, p->runs),
-           median_of(floor, p->runs), median_of(r, p->runs), median_of(r_off, p->runs),
-           median_of(off, p->runs), (unsigned long long)subscribers);
+           median_of(on, p->runs), median_of(floor, p->runs), other_clock,
+           median_of(r, p->runs), median_of(r_off, p->runs), median_of(off, p->runs),
+           (unsigned long long)subscribers);
     return true;
 }
 
@@ -434,7 +439,6 @@ int main(int argc, char **argv)
     }
     if (runs >= 1 && runs <= MAX_RUNS)
         p.runs = runs;
-    bench_floor_init();
     int cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
     const char *clock = tlog_clock_name(NULL);
     printf("timerlog %d.%d.%d bench_table%s: clock %s, %d core(s); medians of %d runs; "
