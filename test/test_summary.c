@@ -67,14 +67,16 @@ static uint64_t known_frame(tlog_log *log, uint64_t t, uint64_t work, uint64_t t
 /* Fails showing the whole text when it lacks `needle`. */
 static void contains(const char *text, const char *needle)
 {
+    assert_non_null(text);
     if (!strstr(text, needle))
-        fail_msg("no \"%s\" in:\n%s", needle, text);
+        fail_msg("no \"%s\" in:\n%s", needle, text ? text : "");
 }
 
 static void lacks(const char *text, const char *needle)
 {
+    assert_non_null(text);
     if (strstr(text, needle))
-        fail_msg("\"%s\" in:\n%s", needle, text);
+        fail_msg("\"%s\" in:\n%s", needle, text ? text : "");
 }
 
 static tlog_summary *make_summary(const tlog_summary_config *c)
