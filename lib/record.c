@@ -739,7 +739,8 @@ static void push(tlog_thread *t, const tlog_site *site)
     o->start = tlog_read_clock_(t);
 }
 
-static void begin_slow(tlog_thread *t, const tlog_site *site)
+/* A begin that opens a frame, or finds the budget or the stack used up. */
+static void __attribute__((noinline)) begin_unusual(tlog_thread *t, const tlog_site *site)
 {
     tlog_log *log = log_of(t);
     if (!log)
@@ -759,19 +760,29 @@ static void begin_slow(tlog_thread *t, const tlog_site *site)
         tlog_notify_begin_(t);   /* at its start: callbacks run inside the scope */
 }
 
+/* Out of the hot path, which stays as short as without subscribers: a
+ * begin to be told is pushed here, then told. */
+static void __attribute__((noinline)) begin_slow(tlog_thread *t, const tlog_site *site)
+{
+    if (TLOG_LIKELY(t->room != 0 && t->top < t->stack_end)) {
+        push(t, site);
+        tlog_notify_begin_(t);
+        return;
+    }
+    begin_unusual(t, site);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Hot path                                                                 */
 /* ------------------------------------------------------------------------ */
 
 static inline void begin_on(tlog_thread *t, const tlog_site *site)
 {
-    if (TLOG_UNLIKELY(t->room == 0 || t->top >= t->stack_end)) {
+    if (TLOG_UNLIKELY(t->room == 0 || t->top >= t->stack_end) || tlog_any_subscriber_()) {
         begin_slow(t, site);
         return;
     }
     push(t, site);
-    if (tlog_any_subscriber_())
-        tlog_notify_begin_(t);   /* at its start: callbacks run inside the scope */
 }
 
 static inline void end_on(tlog_thread *t, const tlog_site *site)
