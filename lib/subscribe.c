@@ -214,6 +214,17 @@ static site_cache *cache_of(busy_slot *s, const tlog_site *site)
     return &s->cache[((uintptr_t)site >> 4) % SITE_CACHE];
 }
 
+/* Hands back what is left of the block `c` holds, if it is the last block
+ * taken from its site: a site that one thread alone reports then counts
+ * 1, 2, 3, ... even when sites share a place in the thread's cache. */
+static void give_back(site_cache *c)
+{
+    uint64_t last = c->limit - 1;
+    if (c->entry && c->next < c->limit)
+        atomic_compare_exchange_strong_explicit(&c->entry->reported, &last, c->next - 1,
+                                                memory_order_relaxed, memory_order_relaxed);
+}
+
 /* Makes `c` the cache of `site` with a fresh block of instance numbers;
  * false if memory ran out. */
 static bool __attribute__((noinline)) refill(site_cache *c, const tlog_site *site)
@@ -222,6 +233,7 @@ static bool __attribute__((noinline)) refill(site_cache *c, const tlog_site *sit
         tlog_site_entry *e = tlog_site_entry_(site);
         if (!e)
             return false;
+        give_back(c);
         *c = (site_cache){.site = site, .entry = e, .id = e->id};
     }
     c->next = atomic_fetch_add_explicit(&c->entry->reported, INSTANCE_BLOCK,
@@ -230,10 +242,11 @@ static bool __attribute__((noinline)) refill(site_cache *c, const tlog_site *sit
     return true;
 }
 
-/* The site's id and its next instance number (0 if memory ran out). A
- * slot's cached block outlives its thread (the next owner goes on with it),
- * and numbers left in a block the cache lets go of are never handed out:
- * each number is given once, without a locked instruction per begin. */
+/* The site's id and its next instance number (0 if memory ran out), with
+ * no locked instruction but once a block. A slot's cached block outlives
+ * its thread (the next owner goes on with it). Numbers are given once: a
+ * block handed back is one no block was taken after, so those taken later
+ * start above every number given so far. */
 static inline uint64_t next_instance(busy_slot *s, const tlog_site *site, uint64_t *id)
 {
     site_cache *c = cache_of(s, site);

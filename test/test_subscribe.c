@@ -472,6 +472,37 @@ static void instances_on_one_thread_count_up_past_a_block(void **state)
     tlog_destroy(log);
 }
 
+/* Sites 1 KiB apart: in a thread's cache of recent sites they take turns
+ * at the same place. */
+static struct {
+    tlog_site site;
+    char pad[1024 - sizeof(tlog_site)];
+} apart[2] = {{{"Apart 0", __FILE__, "apart", __LINE__, 1}, {0}},
+              {{"Apart 1", __FILE__, "apart", __LINE__, 1}, {0}}};
+
+static void sites_reported_in_turn_on_one_thread_each_count_up(void **state)
+{
+    (void)state;
+    tlog_log *log = plain_log();
+    recorder r = {0};
+    subscribe(log, &r);
+    begin_at(log, "Frame", 0);
+    for (int i = 0; i < 50; i++)
+        for (int k = 0; k < 2; k++) {
+            tlog_log_begin(log, &apart[k].site);
+            tlog_log_end(log, &apart[k].site);
+        }
+    end_at(log, "Frame", 2);
+    assert_int_equal(r.n, 203);
+    for (int i = 0; i < 50; i++)
+        for (int k = 0; k < 2; k++) {
+            const event *e = &r.ev[1 + 4 * i + 2 * k];
+            assert_ptr_equal(e->site, &apart[k].site);
+            assert_true(e->instance == (uint64_t)i + 1);
+        }
+    tlog_destroy(log);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Device intervals                                                         */
 /* ------------------------------------------------------------------------ */
@@ -1009,6 +1040,7 @@ int main(void)
         cmocka_unit_test(scopes_a_begin_callback_records_nest_in_the_scope),
         cmocka_unit_test(a_begin_callback_ending_its_scope_is_told_and_later_subscribers_are_not),
         cmocka_unit_test(instances_on_one_thread_count_up_past_a_block),
+        cmocka_unit_test(sites_reported_in_turn_on_one_thread_each_count_up),
         cmocka_unit_test(instances_are_unique_across_threads_and_grow_on_each),
         cmocka_unit_test_setup_teardown(resolved_device_intervals_are_reported, sim_setup,
                                         sim_teardown),

@@ -923,12 +923,12 @@ TLOG_API int tlog_sync(tlog_log *log) TLOG_NOEXCEPT;
  * and frames it completes are not reported, so callbacks never recurse; the
  * end of a scope whose begin was reported is, wherever it happens (a begin
  * callback that ends its own scope is told of that end, and subscribers
- * after it in the list are told of neither), and so are device intervals
+ * registered after it are told of neither), and so are device intervals
  * that a callback's call resolves. A subscriber is told of the end of
  * exactly the scopes whose begin it was told of, for as long as it stays
  * registered, so ranges it opens at begins always balance. Scopes past
- * max_depth are not reported. While any log has subscribers, scopes of the
- * others pay a call at their begin (about a nanosecond), without any of
+ * max_depth are not reported. While any log has subscribers, the begins of
+ * the other logs' scopes take a short detour (two calls), without any of
  * the reporting.
  */
 
