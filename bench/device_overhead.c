@@ -3,8 +3,8 @@
  * marker calls: device scopes on a backend whose markers cost nothing, so
  * the figures are the core's bookkeeping alone (pool, pending lists, frame
  * accounting) on the recording path, and per interval at a sync scope.
- * On a real device, a scope costs this plus two marker records (about
- * 2.5 us for CUDA events, see bench_cuda).
+ * On a real device, a scope costs this plus two marker records, which
+ * bench_cuda measures on a GPU (not run on one yet).
  *
  * Then the first frame of a new device against later ones, on a backend
  * whose marker creation takes a set time (600 ns, the H100's cudaEventCreate

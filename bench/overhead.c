@@ -28,55 +28,15 @@
 #include <timerlog/timerlog.h>
 
 #include "bench_util.h"
-#include "clock_now.h"
+#include "core.h"
 
 #define BATCH 20000
 
 static int runs = 21;
 
-
-/* The floor: two back-to-back reads of the clock the library uses. */
-static bool floor_is_monotonic;
-
-static inline uint64_t raw_clock(void)
-{
-    if (floor_is_monotonic) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-    }
-    return tlog_clock_now_();
-}
-
-static double floor_ns_per_op(void)
-{
-    uint64_t sink = 0;
-    double t0 = now_ns();
-    for (int i = 0; i < BATCH; i++) {
-        uint64_t a = raw_clock();
-        uint64_t b = raw_clock();
-        sink += b - a;
-    }
-    double t = (now_ns() - t0) / BATCH;
-    __asm__ volatile("" : : "r"(sink));
-    return t;
-}
-
-/* One frame holding BATCH empty scopes; the frame's own begin and end are
- * outside the timed loop. */
-static double scope_ns_per_op(void)
-{
-    double t;
-    {
-        TIMERLOG_SCOPE("bench frame");
-        double t0 = now_ns();
-        for (int i = 0; i < BATCH; i++) {
-            TIMERLOG_SCOPE("bench scope");
-        }
-        t = (now_ns() - t0) / BATCH;
-    }
-    return t;
-}
+/* Frames each thread records before its runs: the default log's queue full,
+ * so that records land in chunks its oldest frame gave back. */
+#define WARMUP_FRAMES 10
 
 static double skipped_ns_per_op(void)
 {
@@ -87,66 +47,24 @@ static double skipped_ns_per_op(void)
     return (now_ns() - t0) / BATCH;
 }
 
-typedef struct thread_result {
-    double cold;
-    double scope[64], floor[64], ratio[64];
-} thread_result;
-
-/* Frames the default log keeps: until that many have passed, each new frame
- * writes into fresh (page-faulting) memory instead of recycled chunks. */
-#define WARMUP_FRAMES 10
-
-static pthread_barrier_t start_line;
-
-static void *measure_thread(void *arg)
-{
-    thread_result *r = arg;
-    r->cold = scope_ns_per_op();
-    for (int k = 1; k < WARMUP_FRAMES; k++)
-        scope_ns_per_op();
-    for (int k = 0; k < runs; k++) {
-        pthread_barrier_wait(&start_line);
-        r->floor[k] = floor_ns_per_op();
-        r->scope[k] = scope_ns_per_op();
-        r->ratio[k] = r->scope[k] / r->floor[k];
-    }
-    return NULL;
-}
-
 static void scopes_on_threads(int nthreads)
 {
-    pthread_t t[64];
-    thread_result *res = calloc((size_t)nthreads, sizeof *res);
-    pthread_barrier_init(&start_line, NULL, (unsigned)nthreads);
-    for (int i = 0; i < nthreads; i++)
-        pthread_create(&t[i], NULL, measure_thread, &res[i]);
-    for (int i = 0; i < nthreads; i++)
-        pthread_join(t[i], NULL);
-    pthread_barrier_destroy(&start_line);
     int n = nthreads * runs;
     double *scope = malloc(sizeof(double) * (size_t)n), *flr = malloc(sizeof(double) * (size_t)n),
-           *ratio = malloc(sizeof(double) * (size_t)n);
-    for (int i = 0; i < nthreads; i++)
-        for (int k = 0; k < runs; k++) {
-            scope[i * runs + k] = res[i].scope[k];
-            flr[i * runs + k] = res[i].floor[k];
-            ratio[i * runs + k] = res[i].ratio[k];
-        }
+           *ratio = malloc(sizeof(double) * (size_t)n), first[BENCH_MAX_THREADS];
+    bench_threads(nthreads, runs, BATCH, WARMUP_FRAMES, scope, flr, ratio, first);
     printf("scope begin+end, %2d thread(s): %6.2f ns   floor (2 clock reads): %6.2f ns   "
            "ratio %.2f\n",
            nthreads, median(scope, n), median(flr, n), median(ratio, n));
+    /* An earlier frame, resolved, gave its chunks back to the log's pool:
+     * this frame's records land in them, not in fresh memory
+     * (bench_table's row 2 times fresh memory, in a new process). */
     if (nthreads == 1)
-        printf("  first frame of a new thread (cold memory): %.2f ns per scope\n", res[0].cold);
+        printf("  first frame of a new thread (records in chunks an earlier frame gave back): "
+               "%.2f ns per scope\n", first[0]);
     free(scope);
     free(flr);
     free(ratio);
-    free(res);
-}
-
-static void empty_callback(void *user, const tlog_scope_event *event)
-{
-    (void)user;
-    __asm__ volatile("" : : "r"(event) : "memory");
 }
 
 /* Alternates runs without and with one subscriber whose begin and end
@@ -154,82 +72,35 @@ static void empty_callback(void *user, const tlog_scope_event *event)
 static void subscriber_cost(void)
 {
     double none[64], one[64], ratio[64], flr[64];
-    tlog_subscriber sub = {.size = sizeof sub, .scope_begin = empty_callback,
-                           .scope_end = empty_callback};
-    for (int k = 0; k < runs; k++) {
-        flr[k] = floor_ns_per_op();
-        none[k] = scope_ns_per_op();
-        tlog_subscription *s;
-        if (tlog_subscribe(NULL, &sub, &s) != TLOG_OK)
-            return;
-        one[k] = scope_ns_per_op();
-        tlog_unsubscribe(s);
+    if (!bench_subscriber(runs, BATCH, none, one, flr))
+        return;
+    for (int k = 0; k < runs; k++)
         ratio[k] = one[k] / none[k];
-    }
     printf("scope with one subscriber (empty callbacks): %.2f ns, with none: %.2f ns, "
            "ratio %.2f   floor %.2f ns\n",
            median(one, runs), median(none, runs), median(ratio, runs), median(flr, runs));
 }
 
-static double log_scope_ns_per_op(tlog_log *log)
-{
-    static const tlog_site frame = {"bench frame", __FILE__, "log_scope_ns_per_op", 1, 1};
-    static const tlog_site scope = {"bench scope", __FILE__, "log_scope_ns_per_op", 2, 1};
-    tlog_log_begin(log, &frame);
-    double t0 = now_ns();
-    for (int i = 0; i < BATCH; i++) {
-        tlog_log_begin(log, &scope);
-        tlog_log_end(log, &scope);
-    }
-    double t = (now_ns() - t0) / BATCH;
-    tlog_log_end(log, &frame);
-    tlog_frame_release(tlog_frame_pop(log));
-    return t;
-}
-
-static void quiet(void *user, const tlog_error *e)
-{
-    (void)user;
-    (void)e;
-}
-
-/* A log that asks for NVTX forwarding beside one that does not, both
- * through tlog_log_begin/end: with no tool attached (NVTX_INJECTION64_PATH
- * unset), forwarding should cost nothing. */
+/* A log that asks for NVTX forwarding beside one that does not: with no
+ * tool attached (NVTX_INJECTION64_PATH unset), forwarding should cost
+ * nothing. */
 static void nvtx_cost(void)
 {
-    tlog_config c = {.size = sizeof c, .flags = TLOG_CONFIG_IGNORE_ENV,
-                     .on_error = quiet};
-    tlog_log *off, *on;
-    if (tlog_create(&c, &off) != TLOG_OK)
-        return;
-    c.flags |= TLOG_CONFIG_NVTX;
-    if (tlog_create(&c, &on) != TLOG_OK) {
-        tlog_destroy(off);
-        return;
-    }
-    tlog_stats st = {.size = sizeof st};
-    tlog_get_stats(on, &st);
     double t_off[64], t_on[64], ratio[64], flr[64];
-    for (int k = 0; k < runs; k++) {
-        flr[k] = floor_ns_per_op();
-        if (k % 2) {   /* in turn first: the first of a pair runs colder */
-            t_off[k] = log_scope_ns_per_op(off);
-            t_on[k] = log_scope_ns_per_op(on);
-        } else {
-            t_on[k] = log_scope_ns_per_op(on);
-            t_off[k] = log_scope_ns_per_op(off);
-        }
+    uint64_t subscribers;
+    bool built;
+    const char *clock;
+    if (!bench_nvtx(runs, BATCH, t_off, t_on, flr, &subscribers, &built, &clock))
+        return;
+    for (int k = 0; k < runs; k++)
         ratio[k] = t_on[k] / t_off[k];
-    }
     const char *tool = getenv("NVTX_INJECTION64_PATH");
     printf("NVTX forwarding on, %s: %.2f ns, off: %.2f ns, ratio %.2f   floor %.2f ns; "
            "%llu subscriber(s)\n",
-           tool && *tool ? "a tool attached" : "no tool attached", median(t_on, runs),
+           !built ? "built without NVTX" : tool && *tool ? "a tool attached" : "no tool attached",
+           median(t_on, runs),
            median(t_off, runs), median(ratio, runs), median(flr, runs),
-           (unsigned long long)st.subscribers);
-    tlog_destroy(on);
-    tlog_destroy(off);
+           (unsigned long long)subscribers);
 }
 
 /* Names made at run time, as a renderer or a solver makes kernel names. */
@@ -267,10 +138,10 @@ static void *named_shared_thread(void *arg)
 {
     named_arg *a = arg;
     for (int k = 1; k < WARMUP_FRAMES; k++)
-        scope_ns_per_op();
+        bench_scopes_ns(BATCH);
     for (int k = 0; k < runs; k++) {
         pthread_barrier_wait(&named_line);
-        a->literal[k] = scope_ns_per_op();
+        a->literal[k] = bench_scopes_ns(BATCH);
         pthread_barrier_wait(&named_line);
         a->named[k] = named_ns_per_op(a->index, 1);
         a->ratio[k] = a->named[k] / a->literal[k];
@@ -301,7 +172,7 @@ static bool named_cost(void)
     }
     double literal[64], one[64], many[64], r_one[64], r_many[64];
     for (int k = 0; k < runs; k++) {
-        literal[k] = scope_ns_per_op();
+        literal[k] = bench_scopes_ns(BATCH);
         one[k] = named_ns_per_op(0, 1);
         many[k] = named_ns_per_op(0, NAMES);
         r_one[k] = one[k] / literal[k];
@@ -339,95 +210,14 @@ static bool named_cost(void)
     return true;
 }
 
-/* A frame of `n` scopes: steps of one "Step" with nine "Kernel" children,
- * the shape of a solver loop (rows merge: 11 rows in all). */
-static void record_frame(tlog_log *log, size_t n)
+static void resolve_and_dump(const char *name, bench_shape shape, size_t n)
 {
-    static const tlog_site frame = {"Frame", __FILE__, "record_frame", 1, 1};
-    static const tlog_site step = {"Step", __FILE__, "record_frame", 2, 1};
-    static const tlog_site *kernels[9];
-    for (int k = 0; k < 9; k++) {
-        char name[32];
-        snprintf(name, sizeof name, "Kernel %d", k);
-        kernels[k] = tlog_site_intern(name, __FILE__, "record_frame", 3, 1);
-    }
-    tlog_log_begin(log, &frame);
-    for (size_t i = 1; i + 10 <= n; i += 10) {
-        tlog_log_begin(log, &step);
-        for (int k = 0; k < 9; k++) {
-            tlog_log_begin(log, kernels[k]);
-            tlog_log_end(log, kernels[k]);
-        }
-        tlog_log_end(log, &step);
-    }
-    tlog_log_end(log, &frame);
-}
-
-/* A full ten-way tree: siblings have distinct titles, so every scope is a
- * row of its own (the worst case for resolving and dumping). */
-static void record_tree(tlog_log *log, const tlog_site *const *digits, int depth)
-{
-    for (int k = 0; k < 10; k++) {
-        tlog_log_begin(log, digits[k]);
-        if (depth > 1)
-            record_tree(log, digits, depth - 1);
-        tlog_log_end(log, digits[k]);
-    }
-}
-
-static void record_wide_frame(tlog_log *log, size_t n)
-{
-    static const tlog_site frame = {"Frame", __FILE__, "record_wide_frame", 1, 1};
-    static const tlog_site *digits[10];
-    for (int k = 0; k < 10; k++) {
-        char name[8];
-        snprintf(name, sizeof name, "%d", k);
-        digits[k] = tlog_site_intern(name, __FILE__, "record_wide_frame", 2, 1);
-    }
-    int depth = 0;
-    for (size_t total = 1, level = 1; total < n; depth++)
-        total += (level *= 10);
-    tlog_log_begin(log, &frame);
-    record_tree(log, digits, depth);
-    tlog_log_end(log, &frame);
-}
-
-typedef void (*record_fn)(tlog_log *log, size_t n);
-
-static void resolve_and_dump(const char *shape, record_fn record, size_t n)
-{
-    double resolve[64], dump[64], rec_bytes[64], tree_bytes[64], scopes = 0, rows = 0;
-    int reps = n > 100000 ? 5 : runs;
-    FILE *devnull = fopen("/dev/null", "w");
-    for (int k = 0; k < reps; k++) {
-        tlog_config c = {.size = sizeof c, .thread_budget = (n + n / 5 + 64) * 32,
-                         .flags = TLOG_CONFIG_IGNORE_ENV, .max_frames = 1};
-        tlog_log *log;
-        tlog_create(&c, &log);
-        record(log, n);
-        tlog_stats s = {.size = sizeof s};
-        tlog_get_stats(log, &s);
-        double t0 = now_ns();
-        tlog_frame *f = tlog_frame_latest(log);
-        double t1 = now_ns();
-        tlog_dump_frame(f, devnull, NULL);
-        double t2 = now_ns();
-        tlog_frame_info fi = {.size = sizeof fi};
-        tlog_frame_get_info(f, &fi);
-        scopes = (double)fi.instances;
-        rows = (double)fi.nodes;
-        resolve[k] = (t1 - t0) / 1e6;
-        dump[k] = (t2 - t1) / 1e6;
-        rec_bytes[k] = (double)s.record_bytes / (double)fi.instances;
-        tree_bytes[k] = (double)fi.tree_bytes / (double)fi.instances;
-        tlog_frame_release(f);
-        tlog_destroy(log);
-    }
-    fclose(devnull);
+    bench_resolve r;
+    bench_resolve_dump(shape, n, n > 100000 ? 5 : runs, &r);
     printf("%s frame, %7.0f scopes in %7.0f rows: resolve %8.3f ms (%.1f ns/scope)   "
            "dump %8.3f ms   memory: records %.1f B/scope, resolved %.1f B/scope\n",
-           shape, scopes, rows, median(resolve, reps), median(resolve, reps) * 1e6 / scopes,
-           median(dump, reps), median(rec_bytes, reps), median(tree_bytes, reps));
+           name, r.scopes, r.rows, r.resolve_ms, r.resolve_ms * 1e6 / r.scopes, r.dump_ms,
+           r.record_bytes, r.tree_bytes);
 }
 
 int main(int argc, char **argv)
@@ -453,7 +243,6 @@ int main(int argc, char **argv)
     if (cores < 1 || cores > 64)
         cores = 1;
     const char *clock = tlog_clock_name(NULL);
-    floor_is_monotonic = strcmp(clock, "monotonic") == 0;
     printf("timerlog %d.%d.%d bench: clock %s, %d core(s), medians of %d runs x %d scopes\n",
            TIMERLOG_VERSION_MAJOR, TIMERLOG_VERSION_MINOR, TIMERLOG_VERSION_PATCH, clock,
            cores, runs, BATCH);
@@ -464,7 +253,7 @@ int main(int argc, char **argv)
         goto resolve;
 
     /* The timed loop really records: check the frame it leaves. */
-    scope_ns_per_op();
+    bench_scopes_ns(BATCH);
     tlog_frame *f = tlog_frame_latest(NULL);
     tlog_node_info info = {.size = sizeof info};
     tlog_node_get_info(tlog_node_first_child(tlog_frame_root(f)), &info);
@@ -482,7 +271,7 @@ int main(int argc, char **argv)
 
     double skipped[64], flr[64];
     for (int k = 0; k < runs; k++) {
-        flr[k] = floor_ns_per_op();
+        flr[k] = bench_floor_ns(NULL, BATCH);
         skipped[k] = skipped_ns_per_op();
     }
     printf("site above the active level: %.2f ns (floor %.2f ns)\n", median(skipped, runs),
@@ -493,10 +282,10 @@ int main(int argc, char **argv)
         return 1;
 
 resolve:
-    resolve_and_dump("loop", record_frame, 10000);
-    resolve_and_dump("loop", record_frame, 1000000);
-    resolve_and_dump("tree", record_wide_frame, 10000);
-    resolve_and_dump("tree", record_wide_frame, 100000);
-    resolve_and_dump("tree", record_wide_frame, 1000000);
+    resolve_and_dump("loop", BENCH_LOOP, 10000);
+    resolve_and_dump("loop", BENCH_LOOP, 1000000);
+    resolve_and_dump("tree", BENCH_TREE, 10000);
+    resolve_and_dump("tree", BENCH_TREE, 100000);
+    resolve_and_dump("tree", BENCH_TREE, 1000000);
     return 0;
 }

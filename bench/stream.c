@@ -19,55 +19,16 @@
 #include <timerlog/timerlog.h>
 
 #include "bench_util.h"
+#include "core.h"
 
-#define SCOPES 1000
 #define FRAMES_PER_RUN 200
-
-static const tlog_site frame_site = {"Frame", __FILE__, "bench", __LINE__, 1};
-static const tlog_site scope_site = {"Scope", __FILE__, "bench", __LINE__, 1};
 
 static tlog_log *make_log(const char *path, size_t buffer)
 {
-    /* The same frame queue either way, so that record memory is reused the
-     * same way: the difference is the stream alone. */
-    tlog_config c = {.size = sizeof c, .flags = TLOG_CONFIG_IGNORE_ENV, .stream_path = path,
-                     .stream_buffer = buffer, .max_frames = 64};
-    tlog_log *log = NULL;
-    if (tlog_create(&c, &log) != TLOG_OK)
+    tlog_log *log = bench_stream_log(path, buffer);
+    if (!log)
         exit(1);
     return log;
-}
-
-static void other_work(double ns)
-{
-    double until = now_ns() + ns;
-    while (now_ns() < until)
-        ;
-}
-
-/* ns per scope over `frames` frames of SCOPES scopes, with `gap_ns` of
- * other work after each frame, not counted. */
-static double record_paced(tlog_log *log, int frames, double gap_ns)
-{
-    double spent = 0;
-    for (int f = 0; f < frames; f++) {
-        double t0 = now_ns();
-        tlog_log_begin(log, &frame_site);
-        for (int i = 0; i < SCOPES; i++) {
-            tlog_log_begin(log, &scope_site);
-            tlog_log_end(log, &scope_site);
-        }
-        tlog_log_end(log, &frame_site);
-        spent += now_ns() - t0;
-        if (gap_ns > 0)
-            other_work(gap_ns);
-    }
-    return spent / ((double)frames * (SCOPES + 1));
-}
-
-static double record(tlog_log *log, int frames)
-{
-    return record_paced(log, frames, 0);
 }
 
 static long rss_kib(void)
@@ -83,28 +44,17 @@ static long rss_kib(void)
 
 static void ratio(int runs, const char *dir, double gap_ns, int frames, const char *what)
 {
-    char path[512];
-    snprintf(path, sizeof path, "%s/bench-stream-ratio.tlog", dir);
-    tlog_log *off = make_log(NULL, 0), *on = make_log(path, 0);
-    double *r = calloc((size_t)runs, sizeof *r), *a = calloc((size_t)runs, sizeof *a),
-           *b = calloc((size_t)runs, sizeof *b);
-    record(off, 20);
-    record(on, 20);
-    for (int i = 0; i < runs; i++) {
-        a[i] = record_paced(off, frames, gap_ns);
-        b[i] = record_paced(on, frames, gap_ns);
-        r[i] = b[i] / a[i];
+    double *v = calloc((size_t)runs * 3, sizeof *v);
+    double *on = v, *off = v + runs, *r = v + 2 * runs;
+    if (!v || !bench_stream_ratio(runs, frames, gap_ns, dir, on, off, r)) {
+        fprintf(stderr, "streaming to %s failed\n", dir);
+        exit(1);
     }
-    tlog_stream_flush(on);
     printf("scope with streaming on, %s: %.2f ns, off: %.2f ns, ratio %.3f (medians of %d "
            "runs x %d frames of %d scopes)\n",
-           what, median(b, runs), median(a, runs), median(r, runs), runs, frames, SCOPES);
-    tlog_destroy(off);
-    tlog_destroy(on);
-    unlink(path);
-    free(r);
-    free(a);
-    free(b);
+           what, median(on, runs), median(off, runs), median(r, runs), runs, frames,
+           BENCH_STREAM_SCOPES);
+    free(v);
 }
 
 static void bounded(const char *dir)
@@ -116,7 +66,7 @@ static void bounded(const char *dir)
     long lo = 0, hi = 0, first = 0;
     double t0 = now_ns();
     for (int f = 0; f < FRAMES; f += SAMPLE) {
-        record(log, SAMPLE);
+        bench_stream_frames_ns(log, SAMPLE, 0);
         long rss = rss_kib();
         if (f == SAMPLE) {
             first = lo = hi = rss;
@@ -158,10 +108,10 @@ static void bounded(const char *dir)
            "streamed %llu, not streamed %llu%s\n",
            secs, first, lo, hi, hi - first, bytes / 1e6, (double)bytes / 10010000.0,
            (unsigned long long)frames, (unsigned long long)scopes,
-           scopes == (uint64_t)FRAMES * (SCOPES + 1) ? "nothing lost" : "SCOPES LOST",
+           scopes == (uint64_t)FRAMES * (BENCH_STREAM_SCOPES + 1) ? "nothing lost" : "SCOPES LOST",
            (unsigned long long)s.frames_streamed, (unsigned long long)s.frames_not_streamed,
            flushed == TLOG_OK ? "" : " (write error)");
-    if (scopes != (uint64_t)FRAMES * (SCOPES + 1))
+    if (scopes != (uint64_t)FRAMES * (BENCH_STREAM_SCOPES + 1))
         exit(1);
 }
 

@@ -843,33 +843,14 @@ static void push_root(tlog_thread *t, tlog_log *log, const tlog_site *site)
     rebase_empty_chunk(t, t->stack[0].start);
 }
 
-/* Tells subscribers of a begin that will go on the stack; the notes beside
- * the stack are made first, so that a begin told always has its end told. */
-static bool tell_begin(tlog_thread *t, tlog_log *log, const tlog_site *site,
-                       tlog_note *note)
-{
-    if (!t->notes)
-        t->notes = tlog_calloc_((size_t)(t->stack_end - t->stack) + 1u, sizeof *t->notes);
-    return t->notes && tlog_notify_begin_(t, log, site, note);
-}
-
-static void begin_slow(tlog_thread *t, const tlog_site *site)
+/* A begin that opens a frame, or finds the budget or the stack used up. */
+static void __attribute__((noinline)) begin_unusual(tlog_thread *t, const tlog_site *site)
 {
     tlog_log *log = log_of(t);
     if (!log)
         return;
-    tlog_note note;
-    bool noted = t->top < t->stack_end && tlog_any_subscriber_() &&
-                 atomic_load_explicit(&log->subs.list, memory_order_relaxed) &&
-                 tell_begin(t, log, site, &note);
     if (t->top >= t->stack_end) {
-        /* Only if a callback left scopes open: the scope is past max_depth
-         * after all, and a begin told has its end told. */
-        if (noted) {
-            tlog_open dropped = {.site = (const tlog_site *)((uintptr_t)site | 1u)};
-            tlog_notify_end_(t, log, &dropped, &note, tlog_read_clock_(t), 0);
-        }
-        push_overflow(t, log, site);
+        push_overflow(t, log, site);   /* not reported */
         return;
     }
     if (t->top == t->stack) /* adopted work keeps its marker below */
@@ -878,10 +859,22 @@ static void begin_slow(tlog_thread *t, const tlog_site *site)
         push_dropped(t, log, site);
     else
         push(t, site);
-    if (noted) {
-        t->top[-1].noted = 1;
-        t->notes[t->top - 1 - t->stack] = note;
+    if (tlog_any_subscriber_())
+        tlog_notify_begin_(t);   /* at its start: callbacks run inside the scope */
+}
+
+/* Out of the hot path, which stays as short as without subscribers: a
+ * begin to be told, or timed by a clock of the application's, is pushed
+ * here, then told. */
+static void __attribute__((noinline)) begin_slow(tlog_thread *t, const tlog_site *site)
+{
+    if (TLOG_LIKELY(t->room != 0 && t->top < t->stack_end)) {
+        push(t, site);
+        if (tlog_any_subscriber_())
+            tlog_notify_begin_(t);
+        return;
     }
+    begin_unusual(t, site);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -914,8 +907,7 @@ static inline void end_on(tlog_thread *t, const tlog_site *site)
     size_t depth = tlog_thread_depth_(t);
     tlog_rec *wr = t->wr;
     if (TLOG_UNLIKELY(depth < 2 || t->top[-1].site != site ||
-                      (uintptr_t)wr >= (uintptr_t)t->wr_end) ||
-        tlog_any_subscriber_()) {
+                      (uintptr_t)wr >= (uintptr_t)t->wr_end)) {
         end_other(t, site, now);
         return;
     }
@@ -928,6 +920,8 @@ static inline void end_on(tlog_thread *t, const tlog_site *site)
     t->top = o;
     t->wr = wr + 1;
     tlog_rec_put_compact_(wr, (uintptr_t)site, off, dur, depth - 1);
+    if (TLOG_UNLIKELY(o->noted))
+        tlog_notify_popped_(t, o, now);
 }
 
 /* A begin on a thread whose state in the log could not be made: the scope

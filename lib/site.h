@@ -15,7 +15,8 @@ typedef struct tlog_site_entry {
     const tlog_site *site;
     uint64_t id;                  /* tlog_site_id(site) */
     _Atomic uint64_t resolved;    /* tlog_site_instances */
-    _Atomic uint64_t reported;    /* begins and intervals told to subscribers */
+    _Atomic uint64_t reported;    /* instance numbers given out to threads, in blocks
+                                   * (subscribe.c) */
 } tlog_site_entry;
 /* The site's entry, made on first use; stays valid for the process's life.
  * NULL if memory ran out. Takes a lock: cache what it returns. */

@@ -44,16 +44,26 @@ _Atomic int tlog_subscribed_;
 
 #define SITE_CACHE 64
 
+/* Instance numbers a thread takes from a site at a time: the site's shared
+ * counter is written once per block, not once per begin. */
+#define INSTANCE_BLOCK 64
+
+/* One of a thread's recent sites: its id, and what is left of the block of
+ * instance numbers the thread took from it (next up to limit). */
+typedef struct site_cache {
+    const tlog_site *site;
+    tlog_site_entry *entry;
+    uint64_t id;
+    uint64_t next, limit;
+} site_cache;
+
 /* One per thread that has reported events; `seq` is odd while it uses a
  * list. On its own cache line: only its thread writes it. */
 typedef struct busy_slot {
     _Atomic uint64_t seq;
     atomic_bool owned;
     struct busy_slot *next;
-    struct {
-        const tlog_site *site;
-        tlog_site_entry *entry;
-    } cache[SITE_CACHE];      /* this thread's recent sites */
+    site_cache cache[SITE_CACHE];
 } __attribute__((aligned(64))) busy_slot;
 
 static _Atomic(busy_slot *) slots;
@@ -119,10 +129,8 @@ static busy_slot *claim_free_slot(void)
     return s;
 }
 
-static busy_slot *own_slot(void)
+static busy_slot *__attribute__((noinline)) first_slot(void)
 {
-    if (TLOG_LIKELY(my_slot != NULL))
-        return my_slot;
     pthread_once(&slot_key_once, make_slot_key);
     busy_slot *s = claim_free_slot();
     if (s && slot_key_made)
@@ -130,17 +138,25 @@ static busy_slot *own_slot(void)
     return my_slot = s;
 }
 
+static inline busy_slot *own_slot(void)
+{
+    busy_slot *s = my_slot;
+    return TLOG_LIKELY(s != NULL) ? s : first_slot();
+}
+
 /* A thread's hold on a log's list while it calls subscribers. */
 typedef struct reading {
     busy_slot *slot;
     tlog_sublist *list;
+    uint64_t seq;             /* the slot's, odd */
     bool nested;              /* inside a callback already: the slot is busy */
 } reading;
 
 /* Marks the calling thread busy and takes the log's list; false when there
  * is nothing to report to. Inside a callback, only if `nested_ok`: what a
  * callback begins is not reported, so that callbacks never recurse. */
-static bool enter(tlog_log *log, bool nested_ok, reading *r)
+static inline __attribute__((always_inline)) bool enter(tlog_log *log, bool nested_ok,
+                                                        reading *r)
 {
     busy_slot *s = own_slot();
     if (!s)
@@ -159,18 +175,16 @@ static bool enter(tlog_log *log, bool nested_ok, reading *r)
         tlog_fence_light_();
     }
     tlog_sublist *list = atomic_load_explicit(&log->subs.list, memory_order_acquire);
-    *r = (reading){.slot = s, .list = list, .nested = nested};
+    *r = (reading){.slot = s, .list = list, .seq = seq | 1u, .nested = nested};
     if (!list && !nested)
         atomic_store_explicit(&s->seq, seq + 2, memory_order_release);
     return list != NULL;
 }
 
-static void leave(const reading *r)
+static inline void leave(const reading *r)
 {
     if (!r->nested)
-        atomic_store_explicit(&r->slot->seq,
-                              atomic_load_explicit(&r->slot->seq, memory_order_relaxed) + 1,
-                              memory_order_release);
+        atomic_store_explicit(&r->slot->seq, r->seq + 1, memory_order_release);
 }
 
 /* Waits until every other thread has left the lists it was using. */
@@ -195,28 +209,59 @@ static bool inside_callback(void)
 /* Site ids and instance numbers                                            */
 /* ------------------------------------------------------------------------ */
 
-/* The site's id and its next instance number (0 if memory ran out). */
-static uint64_t next_instance(busy_slot *s, const tlog_site *site, uint64_t *id)
+static site_cache *cache_of(busy_slot *s, const tlog_site *site)
 {
-    size_t k = (size_t)(((uintptr_t)site >> 4) % SITE_CACHE);
-    tlog_site_entry *e = s->cache[k].site == site ? s->cache[k].entry : NULL;
-    if (!e) {
-        e = tlog_site_entry_(site);
-        if (!e) {
-            *id = tlog_site_id(site);
-            return 0;
-        }
-        s->cache[k].site = site;
-        s->cache[k].entry = e;
+    return &s->cache[((uintptr_t)site >> 4) % SITE_CACHE];
+}
+
+/* Hands back what is left of the block `c` holds, if it is the last block
+ * taken from its site: a site that one thread alone reports then counts
+ * 1, 2, 3, ... even when sites share a place in the thread's cache. */
+static void give_back(site_cache *c)
+{
+    uint64_t last = c->limit - 1;
+    if (c->entry && c->next < c->limit)
+        atomic_compare_exchange_strong_explicit(&c->entry->reported, &last, c->next - 1,
+                                                memory_order_relaxed, memory_order_relaxed);
+}
+
+/* Makes `c` the cache of `site` with a fresh block of instance numbers;
+ * false if memory ran out. */
+static bool __attribute__((noinline)) refill(site_cache *c, const tlog_site *site)
+{
+    if (c->site != site) {
+        tlog_site_entry *e = tlog_site_entry_(site);
+        if (!e)
+            return false;
+        give_back(c);
+        *c = (site_cache){.site = site, .entry = e, .id = e->id};
     }
-    *id = e->id;
-    return atomic_fetch_add_explicit(&e->reported, 1, memory_order_relaxed) + 1;
+    c->next = atomic_fetch_add_explicit(&c->entry->reported, INSTANCE_BLOCK,
+                                        memory_order_relaxed) + 1;
+    c->limit = c->next + INSTANCE_BLOCK;
+    return true;
+}
+
+/* The site's id and its next instance number (0 if memory ran out), with
+ * no locked instruction but once a block. A slot's cached block outlives
+ * its thread (the next owner goes on with it). Numbers are given once: a
+ * block handed back is one no block was taken after, so those taken later
+ * start above every number given so far. */
+static inline uint64_t next_instance(busy_slot *s, const tlog_site *site, uint64_t *id)
+{
+    site_cache *c = cache_of(s, site);
+    if (TLOG_UNLIKELY(c->site != site || c->next == c->limit) && !refill(c, site)) {
+        *id = tlog_site_id(site);
+        return 0;
+    }
+    *id = c->id;
+    return c->next++;
 }
 
 static uint64_t cached_id(busy_slot *s, const tlog_site *site)
 {
-    size_t k = (size_t)(((uintptr_t)site >> 4) % SITE_CACHE);
-    return s->cache[k].site == site ? s->cache[k].entry->id : tlog_site_id(site);
+    const site_cache *c = cache_of(s, site);
+    return c->site == site ? c->id : tlog_site_id(site);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -229,34 +274,58 @@ static const tlog_subscriber *live(const tlog_subscription *sub)
     return atomic_load_explicit(&sub->gone, memory_order_seq_cst) ? NULL : &sub->cb;
 }
 
-static uint64_t newest_serial(const tlog_sublist *list)
+static tlog_log *log_of(tlog_thread *t)
 {
-    return list->subs[list->n - 1]->serial;
+    return atomic_load_explicit(&t->log, memory_order_relaxed);
 }
 
-bool tlog_notify_begin_(tlog_thread *t, tlog_log *log, const tlog_site *site,
-                        tlog_note *note)
+/* What subscribers are told of begins, beside the stack (tlog_note). */
+static bool __attribute__((noinline)) make_notes(tlog_thread *t)
 {
+    t->notes = tlog_calloc_((size_t)(t->stack_end - t->stack) + 1u, sizeof *t->notes);
+    return t->notes != NULL;
+}
+
+void tlog_notify_begin_(tlog_thread *t)
+{
+    tlog_log *log = log_of(t);
     reading r;
-    if (!enter(log, false, &r))
-        return false;
-    tlog_scope_event e = {.size = sizeof e, .log = log, .site = site, .thread = t->id};
-    e.instance = next_instance(r.slot, site, &e.site_id);
-    e.time = tlog_read_clock_(t);
-    for (size_t i = 0; i < r.list->n; i++) {
-        const tlog_subscriber *cb = live(r.list->subs[i]);
-        if (cb && cb->scope_begin)
-            cb->scope_begin(cb->user, &e);
+    /* Scopes of logs without subscribers stop at the first load. */
+    if (!log || !atomic_load_explicit(&log->subs.list, memory_order_relaxed) ||
+        !enter(log, false, &r))
+        return;
+    if (TLOG_UNLIKELY(!t->notes) && !make_notes(t)) {
+        leave(&r);
+        return;
     }
+    tlog_open *o = t->top - 1;
+    const tlog_site *site = tlog_open_site(o);
+    tlog_scope_event e = {.size = sizeof e, .log = log, .site = site, .thread = t->id,
+                          .time = tlog_open_dropped(o) ? tlog_read_clock_(t) : o->start};
+    e.instance = next_instance(r.slot, site, &e.site_id);
+    tlog_note *note = &t->notes[o - t->stack];
     note->instance = e.instance;
-    note->newest = newest_serial(r.list);
+    o->noted = 1;
+    /* The scope is open while its callbacks run: one may end it. Its end
+     * then goes to those told so far (note->newest), and those after are
+     * not told of the begin either. */
+    for (size_t i = 0; i < r.list->n; i++) {
+        const tlog_subscription *sub = r.list->subs[i];
+        note->newest = sub->serial;
+        const tlog_subscriber *cb = live(sub);
+        if (cb && cb->scope_begin) {
+            cb->scope_begin(cb->user, &e);
+            if (TLOG_UNLIKELY(t->top <= o || !o->noted))
+                break;
+        }
+    }
     leave(&r);
-    return true;
 }
 
 /* Also inside a callback: a begin that was told has its end told. */
-void tlog_notify_end_(tlog_thread *t, tlog_log *log, const tlog_open *o,
-                      const tlog_note *note, tlog_ticks now, unsigned rec_flags)
+static inline __attribute__((always_inline)) void
+notify_end(tlog_thread *t, tlog_log *log, const tlog_open *o, const tlog_note *note,
+           tlog_ticks now, unsigned rec_flags)
 {
     reading r;
     if (!enter(log, true, &r))
@@ -269,12 +338,26 @@ void tlog_notify_end_(tlog_thread *t, tlog_log *log, const tlog_open *o,
                  (tlog_open_dropped(o) ? TLOG_SCOPE_EVENT_DROPPED : 0u),
     };
     /* Only those that were told of the begin. */
-    for (size_t i = 0; i < r.list->n && r.list->subs[i]->serial <= note->newest; i++) {
+    uint64_t newest = note->newest;
+    for (size_t i = 0; i < r.list->n && r.list->subs[i]->serial <= newest; i++) {
         const tlog_subscriber *cb = live(r.list->subs[i]);
         if (cb && cb->scope_end)
             cb->scope_end(cb->user, &e);
     }
     leave(&r);
+}
+
+void tlog_notify_end_(tlog_thread *t, tlog_log *log, const tlog_open *o,
+                      const tlog_note *note, tlog_ticks now, unsigned rec_flags)
+{
+    notify_end(t, log, o, note, now, rec_flags);
+}
+
+void tlog_notify_popped_(tlog_thread *t, const tlog_open *o, tlog_ticks now)
+{
+    tlog_log *log = log_of(t);
+    if (log)
+        notify_end(t, log, o, &t->notes[o - t->stack], now, 0);
 }
 
 void tlog_notify_frame_(tlog_log *log, tlog_frame_event *e)

@@ -13,12 +13,18 @@ static inline bool tlog_any_subscriber_(void)
 {
     return TLOG_UNLIKELY(atomic_load_explicit(&tlog_subscribed_, memory_order_relaxed) != 0);
 }
-/* Tells subscribers of a begin; true (and *note filled) if any was told. */
-TLOG_INTERNAL bool tlog_notify_begin_(tlog_thread *t, tlog_log *log, const tlog_site *site,
-                                      tlog_note *note);
+/* Tells subscribers of the begin on top of t's stack, just pushed, at its
+ * start (a dropped scope's: now). If any is told, the entry's `noted` is set
+ * and t's note for it filled. */
+TLOG_INTERNAL void tlog_notify_begin_(tlog_thread *t);
+/* Tells the subscribers told of the begin of `o` (a copy: callbacks may
+ * reuse its stack entry) of its end. Also inside a callback. */
 TLOG_INTERNAL void tlog_notify_end_(tlog_thread *t, tlog_log *log, const tlog_open *o,
                                     const tlog_note *note, tlog_ticks now,
                                     unsigned rec_flags);
+/* The same for `o`, a noted entry just popped by a plain end: read before
+ * any callback runs. */
+TLOG_INTERNAL void tlog_notify_popped_(tlog_thread *t, const tlog_open *o, tlog_ticks now);
 /* Fills in size, log and site_id. */
 TLOG_INTERNAL void tlog_notify_frame_(tlog_log *log, tlog_frame_event *event);
 /* Whether some subscriber wants device intervals. */

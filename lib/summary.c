@@ -93,56 +93,38 @@ static bool grow(tlog_summary *s, void **items, size_t *cap, size_t need, size_t
     return true;
 }
 
-/* Where the kept string of str's text (hash h) is in the set, or the empty
- * slot it would take. */
-static size_t kept_slot(const tlog_summary *s, const char *str, uint64_t h)
+/* tlog_map_reserve_, counting what the map grew by in the summary's bytes. */
+static bool index_room(tlog_summary *s, tlog_map *m, size_t more)
 {
-    size_t k = (size_t)h & s->kept_mask;
-    while (s->kept[k] && !tlog_same_name_(s->kept[k], str))
-        k = (k + 1) & s->kept_mask;
-    return k;
+    size_t before = m->cap;
+    if (!tlog_map_reserve_(m, more))
+        return false;
+    s->bytes += (m->cap - before) * sizeof *m->slots;
+    return true;
 }
 
-/* Room in the set for one more string (at most half full); false when
- * memory ran out. */
-static bool kept_room(tlog_summary *s)
+/* The slot of the kept string of str's text (hash h), or the empty slot
+ * where it goes. */
+static size_t kept_slot(const tlog_summary *s, const char *str, uint64_t h)
 {
-    size_t slots = s->kept ? s->kept_mask + 1 : 0;
-    if (s->nkept < slots / 2)
-        return true;
-    size_t n = slots ? slots * 2 : 256;
-    const char **old = s->kept;
-    s->kept = tlog_calloc_(n, sizeof *s->kept);
-    if (!s->kept) {
-        s->kept = old;
-        return false;
-    }
-    s->kept_mask = n - 1;
-    for (size_t k = 0; k < slots; k++)
-        if (old[k])
-            s->kept[kept_slot(s, old[k], tlog_hash_str_(KEPT_SEED, old[k]))] = old[k];
-    free(old);
-    s->bytes += (n - slots) * sizeof *s->kept;
-    return true;
+    const tlog_map *m = &s->kept_index;
+    size_t at = tlog_map_first_(m, h);
+    while (tlog_map_has_(m, at) && !tlog_same_name_(s->kept[m->slots[at].value], str))
+        at = tlog_map_next_(m, at, h);
+    return at;
 }
 
 /* The kept string of str's text, or NULL when none is. */
 static const char *kept_string(const tlog_summary *s, const char *str)
 {
-    return s->kept ? s->kept[kept_slot(s, str, tlog_hash_str_(KEPT_SEED, str))] : NULL;
+    size_t at = kept_slot(s, str, tlog_hash_str_(KEPT_SEED, str));
+    return tlog_map_has_(&s->kept_index, at) ? s->kept[s->kept_index.slots[at].value] : NULL;
 }
 
-/* A copy of str for the summary's life, one per text: rows titled alike
- * share it, so that titles known by their text's copy compare by address.
- * NULL when memory ran out. */
-static const char *keep_string(tlog_summary *s, const char *str)
+/* n bytes that stay where they are for the summary's life; NULL when
+ * memory ran out. */
+static char *arena_take(tlog_summary *s, size_t n)
 {
-    const char *had = kept_string(s, str);
-    if (had)
-        return had;
-    if (!kept_room(s))
-        return NULL;
-    size_t n = strlen(str) + 1;
     tlog_arena_block *b = s->arena;
     if (!b || b->cap - b->used < n) {
         size_t cap = n > 4000 ? n : 4000;
@@ -156,13 +138,32 @@ static const char *keep_string(tlog_summary *s, const char *str)
         s->bytes += sizeof *b + cap;
     }
     char *at = b->data + b->used;
-    memcpy(at, str, n);
     b->used += n;
-    s->kept[kept_slot(s, at, tlog_hash_str_(KEPT_SEED, at))] = at;
-    s->nkept++;
     return at;
 }
 
+/* A copy of str for the summary's life, one per text: rows titled alike
+ * share it, so that titles known by their text's copy compare by address.
+ * NULL when memory ran out. */
+static const char *keep_string(tlog_summary *s, const char *str)
+{
+    uint64_t h = tlog_hash_str_(KEPT_SEED, str);
+    size_t at = kept_slot(s, str, h);
+    if (tlog_map_has_(&s->kept_index, at))
+        return s->kept[s->kept_index.slots[at].value];
+    if (s->nkept >= UINT32_MAX || !index_room(s, &s->kept_index, 1) ||
+        !grow(s, (void **)&s->kept, &s->capkept, s->nkept + 1, sizeof *s->kept))
+        return NULL;
+    size_t n = strlen(str) + 1;
+    char *copy = arena_take(s, n);
+    if (!copy)
+        return NULL;
+    memcpy(copy, str, n);
+    /* The map may have grown: the probe is made again. */
+    tlog_map_set_(&s->kept_index, kept_slot(s, copy, h), h, (uint32_t)s->nkept);
+    s->kept[s->nkept++] = copy;
+    return copy;
+}
 
 static uint64_t row_hash(uint32_t parent, unsigned kind, const char *name)
 {
@@ -171,48 +172,26 @@ static uint64_t row_hash(uint32_t parent, unsigned kind, const char *name)
     return h ^ (h >> 29);
 }
 
+/* The slot of the row of (parent, kind, name) in the index, or the empty
+ * slot where it goes. */
+static size_t row_slot(const tlog_summary *s, uint32_t parent, unsigned kind,
+                       const char *name, uint64_t h)
+{
+    const tlog_map *m = &s->index;
+    size_t at = tlog_map_first_(m, h);
+    for (; tlog_map_has_(m, at); at = tlog_map_next_(m, at, h)) {
+        const tlog_row_hot *x = &s->hot[m->slots[at].value];
+        if (x->parent == parent && x->kind == kind && tlog_same_name_(x->name, name))
+            break;
+    }
+    return at;
+}
+
 uint32_t tlog_summary_find_row_(const tlog_summary *s, uint32_t parent, unsigned kind,
                          const char *name)
 {
-    if (!s->index)
-        return NONE;
-    uint32_t r = s->index[row_hash(parent, kind, name) & s->index_mask];
-    for (; r != NONE; r = s->rows[r].hash_next) {
-        const tlog_row_hot *x = &s->hot[r];
-        if (x->parent == parent && x->kind == kind && tlog_same_name_(x->name, name))
-            return r;
-    }
-    return NONE;
-}
-
-/* Rows go into their buckets newest first, so that taking back the newest
- * rows takes them off the heads. */
-static void index_insert(tlog_summary *s, uint32_t r)
-{
-    const tlog_row_hot *x = &s->hot[r];
-    size_t b = row_hash(x->parent, x->kind, x->name) & s->index_mask;
-    s->rows[r].hash_next = s->index[b];
-    s->index[b] = r;
-}
-
-/* Room in the index for one more row (one bucket per row at most). */
-static bool index_room(tlog_summary *s)
-{
-    if (s->index && s->nrows < s->index_mask + 1)
-        return true;
-    size_t n = s->index ? (s->index_mask + 1) * 2 : 256;
-    uint32_t *index = tlog_malloc_(n * sizeof *index);
-    if (!index)
-        return false;
-    memset(index, 0xff, n * sizeof *index);
-    s->bytes += (n - (s->index ? s->index_mask + 1 : 0)) * sizeof *index;
-    free(s->index);
-    s->index = index;
-    s->index_mask = n - 1;
-    for (uint32_t r = 0; r < s->nrows; r++)
-        if (s->hot[r].parent != NONE)
-            index_insert(s, r);
-    return true;
+    size_t at = row_slot(s, parent, kind, name, row_hash(parent, kind, name));
+    return tlog_map_has_(&s->index, at) ? s->index.slots[at].value : NONE;
 }
 
 typedef struct row_key {
@@ -253,7 +232,7 @@ static bool rows_room(tlog_summary *s)
 static uint32_t new_row(tlog_summary *s, const row_key *k)
 {
     if (!rows_room(s) ||
-        (k->parent != NONE && !index_room(s)))
+        (k->parent != NONE && !index_room(s, &s->index, 1)))
         return NONE;
     const char *name = keep_string(s, k->name ? k->name : "");
     const char *device = k->device ? keep_string(s, k->device) : NULL;
@@ -270,7 +249,7 @@ static uint32_t new_row(tlog_summary *s, const row_key *k)
     tlog_stat_row *x = &s->rows[r];
     memset(x, 0, sizeof *x);
     x->owner = s;
-    x->first_child = x->last_child = x->next_sibling = x->hash_next = NONE;
+    x->first_child = x->last_child = x->next_sibling = NONE;
     x->group = k->group;
     x->device = device;
     x->site_id = k->site ? tlog_site_id(k->site) : 0;
@@ -283,17 +262,16 @@ static uint32_t new_row(tlog_summary *s, const row_key *k)
         else
             s->rows[p->last_child].next_sibling = r;
         p->last_child = r;
-        index_insert(s, r);
+        /* Cannot fail: index_room made room above. */
+        (void)tlog_map_put_(&s->index, row_hash(k->parent, h->kind, name), r);
     }
     return r;
 }
 
-/* Takes back the newest row: the last child of its parent, the head of
- * its bucket. */
+/* Takes back the newest row: the last child of its parent. */
 static void drop_newest_row(tlog_summary *s)
 {
     uint32_t r = (uint32_t)--s->nrows;
-    tlog_stat_row *x = &s->rows[r];
     const tlog_row_hot *h = &s->hot[r];
     if (h->parent != NONE) {
         tlog_stat_row *p = &s->rows[h->parent];
@@ -306,7 +284,11 @@ static void drop_newest_row(tlog_summary *s)
             s->rows[c].next_sibling = NONE;
             p->last_child = c;
         }
-        s->index[row_hash(h->parent, h->kind, h->name) & s->index_mask] = x->hash_next;
+        uint64_t key = row_hash(h->parent, h->kind, h->name);
+        size_t at = tlog_map_first_(&s->index, key);
+        while (s->index.slots[at].value != r)
+            at = tlog_map_next_(&s->index, at, key);
+        tlog_map_remove_(&s->index, at);
     }
     for (int q = 0; q < 3; q++)
         tlog_sketch_free_(&s->bytes, &acc_at(s, r, q)->sk);
@@ -1252,9 +1234,10 @@ static void release_all(tlog_summary *s)
     free(s->hot);
     free(s->rows);
     free(s->kept);
+    tlog_map_free_(&s->kept_index);
     free(s->memo);
     free(s->groups);
-    free(s->index);
+    tlog_map_free_(&s->index);
     free(s->undo);
     free(s->ranks);
 }

@@ -6,6 +6,7 @@
 #define TIMERLOG_SUMMARY_H
 
 #include "internal.h"
+#include "map.h"
 
 /*
  * A histogram of uint64 values in logarithmic buckets: values below 128
@@ -80,7 +81,6 @@ struct tlog_stat_row {
     _Alignas(64) tlog_acc self;  /* unless self_same */
     uint32_t first_child, last_child, next_sibling;
     uint32_t group;
-    uint32_t hash_next;      /* the next row in its bucket of the index */
     int depth;
     tlog_acc count;          /* unless count_same */
     const struct tlog_summary *owner;
@@ -160,8 +160,8 @@ struct tlog_summary {
     tlog_row_hot *hot;        /* rows, in two arrays by the same index */
     tlog_stat_row *rows;
     size_t nrows, caprows;
-    uint32_t *index;          /* bucket heads of (group, parent, kind, name) */
-    size_t index_mask;
+    tlog_map index;           /* rows under a parent by hash of (parent,
+                               * kind, title): the row's index */
     tlog_group *groups;
     size_t ngroups, capgroups;
     uint32_t last_group;      /* where the search for a frame's group starts */
@@ -180,10 +180,11 @@ struct tlog_summary {
     size_t nranks;
     size_t bytes;             /* what it holds, besides hitch frames */
     bool trust_site_titles;   /* tlog_summary_trust_site_titles_ */
-    /* The strings kept in the arena, by text, each text once (summary.c:
-     * keep_string). */
+    /* The strings kept in the arena, each text once (summary.c:
+     * keep_string), and a map from their texts' hashes to them. */
     const char **kept;
-    size_t kept_mask, nkept;
+    size_t nkept, capkept;
+    tlog_map kept_index;
     /* An add's titles by address: the kept string of their text (open
      * addressing; entries of earlier adds are free). */
     tlog_title_memo *memo;

@@ -328,6 +328,181 @@ static void subscribe_checks_its_arguments(void **state)
     tlog_destroy(log);
 }
 
+/* A clock that moves on at every reading. */
+static tlog_ticks ticking_clock(void *user)
+{
+    tlog_ticks *now = user;
+    return *now += 1000;
+}
+
+static void told_times_are_the_recorded_start_and_end(void **state)
+{
+    (void)state;
+    tlog_ticks now = 0;
+    tlog_config c = {.size = sizeof c, .clock = ticking_clock, .clock_user = &now,
+                     .flags = TLOG_CONFIG_IGNORE_ENV};
+    tlog_log *log = make_log(&c);
+    recorder r = {0};
+    subscribe(log, &r);
+    tlog_log_begin(log, site_named("Frame"));
+    tlog_log_begin(log, site_named("Inner"));
+    tlog_log_end(log, site_named("Inner"));
+    tlog_log_end(log, site_named("Frame"));
+
+    assert_int_equal(r.n, 5);
+    expect(&r, 1, EV_BEGIN, "Inner");
+    expect(&r, 2, EV_END, "Inner");
+    expect(&r, 3, EV_END, "Frame");
+    /* Each begin and each end reads the clock once. */
+    assert_true(r.ev[1].time == r.ev[0].time + 1000);
+    assert_true(r.ev[2].time == r.ev[1].time + 1000);
+    assert_true(r.ev[3].time == r.ev[2].time + 1000);
+    /* A begin is told the start its end gives. */
+    assert_true(r.ev[2].start == r.ev[1].time);
+    assert_true(r.ev[3].start == r.ev[0].time);
+    assert_true(r.ev[4].start == r.ev[0].time && r.ev[4].end == r.ev[3].time);
+    /* ... and both are what the frame recorded. */
+    tlog_frame *f = tlog_frame_latest(log);
+    assert_non_null(f);
+    tlog_frame_info fi = {.size = sizeof fi};
+    assert_int_equal(tlog_frame_get_info(f, &fi), TLOG_OK);
+    assert_int_equal(fi.instances, 2);
+    tlog_instance in = {.size = sizeof in};
+    assert_int_equal(tlog_frame_get_instance(f, 1, &in), TLOG_OK);
+    assert_string_equal(info_of(in.node).name, "Inner");
+    assert_true(in.start_ns == (int64_t)(r.ev[1].time - r.ev[0].time));
+    assert_true(in.duration_ns == r.ev[2].time - r.ev[1].time);
+    assert_int_equal(tlog_frame_get_instance(f, 0, &in), TLOG_OK);
+    assert_true(in.duration_ns == r.ev[3].time - r.ev[0].time);
+    tlog_frame_release(f);
+    tlog_destroy(log);
+}
+
+static void scopes_a_begin_callback_records_nest_in_the_scope(void **state)
+{
+    (void)state;
+    tlog_log *log = plain_log();
+    recorder r = {.log = log, .record_inside = "From callback"};
+    subscribe(log, &r);
+    begin_at(log, "Frame", 0);
+    begin_at(log, "Work", 1);
+    end_at(log, "Work", 2);
+    end_at(log, "Frame", 3);
+
+    tlog_frame *f = tlog_frame_latest(log);
+    assert_non_null(f);
+    const tlog_node *work = child_named(tlog_frame_root(f), "Work");
+    assert_non_null(work);
+    assert_non_null(child_named(work, "From callback"));
+    assert_non_null(child_named(tlog_frame_root(f), "From callback"));   /* Frame's */
+    tlog_frame_release(f);
+    tlog_destroy(log);
+}
+
+typedef struct ender {
+    tlog_log *log;
+    bool end_short;   /* its begin callback ends "Short" */
+    int begins, ends, short_ends;
+} ender;
+
+static void ender_begin(void *user, const tlog_scope_event *e)
+{
+    ender *x = user;
+    x->begins++;
+    if (x->end_short && strcmp(e->site->name, "Short") == 0)
+        tlog_log_end(x->log, e->site);
+}
+
+static void ender_end(void *user, const tlog_scope_event *e)
+{
+    ender *x = user;
+    x->ends++;
+    x->short_ends += strcmp(e->site->name, "Short") == 0;
+}
+
+static void a_begin_callback_ending_its_scope_is_told_and_later_subscribers_are_not(
+    void **state)
+{
+    (void)state;
+    tlog_log *log = plain_log();
+    ender first = {.log = log, .end_short = true}, second = {.log = log};
+    tlog_subscriber s = {.size = sizeof s, .user = &first, .scope_begin = ender_begin,
+                         .scope_end = ender_end};
+    tlog_subscription *sub;
+    assert_int_equal(tlog_subscribe(log, &s, &sub), TLOG_OK);
+    s.user = &second;
+    assert_int_equal(tlog_subscribe(log, &s, &sub), TLOG_OK);
+    begin_at(log, "Frame", 0);
+    begin_at(log, "Short", 1);   /* ended by the first subscriber's callback */
+    begin_at(log, "Next", 2);
+    end_at(log, "Next", 3);
+    end_at(log, "Frame", 4);
+
+    assert_int_equal(first.begins, 3);
+    assert_int_equal(first.ends, 3);
+    assert_int_equal(first.short_ends, 1);
+    assert_int_equal(second.begins, 2);   /* Frame and Next */
+    assert_int_equal(second.ends, 2);
+    assert_int_equal(second.short_ends, 0);
+    tlog_frame *f = tlog_frame_latest(log);
+    assert_non_null(f);
+    assert_non_null(child_named(tlog_frame_root(f), "Short"));
+    assert_non_null(child_named(tlog_frame_root(f), "Next"));
+    tlog_frame_release(f);
+    tlog_destroy(log);
+}
+
+static void instances_on_one_thread_count_up_past_a_block(void **state)
+{
+    (void)state;
+    tlog_log *log = plain_log();
+    recorder r = {0};
+    subscribe(log, &r);
+    begin_at(log, "Frame", 0);
+    for (int i = 0; i < 100; i++) {   /* more than one block of numbers */
+        begin_at(log, "Counted", 1);
+        end_at(log, "Counted", 1);
+    }
+    end_at(log, "Frame", 2);
+    assert_int_equal(r.n, 203);
+    for (int i = 0; i < 100; i++) {
+        assert_true(r.ev[1 + 2 * i].instance == (uint64_t)i + 1);
+        assert_true(r.ev[2 + 2 * i].instance == (uint64_t)i + 1);
+    }
+    tlog_destroy(log);
+}
+
+/* Sites 1 KiB apart: in a thread's cache of recent sites they take turns
+ * at the same place. */
+static struct {
+    tlog_site site;
+    char pad[1024 - sizeof(tlog_site)];
+} apart[2] = {{{"Apart 0", __FILE__, "apart", __LINE__, 1}, {0}},
+              {{"Apart 1", __FILE__, "apart", __LINE__, 1}, {0}}};
+
+static void sites_reported_in_turn_on_one_thread_each_count_up(void **state)
+{
+    (void)state;
+    tlog_log *log = plain_log();
+    recorder r = {0};
+    subscribe(log, &r);
+    begin_at(log, "Frame", 0);
+    for (int i = 0; i < 50; i++)
+        for (int k = 0; k < 2; k++) {
+            tlog_log_begin(log, &apart[k].site);
+            tlog_log_end(log, &apart[k].site);
+        }
+    end_at(log, "Frame", 2);
+    assert_int_equal(r.n, 203);
+    for (int i = 0; i < 50; i++)
+        for (int k = 0; k < 2; k++) {
+            const event *e = &r.ev[1 + 4 * i + 2 * k];
+            assert_ptr_equal(e->site, &apart[k].site);
+            assert_true(e->instance == (uint64_t)i + 1);
+        }
+    tlog_destroy(log);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Device intervals                                                         */
 /* ------------------------------------------------------------------------ */
@@ -748,6 +923,107 @@ static void unsubscribing_is_safe_while_threads_record(void **state)
     tlog_destroy(log);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Instances across threads                                                 */
+/* ------------------------------------------------------------------------ */
+
+#define NUMBERING_THREADS 4
+#define NUMBERED 300
+
+/* What each thread of the log was told, by thread id. */
+typedef struct numbered {
+    uint64_t begun[MAX_THREAD_ID][NUMBERED];
+    int n[MAX_THREAD_ID];
+    atomic_int mismatched_ends;
+} numbered;
+
+static const tlog_site numbered_site = {"Numbered", __FILE__, "numbered", __LINE__, 1};
+
+static void numbered_begin(void *user, const tlog_scope_event *e)
+{
+    numbered *x = user;
+    if (e->site == &numbered_site && e->thread < MAX_THREAD_ID &&
+        x->n[e->thread] < NUMBERED)
+        x->begun[e->thread][x->n[e->thread]++] = e->instance;
+}
+
+static void numbered_end(void *user, const tlog_scope_event *e)
+{
+    numbered *x = user;
+    if (e->site == &numbered_site &&
+        (e->thread >= MAX_THREAD_ID || !x->n[e->thread] ||
+         x->begun[e->thread][x->n[e->thread] - 1] != e->instance))
+        atomic_fetch_add(&x->mismatched_ends, 1);
+}
+
+static pthread_barrier_t numbering_line;
+
+static void *record_numbered(void *arg)
+{
+    tlog_log *log = arg;
+    static const tlog_site frame = {"Frame", __FILE__, "numbered", __LINE__, 1};
+    pthread_barrier_wait(&numbering_line);
+    tlog_log_begin(log, &frame);
+    for (int i = 0; i < NUMBERED; i++) {
+        tlog_log_begin(log, &numbered_site);
+        tlog_log_end(log, &numbered_site);
+        if (i % 16 == 0)
+            sched_yield();   /* let the threads take turns */
+    }
+    tlog_log_end(log, &frame);
+    return NULL;
+}
+
+static int compare_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void instances_are_unique_across_threads_and_grow_on_each(void **state)
+{
+    (void)state;
+    tlog_config c = {.size = sizeof c, .flags = TLOG_CONFIG_IGNORE_ENV};
+    tlog_log *log = make_log(&c);
+    numbered *x = calloc(1, sizeof *x);
+    assert_non_null(x);
+    tlog_subscriber s = {.size = sizeof s, .user = x, .scope_begin = numbered_begin,
+                         .scope_end = numbered_end};
+    tlog_subscription *sub;
+    assert_int_equal(tlog_subscribe(log, &s, &sub), TLOG_OK);
+    pthread_t th[NUMBERING_THREADS];
+    pthread_barrier_init(&numbering_line, NULL, NUMBERING_THREADS);
+    for (int i = 0; i < NUMBERING_THREADS; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, record_numbered, log), 0);
+    for (int i = 0; i < NUMBERING_THREADS; i++)
+        pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&numbering_line);
+    tlog_unsubscribe(sub);
+
+    static uint64_t all[NUMBERING_THREADS * NUMBERED];
+    size_t n = 0;
+    int threads = 0;
+    for (int t = 0; t < MAX_THREAD_ID; t++) {
+        if (!x->n[t])
+            continue;
+        threads++;
+        assert_int_equal(x->n[t], NUMBERED);
+        for (int i = 0; i < NUMBERED; i++) {
+            assert_true(x->begun[t][i] >= 1);
+            if (i)
+                assert_true(x->begun[t][i] > x->begun[t][i - 1]);
+            all[n++] = x->begun[t][i];
+        }
+    }
+    assert_int_equal(threads, NUMBERING_THREADS);
+    qsort(all, n, sizeof all[0], compare_u64);
+    for (size_t i = 1; i < n; i++)
+        assert_true(all[i] != all[i - 1]);
+    assert_int_equal(atomic_load(&x->mismatched_ends), 0);
+    free(x);
+    tlog_destroy(log);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -760,6 +1036,12 @@ int main(void)
         cmocka_unit_test(callbacks_may_record_and_what_they_record_is_not_reported),
         cmocka_unit_test(unsubscribing_from_a_callback_stops_further_calls),
         cmocka_unit_test(subscribe_checks_its_arguments),
+        cmocka_unit_test(told_times_are_the_recorded_start_and_end),
+        cmocka_unit_test(scopes_a_begin_callback_records_nest_in_the_scope),
+        cmocka_unit_test(a_begin_callback_ending_its_scope_is_told_and_later_subscribers_are_not),
+        cmocka_unit_test(instances_on_one_thread_count_up_past_a_block),
+        cmocka_unit_test(sites_reported_in_turn_on_one_thread_each_count_up),
+        cmocka_unit_test(instances_are_unique_across_threads_and_grow_on_each),
         cmocka_unit_test_setup_teardown(resolved_device_intervals_are_reported, sim_setup,
                                         sim_teardown),
         cmocka_unit_test(unresolved_device_intervals_are_reported_flagged),

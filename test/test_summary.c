@@ -67,14 +67,16 @@ static uint64_t known_frame(tlog_log *log, uint64_t t, uint64_t work, uint64_t t
 /* Fails showing the whole text when it lacks `needle`. */
 static void contains(const char *text, const char *needle)
 {
+    assert_non_null(text);
     if (!strstr(text, needle))
-        fail_msg("no \"%s\" in:\n%s", needle, text);
+        fail_msg("no \"%s\" in:\n%s", needle, text ? text : "");
 }
 
 static void lacks(const char *text, const char *needle)
 {
+    assert_non_null(text);
     if (strstr(text, needle))
-        fail_msg("\"%s\" in:\n%s", needle, text);
+        fail_msg("\"%s\" in:\n%s", needle, text ? text : "");
 }
 
 static tlog_summary *make_summary(const tlog_summary_config *c)
@@ -502,6 +504,49 @@ static void memory_stays_bounded_over_a_million_frames(void **state)
 
 /* Past max_rows, new rows are left out with their subtrees and counted;
  * the rows already kept go on counting. */
+/* Rows under 1,000 parents, each titled with its own copy (its own
+ * address) of one long text: the summary keeps that text once, so its
+ * memory is the rows' and not a copy per row. */
+static void a_title_shared_by_many_rows_is_kept_once(void **state)
+{
+    (void)state;
+    enum { PARENTS = 1000, LONG = 8000 };
+    tlog_config c = test_config(NULL);
+    tlog_log *log = make_log(&c);
+    char *texts[PARENTS];
+    tlog_site sites[PARENTS];
+    at_ns(0);
+    tlog_log_begin(log, site_named("Frame"));
+    for (int i = 0; i < PARENTS; i++) {
+        texts[i] = malloc(LONG + 1);
+        assert_non_null(texts[i]);
+        memset(texts[i], 'x', LONG);
+        texts[i][LONG] = '\0';
+        sites[i] = (tlog_site){texts[i], "test.c", "test", 2, TLOG_LEVEL_COARSE};
+        char parent[16];
+        snprintf(parent, sizeof parent, "p%d", i);
+        tlog_log_begin(log, site_named(parent));
+        tlog_log_begin(log, &sites[i]);
+        at_ns(test_now + 10);
+        tlog_log_end(log, &sites[i]);
+        tlog_log_end(log, site_named(parent));
+    }
+    tlog_log_end(log, site_named("Frame"));
+    tlog_frame *f = pop(log);
+    tlog_summary *s = make_summary(NULL);
+    assert_int_equal(tlog_summary_add(s, f), TLOG_OK);
+    tlog_summary_info si = summary_info(s);
+    assert_int_equal(si.rows, 1 + 2 * PARENTS);
+    /* A copy per row would be 8 MB on its own. */
+    assert_true(si.bytes < (size_t)PARENTS * LONG / 4);
+    print_message("%zu rows: %zu bytes\n", si.rows, si.bytes);
+    tlog_summary_destroy(s);
+    tlog_frame_release(f);
+    tlog_destroy(log);
+    for (int i = 0; i < PARENTS; i++)
+        free(texts[i]);
+}
+
 static void rows_past_the_limit_are_left_out_and_counted(void **state)
 {
     (void)state;
@@ -1767,6 +1812,7 @@ int main(void)
         cmocka_unit_test(quantiles_within_bound_on_bimodal_data),
         cmocka_unit_test(quantiles_within_bound_over_the_whole_range),
         cmocka_unit_test(memory_stays_bounded_over_a_million_frames),
+        cmocka_unit_test(a_title_shared_by_many_rows_is_kept_once),
         cmocka_unit_test(rows_past_the_limit_are_left_out_and_counted),
         cmocka_unit_test(hitches_over_the_budget_are_kept_and_the_oldest_evicted),
         cmocka_unit_test(hitches_over_a_quantile_of_recent_frames),

@@ -855,10 +855,10 @@ TLOG_API int tlog_device_get_info(const tlog_device *dev, tlog_device_info *out)
  * can begin with markers ready, and with half a batch more so that they do
  * not set the marker thread going (at most max_scopes in flight): for an
  * application that knows its frames begin many device scopes before their
- * first sync (a CUDA event costs about 0.6 us to make). TLOG_OK when that
- * many are ready or the pool is at max_scopes; TLOG_ENOMEM when memory or
- * the backend ran out first (what was made is kept); TLOG_EINVAL for a
- * NULL device.
+ * first sync (a CUDA event took about 0.6 us to make on an H100, in a probe
+ * outside this library). TLOG_OK when that many are ready or the pool is at
+ * max_scopes; TLOG_ENOMEM when memory or the backend ran out first (what was
+ * made is kept); TLOG_EINVAL for a NULL device.
  */
 TLOG_API int tlog_device_reserve(tlog_device *dev, uint32_t scopes) TLOG_NOEXCEPT;
 
@@ -934,15 +934,18 @@ TLOG_API int tlog_sync(tlog_log *log) TLOG_NOEXCEPT;
  * them at its begin and one at its end.
  *
  * Callbacks run on the thread where the event happens, with no lock of the
- * library held, and may call the library. Scopes a callback begins and
- * frames it completes are not reported, so callbacks never recurse; the end
- * of a scope whose begin was reported is, wherever it happens, and so are
- * device intervals that a callback's call resolves. A subscriber is told of
- * the end of exactly the scopes whose begin it was told of, for as long as
- * it stays registered, so ranges it opens at begins always balance. Scopes
- * past max_depth are not reported. While any log has subscribers, scopes
- * of the others take the library's slower general path (a few ns), without
- * any of the reporting.
+ * library held, and may call the library. A scope's begin callbacks run
+ * once it is open: scopes they record nest in it. Scopes a callback begins
+ * and frames it completes are not reported, so callbacks never recurse; the
+ * end of a scope whose begin was reported is, wherever it happens (a begin
+ * callback that ends its own scope is told of that end, and subscribers
+ * registered after it are told of neither), and so are device intervals
+ * that a callback's call resolves. A subscriber is told of the end of
+ * exactly the scopes whose begin it was told of, for as long as it stays
+ * registered, so ranges it opens at begins always balance. Scopes past
+ * max_depth are not reported. While any log has subscribers, the begins of
+ * the other logs' scopes take a short detour (two calls), without any of
+ * the reporting.
  */
 
 /* Flags of a tlog_scope_event. */
@@ -956,14 +959,20 @@ typedef struct tlog_scope_event {
     tlog_log *log;
     const tlog_site *site;    /* name, file, function, line */
     uint64_t site_id;         /* tlog_site_id(site) */
-    /* 1, 2, ...: the how-manieth begin of this site reported to subscribers
-     * in this process; the end carries its begin's number. */
+    /* Numbers the begins of this site reported to subscribers, from 1: no
+     * two in the process share a number, and on each thread they grow.
+     * Threads take them in blocks of 64, so with one thread reporting the
+     * site they count 1, 2, 3, ...; with several, numbers are neither in
+     * the order of time nor without gaps. The end carries its begin's
+     * number. */
     uint64_t instance;
     uint32_t thread;          /* id of the thread in the log */
     unsigned flags;           /* tlog_scope_event_flags (ends only) */
-    /* Begin: read just before the callbacks (the scope's own start is read
-     * after them, so their cost stays out of it). End: the scope's end,
-     * read before the callbacks. */
+    /* The time the scope records. Begin: its start, read once before the
+     * callbacks, which therefore run (and count) inside the scope; a scope
+     * dropped for lack of budget records none, and is told the time of
+     * the call. End: its end, read before the callbacks, which run after
+     * the scope. */
     tlog_ticks time;
     tlog_ticks start;         /* end: the scope's start; 0 if dropped */
 } tlog_scope_event;
@@ -989,7 +998,7 @@ typedef struct tlog_device_event {
     tlog_log *log;
     const tlog_site *site;    /* the device scope's site */
     uint64_t site_id;
-    uint64_t instance;        /* counted like scope instances, per site */
+    uint64_t instance;        /* numbered like scope instances, with them */
     const char *device;       /* device name */
     uint32_t queue;           /* 1-based queue number on the device */
     const tlog_site *launch_site; /* host scope open when it was launched */
