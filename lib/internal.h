@@ -21,7 +21,7 @@
 #define TLOG_INTERNAL __attribute__((visibility("hidden")))
 
 #define TLOG_NAME_MAX 64
-#define TLOG_CHUNK_RECS 2048u
+#define TLOG_CHUNK_RECS 4096u   /* record slots a chunk holds: 64 KiB */
 #define TLOG_DEFAULT_BUDGET ((size_t)8 << 20)
 #define TLOG_DEFAULT_POOL ((size_t)16 << 20)
 #define TLOG_DEFAULT_FRAMES 8u

@@ -43,6 +43,9 @@ typedef struct tlog_log_pool {
     struct tlog_chunk *free;
     size_t held;              /* bytes in `free`, at most cfg.pool_bytes */
     _Atomic uint64_t bytes;   /* record memory held, in use or pooled */
+    /* Chunks the last frame of any thread took: what a thread's first
+     * frame has made ready. */
+    _Atomic size_t last_chunks;
 } tlog_log_pool;
 
 /* The clock the log reads (clock.c). */

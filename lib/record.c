@@ -2,10 +2,12 @@
  * Recording: the begin/end hot path and everything it hands off to.
  *
  * A begin pushes {site, start} on the thread's stack and reserves one record
- * slot in the thread's budget; the matching end writes one 32-byte record
- * into the current chunk. The fast paths take no lock, allocate nothing and
- * read the clock once each; anything unusual (first scope of a frame, budget
- * or stack full, mismatched end, chunk boundary) goes to a slow path.
+ * slot in the thread's budget; the matching end writes one 16-byte record
+ * into the current chunk. The fast paths take no lock, allocate nothing,
+ * call nothing and read the hardware clock once each; anything unusual
+ * (first scope of a frame, budget or stack full, mismatched end, chunk
+ * boundary, a record that needs the wide form, a clock of the
+ * application's) goes to a slow path.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,7 @@
 #include "fork.h"
 #include "frame.h"
 #include "log.h"
+#include "prefault.h"
 #include "record.h"
 #include "site.h"
 #include "stats.h"
@@ -56,6 +59,38 @@ static tlog_chunk *chunk_new(tlog_log *log, size_t cap)
     if (c)
         c->cap = cap;
     return c;
+}
+
+/*
+ * Before a frame begins, the pool is given as many chunks as the thread's
+ * last frame took (a thread's first frame: the last frame of any thread),
+ * within pool_bytes, their pages mapped: the frame's scopes then write into
+ * memory that is ready, as they do once frames go back to the pool, rather
+ * than fault a page in every 256 records. Nothing is made while the pool
+ * holds enough: frames read, or pushed out of the queue, give theirs back.
+ */
+static void prepare_chunks(tlog_thread *t, tlog_log *log)
+{
+    size_t want = t->last_chunks ? t->last_chunks
+                                 : atomic_load_explicit(&log->pool.last_chunks,
+                                                        memory_order_relaxed);
+    size_t bytes = chunk_bytes(log->chunk_recs);
+    if (want > log->cfg.pool_bytes / bytes)
+        want = log->cfg.pool_bytes / bytes;
+    tlog_lock_(&log->pool.lock, TLOG_LOCK_POOL);
+    size_t have = log->pool.held / bytes;
+    tlog_unlock_(&log->pool.lock);
+    tlog_chunk *made = NULL;
+    for (; have < want; have++) {
+        tlog_chunk *c = record_alloc(log, bytes);
+        if (!c)
+            break;
+        tlog_prefault_(c, bytes);
+        c->cap = log->chunk_recs;
+        c->next = made;
+        made = c;
+    }
+    tlog_chunks_put_(log, made);
 }
 
 void tlog_chunk_free_(tlog_log *log, tlog_chunk *c)
@@ -154,10 +189,36 @@ static tlog_chunk *use_reserve(tlog_thread *t, tlog_log *log)
     return c;
 }
 
-static bool next_chunk(tlog_thread *t, tlog_log *log)
+/* Records go to chunk c from slot `index` on. */
+static void use_chunk(tlog_thread *t, tlog_chunk *c, size_t index)
+{
+    t->cur = c;
+    t->wr = c->recs + index;
+    t->wr_end = t->clock ? NULL : c->recs + c->cap;
+    t->base = c->base;
+}
+
+/* Compact records' starts count from their chunk's base: the start of the
+ * outermost open scope (the frame's root), unless that began more than
+ * 2^30 ticks before `at`, when the chunk is taken; then 2^30 ticks before
+ * it. A long frame's later chunks thus keep compact the records that start
+ * up to 2^30 ticks before the chunk was taken and 3 * 2^30 after (about
+ * 0.4 s and 1.2 s of a 2.6 GHz counter). */
+static tlog_ticks chunk_base(const tlog_thread *t, tlog_ticks start, tlog_ticks at)
+{
+    tlog_ticks base = t->top > t->stack ? t->stack[0].start : start;
+    tlog_ticks low = at - ((tlog_ticks)1 << 30);
+    return (int64_t)(base - low) < 0 ? low : base;
+}
+
+/* Takes the next chunk for records written about `at`, the first of which
+ * began at `start`. */
+static bool next_chunk(tlog_thread *t, tlog_log *log, tlog_ticks start, tlog_ticks at)
 {
     tlog_chunk *c = tlog_chunk_get_(log);
-    if (!c)
+    if (c)
+        t->frame_chunks++;
+    else
         c = use_reserve(t, log);
     if (!c)
         return false;
@@ -167,28 +228,27 @@ static bool next_chunk(tlog_thread *t, tlog_log *log)
     } else {
         t->first = c;
     }
-    t->cur = c;
-    t->wr = c->recs;
-    t->wr_end = c->recs + c->cap;
+    c->base = chunk_base(t, start, at);
+    use_chunk(t, c, 0);
     return true;
 }
 
-static inline void put_rec(tlog_rec *r, const tlog_site *site, tlog_ticks start,
-                           tlog_ticks end, size_t depth, unsigned flags, uint32_t tag)
+/* A chunk kept from adopted work outside any frame has no record yet: its
+ * base is taken again where the frame or the adopted work begins. */
+static void rebase_empty_chunk(tlog_thread *t, tlog_ticks at)
 {
-    r->site = site;
-    r->start = start;
-    r->end = end;
-    r->depth = (uint16_t)depth;
-    r->flags = (uint16_t)flags;
-    r->reserved = tag;
+    if (t->cur && t->wr == t->cur->recs)
+        t->cur->base = t->base = at;
 }
 
 static void write_rec(tlog_thread *t, tlog_log *log, const tlog_site *site,
                       tlog_ticks start, tlog_ticks end, size_t depth,
                       unsigned flags, uint32_t tag)
 {
-    if (t->wr == t->wr_end && !next_chunk(t, log)) {
+    ptrdiff_t need = flags || tag || !tlog_rec_compact_((uintptr_t)site, start - t->base,
+                                                        end - start) ? 2 : 1;
+    if ((!t->cur || t->cur->recs + t->cur->cap - t->wr < need) &&
+        !next_chunk(t, log, start, end)) {
         /* No reserve either (it could not be allocated): the record is lost,
          * and counted. */
         TLOG_COUNT(log, alloc_failures);
@@ -198,19 +258,31 @@ static void write_rec(tlog_thread *t, tlog_log *log, const tlog_site *site,
                          "out of memory: the record of \"%s\" is lost", site->name);
         return;
     }
-    put_rec(t->wr++, site, start, end, depth, flags, tag);
+    size_t slots = tlog_rec_put_(t->wr, t->base, site, start, end, depth, flags, tag);
+    t->wr += slots;
+    /* A wide record's second slot comes out of the budget while any is
+     * left; past it, the end of a scope already begun still gets it. */
+    if (slots == 2 && t->room)
+        t->room--;
 }
 
 /* ------------------------------------------------------------------------ */
 /* Frames                                                                   */
 /* ------------------------------------------------------------------------ */
 
+/* Slots that hold the ends of max_depth + 1 open scopes, in the wide form
+ * at worst. */
+static size_t reserve_slots(const tlog_log *log)
+{
+    return 2 * ((size_t)log->cfg.max_depth + 1u);
+}
+
 /* Records may start: a frame, or adopted work outside any frame. Every open
  * scope, up to max_depth, must be able to write its end. */
 static void open_budget(tlog_thread *t, tlog_log *log)
 {
     if (!t->reserve)
-        t->reserve = chunk_new(log, log->cfg.max_depth + 1u);
+        t->reserve = chunk_new(log, reserve_slots(log));
     t->starved = false;
     t->room = log->budget_recs;
 }
@@ -218,6 +290,8 @@ static void open_budget(tlog_thread *t, tlog_log *log)
 static void start_frame(tlog_thread *t, tlog_log *log)
 {
     tlog_thread_tidy_();
+    prepare_chunks(t, log);
+    t->frame_chunks = 0;
     open_budget(t, log);
     t->frame_id++;
     tlog_frame_open_(log, t);
@@ -226,14 +300,16 @@ static void start_frame(tlog_thread *t, tlog_log *log)
     t->frame_repaired = 0;
 }
 
-tlog_attachment *tlog_attachment_new_(tlog_log *log, size_t nrecs)
+tlog_attachment *tlog_attachment_new_(tlog_log *log, size_t slots, size_t runs)
 {
-    size_t bytes = sizeof(tlog_attachment) + nrecs * sizeof(tlog_rec);
+    size_t bytes = sizeof(tlog_attachment) + slots * sizeof(tlog_rec) + runs * sizeof(tlog_run);
     tlog_attachment *a = record_alloc(log, bytes);
     if (a) {
         memset(a, 0, sizeof *a);
         a->bytes = bytes;
-        a->nrecs = nrecs;
+        a->nslots = slots;
+        a->nruns = runs;
+        a->runs = (tlog_run *)(void *)(a->recs + slots);
     }
     return a;
 }
@@ -311,6 +387,8 @@ static uint64_t complete_frame(tlog_thread *t, tlog_log *log)
     t->first = t->cur = NULL;
     t->wr = t->wr_end = NULL;
     t->room = 0;
+    t->last_chunks = t->frame_chunks;
+    atomic_store_explicit(&log->pool.last_chunks, t->frame_chunks, memory_order_relaxed);
 
     tlog_frame *f = tlog_frame_end_(log, t);
     if (!f) {
@@ -394,43 +472,54 @@ static int deliver(tlog_log *log, tlog_thread *from, tlog_attachment *a,
     return rc;
 }
 
-/* Counts the records written since (chunk, index). */
-static size_t records_since(const tlog_chunk *chunk, size_t index)
+/* Counts the slots written since (chunk, index), and the chunks that hold
+ * any of them. */
+static size_t slots_since(const tlog_chunk *chunk, size_t index, size_t *runs)
 {
     size_t n = 0;
-    for (const tlog_chunk *c = chunk; c; c = c->next)
-        n += c->used - (c == chunk ? index : 0);
+    *runs = 0;
+    for (const tlog_chunk *c = chunk; c; c = c->next) {
+        size_t k = c->used - (c == chunk ? index : 0);
+        n += k;
+        *runs += k != 0;
+    }
     return n;
 }
 
 /* Moves the adopted records out of the thread's chunks into `a` (when not
- * NULL) and rewinds the chunks to where the adoption began. */
-static void extract_adopted(tlog_thread *t, tlog_log *log, tlog_attachment *a)
+ * NULL), each chunk's as a run with its base, and rewinds the chunks to
+ * where the adoption began. Returns the number of records. */
+static size_t extract_adopted(tlog_thread *t, tlog_log *log, tlog_attachment *a)
 {
     tlog_chunk *start = t->adopt.chunk;
-    size_t index = t->adopt.index, n = 0;
+    size_t index = t->adopt.index, n = 0, runs = 0, wide = 0;
     for (tlog_chunk *c = start; c; c = c->next) {
-        size_t from = c == start ? index : 0;
-        if (a)
-            memcpy(a->recs + n, c->recs + from, (c->used - from) * sizeof(tlog_rec));
-        n += c->used - from;
+        size_t from = c == start ? index : 0, k = c->used - from;
+        for (size_t i = 0; i < k; i++)
+            wide += tlog_rec_is_wide_(&c->recs[from + i]);
+        if (a && k) {
+            memcpy(a->recs + n, c->recs + from, k * sizeof(tlog_rec));
+            a->runs[runs++] = (tlog_run){c->base, k};
+        }
+        n += k;
     }
+    if (a)
+        a->nrecs = n - wide / 2;
     tlog_chunk *rest = start->next;
     start->next = NULL;
     /* A reserve used up inside the adopted work comes back with its chunks:
      * the thread's own open scopes still need one. */
     for (tlog_chunk **p = &rest; !t->reserve && *p; p = &(*p)->next)
-        if ((*p)->cap > log->cfg.max_depth) {
+        if ((*p)->cap >= reserve_slots(log)) {
             t->reserve = *p;
             *p = (*p)->next;
             break;
         }
     tlog_chunks_put_(log, rest);
-    t->cur = start;
-    t->wr = start->recs + index;
-    t->wr_end = start->recs + start->cap;
+    use_chunk(t, start, index);
     if (!t->starved)
         t->room += n;
+    return n - wide / 2;
 }
 
 static int finish_adoption(tlog_thread *t, tlog_log *log, tlog_ticks now)
@@ -438,9 +527,9 @@ static int finish_adoption(tlog_thread *t, tlog_log *log, tlog_ticks now)
     tlog_open *marker = --t->top;
     size_t base = tlog_thread_depth_(t);
     t->cur->used = (size_t)(t->wr - t->cur->recs);
-    size_t n = records_since(t->adopt.chunk, t->adopt.index);
-    tlog_attachment *a = tlog_attachment_new_(log, n);
-    extract_adopted(t, log, a);
+    size_t runs, slots = slots_since(t->adopt.chunk, t->adopt.index, &runs);
+    tlog_attachment *a = tlog_attachment_new_(log, slots, runs);
+    size_t n = extract_adopted(t, log, a);
     t->seq = t->adopt.seq;
     t->adopt.active = false;
     uint64_t dropped = t->frame_dropped, repaired = t->frame_repaired;
@@ -729,14 +818,29 @@ static void push_dropped(tlog_thread *t, tlog_log *log, const tlog_site *site)
                      log->cfg.thread_budget, site->name);
 }
 
-static void push(tlog_thread *t, const tlog_site *site)
+/* Opens a scope but for its start, which the caller reads last. */
+static inline tlog_open *push_open(tlog_thread *t, const tlog_site *site)
 {
     tlog_open *o = t->top++;
     t->room--;
     o->site = site;
     o->seq = t->seq++;
     o->noted = 0;
+    return o;
+}
+
+static void push(tlog_thread *t, const tlog_site *site)
+{
+    tlog_open *o = push_open(t, site);
     o->start = tlog_read_clock_(t);
+}
+
+/* The root of a frame begins. */
+static void push_root(tlog_thread *t, tlog_log *log, const tlog_site *site)
+{
+    start_frame(t, log);
+    push(t, site);
+    rebase_empty_chunk(t, t->stack[0].start);
 }
 
 /* A begin that opens a frame, or finds the budget or the stack used up. */
@@ -749,10 +853,9 @@ static void __attribute__((noinline)) begin_unusual(tlog_thread *t, const tlog_s
         push_overflow(t, log, site);   /* not reported */
         return;
     }
-    if (t->top == t->stack) { /* adopted work keeps its marker below */
-        start_frame(t, log);
-        push(t, site);
-    } else if (t->room == 0)
+    if (t->top == t->stack) /* adopted work keeps its marker below */
+        push_root(t, log, site);
+    else if (t->room == 0)
         push_dropped(t, log, site);
     else
         push(t, site);
@@ -761,12 +864,14 @@ static void __attribute__((noinline)) begin_unusual(tlog_thread *t, const tlog_s
 }
 
 /* Out of the hot path, which stays as short as without subscribers: a
- * begin to be told is pushed here, then told. */
+ * begin to be told, or timed by a clock of the application's, is pushed
+ * here, then told. */
 static void __attribute__((noinline)) begin_slow(tlog_thread *t, const tlog_site *site)
 {
     if (TLOG_LIKELY(t->room != 0 && t->top < t->stack_end)) {
         push(t, site);
-        tlog_notify_begin_(t);
+        if (tlog_any_subscriber_())
+            tlog_notify_begin_(t);
         return;
     }
     begin_unusual(t, site);
@@ -776,25 +881,45 @@ static void __attribute__((noinline)) begin_slow(tlog_thread *t, const tlog_site
 /* Hot path                                                                 */
 /* ------------------------------------------------------------------------ */
 
+/* An end the fast path does not take; `now` is the hardware clock's. */
+static void __attribute__((noinline)) end_other(tlog_thread *t, const tlog_site *site,
+                                                tlog_ticks now)
+{
+    end_slow(t, site, t->clock ? t->clock(t->clock_user) : now, 0);
+}
+
+/* fast_end and wr_end are NULL with a clock of the application's: compared
+ * as addresses, every begin and end then takes the slow path. */
 static inline void begin_on(tlog_thread *t, const tlog_site *site)
 {
-    if (TLOG_UNLIKELY(t->room == 0 || t->top >= t->stack_end) || tlog_any_subscriber_()) {
+    if (TLOG_UNLIKELY(t->room == 0 || (uintptr_t)t->top >= (uintptr_t)t->fast_end) ||
+        tlog_any_subscriber_()) {
         begin_slow(t, site);
         return;
     }
-    push(t, site);
+    tlog_open *o = push_open(t, site);
+    o->start = tlog_clock_now_();
 }
 
 static inline void end_on(tlog_thread *t, const tlog_site *site)
 {
-    tlog_ticks now = tlog_read_clock_(t);
+    tlog_ticks now = tlog_clock_now_();
     size_t depth = tlog_thread_depth_(t);
-    if (TLOG_UNLIKELY(depth < 2 || t->top[-1].site != site || t->wr == t->wr_end)) {
-        end_slow(t, site, now, 0);
+    tlog_rec *wr = t->wr;
+    if (TLOG_UNLIKELY(depth < 2 || t->top[-1].site != site ||
+                      (uintptr_t)wr >= (uintptr_t)t->wr_end)) {
+        end_other(t, site, now);
         return;
     }
-    tlog_open *o = --t->top;
-    put_rec(t->wr++, site, o->start, now, depth - 1, 0, 0);
+    tlog_open *o = t->top - 1;
+    uint64_t off = o->start - t->base, dur = now - o->start;
+    if (TLOG_UNLIKELY(!tlog_rec_compact_((uintptr_t)site, off, dur))) {
+        end_other(t, site, now);
+        return;
+    }
+    t->top = o;
+    t->wr = wr + 1;
+    tlog_rec_put_compact_(wr, (uintptr_t)site, off, dur, depth - 1);
     if (TLOG_UNLIKELY(o->noted))
         tlog_notify_popped_(t, o, now);
 }
@@ -828,6 +953,12 @@ static void end_without_state(tlog_log *log, const tlog_site *site)
         report_unmatched(NULL, log, site);
 }
 
+/* Out of line, so that the fast end saves no register for it. */
+static void __attribute__((noinline)) end_first(const tlog_site *site)
+{
+    end_without_state(tlog_default(), site);
+}
+
 /* A NULL site opens or closes nothing; the error handler is told. */
 void __attribute__((noinline)) tlog_report_null_site_(tlog_log *log, const char *call)
 {
@@ -858,7 +989,7 @@ void tlog_end(const tlog_site *site)
         return;
     }
     if (TLOG_UNLIKELY(!t)) {
-        end_without_state(tlog_default(), site);
+        end_first(site);
         return;
     }
     end_on(t, site);
@@ -951,7 +1082,10 @@ int tlog_adopt_begin(const tlog_token *token)
         return TLOG_EDEPTH;
     if (t->top == t->stack)
         open_budget(t, log);
-    if (!t->cur && !next_chunk(t, log))
+    tlog_ticks now = tlog_read_clock_(t);
+    if (t->top == t->stack)
+        rebase_empty_chunk(t, now);
+    if (!t->cur && !next_chunk(t, log, now, now))
         return TLOG_ENOMEM;
     t->adopt.active = true;
     t->adopt.token = *token;
@@ -965,7 +1099,7 @@ int tlog_adopt_begin(const tlog_token *token)
     tlog_open *o = t->top++;
     o->site = &tlog_adopt_marker_;
     o->seq = 0;
-    o->start = tlog_read_clock_(t);
+    o->start = now;
     return TLOG_OK;
 }
 
@@ -1046,18 +1180,16 @@ int tlog_insert_to(const tlog_token *token, const tlog_site *site, tlog_kind kin
     tlog_thread *t = tlog_thread_get_(log);
     if (!t)
         return TLOG_ENOMEM;
-    tlog_attachment *a = tlog_attachment_new_(log, 1);
+    tlog_attachment *a = tlog_attachment_new_(log, 2, 1);
     if (!a)
         return TLOG_ENOMEM;
     a->frame_id = token->frame;
     a->scope_seq = token->scope;
     a->worker = t->id;
     memcpy(a->worker_name, t->name, sizeof a->worker_name);
-    a->recs[0].site = site;
-    a->recs[0].start = start;
-    a->recs[0].end = end;
-    a->recs[0].depth = 1;
-    a->recs[0].flags = (uint16_t)(TLOG_REC_INSERT |
-                                  (kind == TLOG_KIND_EXECUTION ? TLOG_REC_EXEC : 0));
+    unsigned flags = TLOG_REC_INSERT | (kind == TLOG_KIND_EXECUTION ? TLOG_REC_EXEC : 0);
+    a->nslots = tlog_rec_put_(a->recs, start, site, start, end, 1, flags, 0);
+    a->runs[0] = (tlog_run){start, a->nslots};
+    a->nrecs = 1;
     return deliver(log, t, a, token);
 }

@@ -10,15 +10,26 @@
 /*
  * One finished scope, written when it ends: records of a frame are therefore
  * in post-order (children before parents), and `depth` alone rebuilds the
- * tree. 32 bytes.
+ * tree. A record takes one 16-byte slot in its compact form, two in its wide
+ * form; the fast path writes only compact ones.
+ *
+ * Compact (no flags but EXEC and INSERT, site below 2^48, start at most
+ * 2^32 - 1 ticks after its chunk's base, duration below 2^32 ticks):
+ *   w0: site address (bits 0-47), depth (bits 48-60), EXEC (bit 61),
+ *       INSERT (bit 62), 0 (bit 63)
+ *   w1: start - base (bits 0-31), end - start (bits 32-63)
+ * Wide, everything else (bit 63 of both slots' w0 set, so that a walk in
+ * either direction knows a wide record from its first slot it meets):
+ *   slot 0: w0 = bit 63 | site bits 0-62;  w1 = start
+ *   slot 1: w0 = bit 63 | site bit 63 at bit 62 | flags (bits 48-55) |
+ *               depth (bits 32-47) | tag (bits 0-31);  w1 = end
+ * Sites live in the program's image or the heap: on 64-bit systems their
+ * addresses fit in 48 bits but where the top byte carries a tag (hardware
+ * memory tagging), which makes such a site's records wide.
  */
 typedef struct tlog_rec {
-    const tlog_site *site;
-    uint64_t start;
-    uint64_t end;
-    uint16_t depth;
-    uint16_t flags;   /* tlog_rec_flags */
-    uint32_t reserved;
+    uint64_t w0;
+    uint64_t w1;
 } tlog_rec;
 
 enum tlog_rec_flags {
@@ -28,14 +39,105 @@ enum tlog_rec_flags {
     TLOG_REC_DEVICE = 1u << 3,    /* a device interval */
     TLOG_REC_UNRESOLVED = 1u << 4,/* a device interval without a timing */
     TLOG_REC_PAST = 1u << 5,      /* the frame's `Device past frame end` row */
-    TLOG_REC_SYNC = 1u << 6       /* a sync scope: `reserved` is its index in
-                                   * the frame's syncs, plus one */
+    TLOG_REC_SYNC = 1u << 6       /* a sync scope: `tag` is its index in the
+                                   * frame's syncs, plus one */
 };
+
+/* A record read back. */
+typedef struct tlog_rec_view {
+    const tlog_site *site;
+    tlog_ticks start;
+    tlog_ticks end;
+    uint32_t depth;
+    uint32_t flags;   /* tlog_rec_flags */
+    uint32_t tag;
+} tlog_rec_view;
+
+#define TLOG_REC_WIDE (UINT64_C(1) << 63)
+#define TLOG_REC_DEPTH_SHIFT 48
+#define TLOG_REC_FLAGS_SHIFT 61
+/* The flags a compact record holds. */
+#define TLOG_REC_COMPACT_FLAGS (TLOG_REC_EXEC | TLOG_REC_INSERT)
+/* A record's depth is at most max_depth (an insert under a full stack). */
+_Static_assert(TLOG_MAX_DEPTH < (1u << (TLOG_REC_FLAGS_SHIFT - TLOG_REC_DEPTH_SHIFT)),
+               "a compact record's depth fits its 13 bits");
+
+/* Whether a record of these values fits the compact form: one OR of the
+ * values shifted. `off` is start - base, `dur` end - start. */
+static inline bool tlog_rec_compact_(uintptr_t site, uint64_t off, uint64_t dur)
+{
+    return (((uint64_t)site >> 16 | off | dur) >> 32) == 0;
+}
+
+static inline void tlog_rec_put_compact_(tlog_rec *r, uintptr_t site, uint64_t off,
+                                         uint64_t dur, size_t depth)
+{
+    r->w0 = (uint64_t)site | (uint64_t)depth << TLOG_REC_DEPTH_SHIFT;
+    r->w1 = off | dur << 32;
+}
+
+/* Writes the record in the form it fits, at r, which has room for two
+ * slots; returns the slots it took. */
+static inline size_t tlog_rec_put_(tlog_rec *r, tlog_ticks base, const tlog_site *site,
+                                   tlog_ticks start, tlog_ticks end, size_t depth,
+                                   unsigned flags, uint32_t tag)
+{
+    uintptr_t s = (uintptr_t)site;
+    if (!(flags & ~(unsigned)TLOG_REC_COMPACT_FLAGS) && !tag &&
+        tlog_rec_compact_(s, start - base, end - start)) {
+        tlog_rec_put_compact_(r, s, start - base, end - start, depth);
+        r->w0 |= (uint64_t)flags << TLOG_REC_FLAGS_SHIFT;
+        return 1;
+    }
+    uint64_t s64 = (uint64_t)s;
+    r[0].w0 = TLOG_REC_WIDE | (s64 & ~TLOG_REC_WIDE);
+    r[0].w1 = start;
+    r[1].w0 = TLOG_REC_WIDE | (s64 >> 63) << 62 | (uint64_t)(flags & 0xffu) << 48 |
+              (uint64_t)(depth & 0xffffu) << 32 | tag;
+    r[1].w1 = end;
+    return 2;
+}
+
+static inline bool tlog_rec_is_wide_(const tlog_rec *r)
+{
+    return (r->w0 & TLOG_REC_WIDE) != 0;
+}
+
+/* Reads the record whose first slot is r; returns the slots it takes. */
+static inline size_t tlog_rec_get_(const tlog_rec *r, tlog_ticks base, tlog_rec_view *v)
+{
+    uint64_t w0 = r->w0;
+    if (TLOG_LIKELY(!(w0 & TLOG_REC_WIDE))) {
+        v->site = (const tlog_site *)(uintptr_t)(w0 & ((UINT64_C(1) << 48) - 1));
+        v->depth = (uint32_t)(w0 >> TLOG_REC_DEPTH_SHIFT) & 0x1fffu;
+        v->start = base + (uint32_t)r->w1;
+        v->end = v->start + (r->w1 >> 32);
+        v->flags = (uint32_t)(w0 >> TLOG_REC_FLAGS_SHIFT);
+        v->tag = 0;
+        return 1;
+    }
+    uint64_t x = r[1].w0;
+    v->site = (const tlog_site *)(uintptr_t)((w0 & ~TLOG_REC_WIDE) | (x >> 62 & 1u) << 63);
+    v->start = r->w1;
+    v->end = r[1].w1;
+    v->flags = (uint32_t)(x >> 48 & 0xffu);
+    v->depth = (uint32_t)(x >> 32 & 0xffffu);
+    v->tag = (uint32_t)x;
+    return 2;
+}
+
+/* Reads the record whose last slot is r; returns the slots it takes (its
+ * first is r + 1 - that). */
+static inline size_t tlog_rec_get_back_(const tlog_rec *r, tlog_ticks base, tlog_rec_view *v)
+{
+    return tlog_rec_is_wide_(r) ? tlog_rec_get_(r - 1, base, v) : tlog_rec_get_(r, base, v);
+}
 
 typedef struct tlog_chunk {
     struct tlog_chunk *next;
-    size_t used;          /* records written; exact once the chunk is left */
-    size_t cap;           /* records it holds */
+    size_t used;          /* slots written; exact once the chunk is left */
+    size_t cap;           /* slots it holds */
+    tlog_ticks base;      /* compact records' starts count from it */
     tlog_rec recs[];
 } tlog_chunk;
 
@@ -74,6 +176,12 @@ static inline const tlog_site *tlog_open_site(const tlog_open *o)
     return (const tlog_site *)((uintptr_t)o->site & ~(uintptr_t)1);
 }
 
+/* Records copied from one chunk into an attachment, with that chunk's base. */
+typedef struct tlog_run {
+    tlog_ticks base;
+    size_t slots;
+} tlog_run;
+
 /* Work a thread did for another thread's scope, or a timing inserted there. */
 typedef struct tlog_attachment {
     struct tlog_attachment *next;
@@ -87,7 +195,10 @@ typedef struct tlog_attachment {
     size_t bytes;            /* size of this allocation */
     uint16_t base_depth;     /* records at base_depth + 1 hang off the row */
     char worker_name[TLOG_NAME_MAX];
-    size_t nrecs;
+    size_t nrecs;            /* records */
+    size_t nslots;           /* the slots they take, in `runs` order */
+    size_t nruns;
+    tlog_run *runs;          /* in this allocation, after recs */
     tlog_rec recs[];
 } tlog_attachment;
 
@@ -96,18 +207,23 @@ typedef struct tlog_attachment {
 struct tlog_thread {
     /* Hot: what begin and end touch, in the first cache line (the state is
      * allocated on a TLOG_CACHE_LINE boundary: thread.c). */
-    tlog_open *stack;        /* base of the open-scope stack */
     tlog_open *top;          /* next free stack slot */
-    tlog_open *stack_end;    /* stack + max_depth: begins at or past it are slow */
+    /* Begins at or past it take the slow path: stack + max_depth, or NULL
+     * with a clock of the application's, whose scopes all take it. */
+    tlog_open *fast_end;
     tlog_rec *wr;            /* next record slot in the current chunk */
+    /* The fast end writes below it: the current chunk's end, or NULL with
+     * a clock of the application's. */
     tlog_rec *wr_end;
+    tlog_ticks base;         /* the current chunk's base */
     size_t room;             /* records the frame may still reserve; 0 outside frames */
-    tlog_clock_fn clock;
+    tlog_open *stack;        /* base of the open-scope stack */
     uint32_t seq;
-    /* Read by begin and end only with a clock of the application's. */
-    void *clock_user;
 
     /* Cold. */
+    tlog_open *stack_end;    /* stack + max_depth: begins at or past it overflow */
+    tlog_clock_fn clock;     /* NULL: the hardware clock */
+    void *clock_user;
     _Atomic(tlog_log *) log; /* NULL once the log is destroyed */
     uint32_t id;
     char name[TLOG_NAME_MAX];
@@ -122,6 +238,8 @@ struct tlog_thread {
     const tlog_site **over;
     size_t nover, capover, blind;
     uint64_t frame_id;       /* frames started on this thread */
+    size_t frame_chunks;     /* chunks the frame in progress took */
+    size_t last_chunks;      /* and the last frame */
     /* The frame in progress, which other threads and the device layer
      * deliver to: set and cleared by this thread under log->lock, read by
      * others under it. NULL between frames, or if it found no memory. */
@@ -174,7 +292,8 @@ TLOG_INTERNAL tlog_token tlog_thread_token_(tlog_thread *t, tlog_log *log,
                                            const tlog_site **site);
 
 TLOG_INTERNAL void tlog_attachments_free_(tlog_log *log, tlog_attachment *first);
-TLOG_INTERNAL tlog_attachment *tlog_attachment_new_(tlog_log *log, size_t nrecs);
+/* An attachment with room for `slots` record slots in `runs` runs. */
+TLOG_INTERNAL tlog_attachment *tlog_attachment_new_(tlog_log *log, size_t slots, size_t runs);
 
 /* chunk pool (record.c): made and torn down with the log; destroying it
  * frees the chunks it holds. */

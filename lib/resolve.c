@@ -58,10 +58,11 @@ typedef struct ancestor {
     uint32_t seq_end;
 } ancestor;
 
-/* A run of records: a chunk's, or an attachment's. */
+/* A run of records: a chunk's, or one of an attachment's. */
 typedef struct segment {
     const tlog_rec *recs;
-    size_t n;
+    size_t n;                 /* slots */
+    tlog_ticks base;
 } segment;
 
 struct tlog_resolve_scratch {
@@ -253,15 +254,15 @@ static uint32_t place(resolver *r, uint32_t parent, uint32_t at, const instance 
     return row;
 }
 
-static bool note_sync(resolver *r, uint32_t at, const tlog_rec *rec)
+static bool note_sync(resolver *r, uint32_t at, const tlog_rec_view *rec)
 {
     tlog_frame *f = r->f;
     struct tlog_resolve_scratch *s = r->s;
-    if (!rec->reserved || rec->reserved > f->nsyncs)
+    if (!rec->tag || rec->tag > f->nsyncs)
         return true;
     if (!TLOG_GROW(s->syncs, s->capsyncs, s->nsyncs + 1))
         return false;
-    s->syncs[s->nsyncs++] = (sync_ref){at, rec->start, rec->end, &f->syncs[rec->reserved - 1]};
+    s->syncs[s->nsyncs++] = (sync_ref){at, rec->start, rec->end, &f->syncs[rec->tag - 1]};
     return true;
 }
 
@@ -269,7 +270,8 @@ static bool note_sync(resolver *r, uint32_t at, const tlog_rec *rec)
 
 typedef struct walk {
     const segment *segs;
-    size_t nsegs, nrecs;
+    size_t nsegs, nslots;
+    size_t nrecs;             /* counted by size_subtrees */
     size_t base;              /* depth of the walk's parent: records start below */
     uint32_t min_depth;       /* shallower records are taken as this deep */
     uint32_t thread;
@@ -277,21 +279,24 @@ typedef struct walk {
     bool seq;                 /* number begun scopes (the frame's own records) */
 } walk;
 
-static uint32_t rel_depth(const walk *w, const tlog_rec *rec)
+static uint32_t rel_depth(const walk *w, const tlog_rec_view *rec)
 {
     uint32_t d = rec->depth > w->base ? (uint32_t)(rec->depth - w->base) : 0;
     return d < w->min_depth ? w->min_depth : d;
 }
 
-/* Sizes every record's subtree, in instances and in begun scopes; returns
- * the groups left without a parent, their number in *ntop. */
-static const pending *size_subtrees(resolver *r, const walk *w, size_t *ntop)
+/* Sizes every record's subtree, in instances and in begun scopes, and
+ * counts the records (w->nrecs); returns the groups left without a parent,
+ * their number in *ntop. */
+static const pending *size_subtrees(resolver *r, walk *w, size_t *ntop)
 {
     struct tlog_resolve_scratch *s = r->s;
     size_t k = 0, sp = 0;
     for (size_t g = 0; g < w->nsegs; g++)
-        for (size_t i = 0; i < w->segs[g].n; i++, k++) {
-            const tlog_rec *rec = &w->segs[g].recs[i];
+        for (size_t i = 0; i < w->segs[g].n; k++) {
+            tlog_rec_view v;
+            const tlog_rec_view *rec = &v;
+            i += tlog_rec_get_(&w->segs[g].recs[i], w->segs[g].base, &v);
             uint32_t d = rel_depth(w, rec);
             uint32_t size = 1, nsize = !(rec->flags & TLOG_REC_INSERT);
             while (sp && s->fwd[sp - 1].depth > d) {
@@ -313,6 +318,7 @@ static const pending *size_subtrees(resolver *r, const walk *w, size_t *ntop)
                 s->fwd[sp++] = (pending){d, size, nsize, rec->start, rec->end};
             }
         }
+    w->nrecs = k;
     *ntop = sp;
     return s->fwd;
 }
@@ -328,8 +334,10 @@ static void place_records(resolver *r, const walk *w, uint32_t parent_row, uint3
     stack[0] = (ancestor){-1, parent_row, first + (uint32_t)w->nrecs, seq0 + nseq};
     size_t k = w->nrecs;
     for (size_t g = w->nsegs; g-- > 0;)
-        for (size_t i = w->segs[g].n; i-- > 0;) {
-            const tlog_rec *rec = &w->segs[g].recs[i];
+        for (size_t i = w->segs[g].n; i > 0;) {
+            tlog_rec_view v;
+            const tlog_rec_view *rec = &v;
+            i -= tlog_rec_get_back_(&w->segs[g].recs[i - 1], w->segs[g].base, &v);
             k--;
             int32_t d = (int32_t)rel_depth(w, rec);
             while (stack[sp - 1].depth >= d)
@@ -352,6 +360,7 @@ static void place_records(resolver *r, const walk *w, uint32_t parent_row, uint3
         }
 }
 
+/* Scratch for a walk of at most `nrecs` records (its slots will do). */
 static bool walk_scratch(resolver *r, size_t nrecs, bool seq)
 {
     struct tlog_resolve_scratch *s = r->s;
@@ -367,23 +376,26 @@ static const tlog_site lost_root = {"(frame root lost)", NULL, NULL, 0, 0};
 
 /* The frame's own records: the root is row 0 and instance 0 (a stand-in if
  * its record was lost, for lack of memory). Returns the root's end. */
-static tlog_ticks walk_own(resolver *r, segment *segs, size_t nsegs, size_t nrecs)
+static tlog_ticks walk_own(resolver *r, segment *segs, size_t nsegs, size_t nslots)
 {
     tlog_frame *f = r->f;
-    walk w = {segs, nsegs, nrecs, 0, 0, f->thread, f->thread_name, true};
-    if (!walk_scratch(r, nrecs, true)) {
+    walk w = {segs, nsegs, nslots, 0, 0, 0, f->thread, f->thread_name, true};
+    if (!walk_scratch(r, nslots, true)) {
         r->no_memory = true;
         return 0;
     }
     size_t ntop;
     const pending *top = size_subtrees(r, &w, &ntop);
+    size_t nrecs = w.nrecs;
     if (ntop == 1 && nrecs && r->s->size[nrecs - 1] == nrecs) {
-        const tlog_rec *root = &segs[nsegs - 1].recs[segs[nsegs - 1].n - 1];
-        r->origin = root->start;
+        const segment *last = &segs[nsegs - 1];
+        tlog_rec_view root;
+        tlog_rec_get_back_(&last->recs[last->n - 1], last->base, &root);
+        r->origin = root.start;
         r->nseq = r->s->nsize[nrecs - 1];
         place_records(r, &w, NONE, 0, 0, r->nseq);
         r->ninsts = (uint32_t)nrecs;
-        return root->end;
+        return root.end;
     }
     instance in = {&lost_root, NULL, f->thread_name, f->thread, 0, 0, TLOG_REC_REPAIRED};
     for (size_t i = 0; i < ntop; i++) {
@@ -411,6 +423,20 @@ static uint32_t seq_inst(const resolver *r, uint32_t seq)
     return seq < r->nseq ? r->s->seqmap[seq] : 0;
 }
 
+/* An attachment's runs as segments. */
+static const segment *attachment_segments(resolver *r, const tlog_attachment *a)
+{
+    struct tlog_resolve_scratch *s = r->s;
+    if (!TLOG_GROW(s->segs, s->capsegs, a->nruns + 1))
+        return NULL;
+    const tlog_rec *recs = a->recs;
+    for (size_t i = 0; i < a->nruns; i++) {
+        s->segs[i] = (segment){recs, a->runs[i].slots, a->runs[i].base};
+        recs += a->runs[i].slots;
+    }
+    return s->segs;
+}
+
 static void walk_attachments(resolver *r)
 {
     tlog_frame *f = r->f;
@@ -426,16 +452,16 @@ static void walk_attachments(resolver *r)
             if (target == NONE)
                 return;
         }
-        segment seg = {a->recs, a->nrecs};
-        walk w = {&seg, 1, a->nrecs, a->base_depth, 1, a->worker, tname, false};
-        if (!walk_scratch(r, a->nrecs, false)) {
+        const segment *segs = attachment_segments(r, a);
+        walk w = {segs, a->nruns, a->nslots, 0, a->base_depth, 1, a->worker, tname, false};
+        if (!segs || !walk_scratch(r, a->nslots, false)) {
             r->no_memory = true;
             return;
         }
         size_t ntop;
         size_subtrees(r, &w, &ntop);
         place_records(r, &w, target, r->ninsts, 0, 0);
-        r->ninsts += (uint32_t)a->nrecs;
+        r->ninsts += (uint32_t)w.nrecs;
     }
 }
 
@@ -634,11 +660,11 @@ void tlog_frame_free_raw_(tlog_frame *f)
     f->nsyncs = f->capsyncs = 0;
 }
 
-/* The frame's own records as segments; their count in *nrecs. */
-static segment *own_segments(resolver *r, size_t *nsegs, size_t *nrecs)
+/* The frame's own records as segments; the slots they take in *nslots. */
+static segment *own_segments(resolver *r, size_t *nsegs, size_t *nslots)
 {
     size_t n = 0;
-    *nrecs = 0;
+    *nslots = 0;
     for (const tlog_chunk *c = r->f->chunks; c; c = c->next)
         n++;
     struct tlog_resolve_scratch *s = r->s;
@@ -648,8 +674,8 @@ static segment *own_segments(resolver *r, size_t *nsegs, size_t *nrecs)
     n = 0;
     for (const tlog_chunk *c = r->f->chunks; c; c = c->next)
         if (c->used) {
-            segs[n++] = (segment){c->recs, c->used};
-            *nrecs += c->used;
+            segs[n++] = (segment){c->recs, c->used, c->base};
+            *nslots += c->used;
         }
     *nsegs = n;
     return segs;
@@ -686,11 +712,11 @@ static void undo(tlog_frame *f)
 static int build(resolver *r)
 {
     tlog_frame *f = r->f;
-    size_t nsegs, nrecs, workers;
-    segment *segs = own_segments(r, &nsegs, &nrecs);
+    size_t nsegs, nslots, workers;
+    segment *segs = own_segments(r, &nsegs, &nslots);
     if (!segs)
         return TLOG_ENOMEM;
-    size_t cap = count_instances(f, nrecs, &workers);
+    size_t cap = count_instances(f, nslots, &workers);
     if (cap >= NONE - 2)
         return TLOG_ENOMEM;
     f->insts = tlog_malloc_(cap * sizeof *f->insts);
@@ -701,7 +727,7 @@ static int build(resolver *r)
     f->nworker_names = workers;
     r->insts = f->insts;
     r->rate = tlog_clock_calibrate_(f->log);
-    tlog_ticks root_end = walk_own(r, segs, nsegs, nrecs);
+    tlog_ticks root_end = walk_own(r, segs, nsegs, nslots);
     walk_attachments(r);
     walk_devices(r, root_end);
     if (r->no_memory)

@@ -156,6 +156,11 @@ static inline char *dump_string(const tlog_frame *f, const tlog_dump_options *o)
 
 #define NS_PER_MS 1000000ull
 
+/* Bytes of thread_budget (and of record memory) a scope's record takes in
+ * its compact form (doc/guide.md, "Memory"): what the tests' budgets and
+ * memory bounds count in. */
+#define SCOPE_RECORD_BYTES 16
+
 /* A log on the simulated clock that collects its errors, for cmocka's
  * setup and teardown. */
 typedef struct fixture {

@@ -8,7 +8,7 @@ static fixture *make_fixture(size_t budget_records, uint32_t max_depth)
 {
     fixture *fx = calloc(1, sizeof *fx);
     tlog_config c = test_config(&fx->errors);
-    c.thread_budget = budget_records * 32;
+    c.thread_budget = budget_records * SCOPE_RECORD_BYTES;
     c.max_depth = max_depth;
     fx->log = make_log(&c);
     return fx;
@@ -155,7 +155,7 @@ static void insert_needs_an_open_scope(void **state)
 static void handed_off_work_is_bounded_by_the_owner_budget(void **state)
 {
     (void)state;
-    const size_t budget = 128 * 32;
+    const size_t budget = 128 * SCOPE_RECORD_BYTES;
     fixture *fx = make_fixture(128, 0);
     begin_at(fx->log, "Frame", 0);
     tlog_token token = tlog_handoff(fx->log);
@@ -291,6 +291,10 @@ static void stingy_free(void *user, void *block)
     free(block);
 }
 
+/* The records a chunk holds (64 KiB of them), and more scopes than that. */
+#define CHUNK_RECORDS (64 * 1024 / SCOPE_RECORD_BYTES)
+#define SCOPES_PAST_A_CHUNK (CHUNK_RECORDS * 3 / 2)
+
 static tlog_log *stingy_log(stingy *mem, collected_errors *errors, uint32_t max_frames)
 {
     tlog_config c = test_config(errors);
@@ -304,12 +308,12 @@ static tlog_log *stingy_log(stingy *mem, collected_errors *errors, uint32_t max_
 static void out_of_record_memory_keeps_open_scopes_and_hand_offs_in_place(void **state)
 {
     (void)state;
-    stingy mem = {.budget = 2}; /* the reserve and one chunk of 2048 records */
+    stingy mem = {.budget = 2}; /* the reserve and one chunk of CHUNK_RECORDS */
     collected_errors errors = {0};
     tlog_log *log = stingy_log(&mem, &errors, 0);
     begin_at(log, "Frame", 0);
     begin_at(log, "A", 1);
-    for (int i = 0; i < 3000; i++) {
+    for (int i = 0; i < SCOPES_PAST_A_CHUNK; i++) {
         begin_at(log, "c", 2);
         end_at(log, "c", 2);
     }
@@ -321,13 +325,13 @@ static void out_of_record_memory_keeps_open_scopes_and_hand_offs_in_place(void *
     tlog_stats s = stats_of(log);
     assert_int_equal(s.alloc_failures, 1);
     assert_int_equal(count_code(&errors, TLOG_ENOMEM), 1);
-    /* 2048 records fill the chunk, the next end goes to the reserve. */
-    assert_int_equal(s.scopes_dropped, 3000 - 2049);
+    /* CHUNK_RECORDS records fill the chunk, the next end goes to the reserve. */
+    assert_int_equal(s.scopes_dropped, SCOPES_PAST_A_CHUNK - (CHUNK_RECORDS + 1));
     tlog_frame *f = tlog_frame_latest(log);
     const tlog_node *a = child_named(tlog_frame_root(f), "A");
     assert_non_null(a);
     assert_int_equal(info_of(a).total_ns, 2 * NS_PER_MS);
-    assert_int_equal(info_of(child_named(a, "c")).count, 2049);
+    assert_int_equal(info_of(child_named(a, "c")).count, CHUNK_RECORDS + 1);
     assert_non_null(child_named(a, "into A"));
     assert_int_equal(info_of(tlog_frame_root(f)).total_ns, 4 * NS_PER_MS);
     tlog_frame_release(f);
@@ -347,7 +351,7 @@ static void out_of_record_memory_inside_adopted_work(void **state)
     begin_at(log, "A", 1);
     tlog_token token = tlog_handoff(log);
     assert_int_equal(tlog_adopt_begin(&token), TLOG_OK); /* this thread works for A */
-    for (int i = 0; i < 3000; i++) {
+    for (int i = 0; i < SCOPES_PAST_A_CHUNK; i++) {
         begin_at(log, "c", 2);
         end_at(log, "c", 2);
     }
@@ -365,10 +369,10 @@ static void out_of_record_memory_inside_adopted_work(void **state)
     const tlog_node *row = tlog_node_first_child(a);
     assert_non_null(row);
     assert_int_equal(info_of(row).kind, TLOG_KIND_EXECUTION);
-    assert_int_equal(info_of(child_named(row, "c")).count, 2049);
+    assert_int_equal(info_of(child_named(row, "c")).count, CHUNK_RECORDS + 1);
     tlog_frame_info fi = {.size = sizeof fi};
     tlog_frame_get_info(f, &fi);
-    assert_int_equal(fi.scopes_dropped, 3000 - 2049 + 1);
+    assert_int_equal(fi.scopes_dropped, SCOPES_PAST_A_CHUNK - (CHUNK_RECORDS + 1) + 1);
     tlog_frame_release(f);
     tlog_destroy(log);
     assert_int_equal(mem.live, 0);
@@ -427,7 +431,7 @@ static void adopting_with_memory_gone_drops_and_counts_everything(void **state)
 
 /* A burst: threads each record a frame of many chunks at once. */
 #define BURST_THREADS 8
-#define BURST_SCOPES 20000   /* 640 KB of records each: ten chunks */
+#define BURST_SCOPES 40000   /* 640 KB of records each: ten chunks */
 
 static void *record_big_frame(void *arg)
 {
@@ -472,7 +476,7 @@ static void pool_returns_to_its_bound_after_a_burst(void **state)
     (void)state;
     uint64_t peak;
     uint64_t left = after_burst((size_t)1 << 20, &peak);
-    assert_true(peak > (uint64_t)BURST_THREADS * BURST_SCOPES * 32);
+    assert_true(peak > (uint64_t)BURST_THREADS * BURST_SCOPES * SCOPE_RECORD_BYTES);
     assert_true(left <= (uint64_t)1 << 20);
     assert_true(left > 0);   /* what fits is kept for the next frames */
 }
@@ -482,7 +486,7 @@ static void pool_without_bound_keeps_everything(void **state)
     (void)state;
     uint64_t peak;
     uint64_t left = after_burst(SIZE_MAX, &peak);
-    assert_true(left >= (uint64_t)BURST_THREADS * BURST_SCOPES * 32);
+    assert_true(left >= (uint64_t)BURST_THREADS * BURST_SCOPES * SCOPE_RECORD_BYTES);
 }
 
 int main(void)

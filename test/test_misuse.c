@@ -54,7 +54,9 @@ static size_t bad_configs(tlog_config *out)
         out[n++] = (tlog_config){.size = sizeof(tlog_config), .flags = flags[i]};
     out[n++] = (tlog_config){.size = sizeof(tlog_config), .max_depth = 4097};
     out[n++] = (tlog_config){.size = sizeof(tlog_config), .max_depth = UINT32_MAX};
-    out[n++] = (tlog_config){.size = sizeof(tlog_config), .thread_budget = 64};
+    /* less than four records */
+    out[n++] = (tlog_config){.size = sizeof(tlog_config),
+                             .thread_budget = 4 * SCOPE_RECORD_BYTES - 1};
     out[n++] = (tlog_config){.size = sizeof(tlog_config), .record_alloc = plain_alloc};
     out[n++] = (tlog_config){.size = sizeof(tlog_config), .record_free = plain_free};
     out[n++] = (tlog_config){.size = sizeof(tlog_config), .stats = {.hitch_quantile = 1}};

@@ -86,7 +86,7 @@ static void one_configuration(size_t budget_records, uint32_t max_depth, int fra
 {
     collected_errors errors = {0};
     tlog_config c = test_config(&errors);
-    c.thread_budget = budget_records * 32;
+    c.thread_budget = budget_records * SCOPE_RECORD_BYTES;
     c.max_depth = max_depth;
     c.max_frames = 1;
     tlog_log *log = make_log(&c);

@@ -177,7 +177,7 @@ static void dropped_scopes_are_reported_and_scopes_past_max_depth_are_not(void *
 {
     (void)state;
     tlog_config c = test_config(NULL);
-    c.thread_budget = 4 * 32;   /* room for four records */
+    c.thread_budget = 4 * SCOPE_RECORD_BYTES;   /* room for four records */
     c.max_depth = 5;
     tlog_log *log = make_log(&c);
     recorder r = {0};
@@ -740,7 +740,7 @@ static void error_callback_recording_does_not_change_the_end_reported(void **sta
     begin_at(log, "Frame", 0);
     /* Enough ends to fill the first chunk: the next one cannot be had, and
      * the error is reported while an end is being written. */
-    for (int i = 0; i < 3000; i++) {
+    for (int i = 0; i < 6000; i++) {   /* a chunk holds 4096 */
         begin_at(log, "Inner", 1);
         end_at(log, "Inner", 2);
     }

@@ -43,6 +43,19 @@
 #define TLOG_API
 #endif
 
+/* Calls to tlog_begin and tlog_end (what the scope macros expand to) go
+ * through the GOT rather than the PLT where the compiler offers that for
+ * one function (GCC's noplt): a jump less a call. Linked statically, they
+ * are direct calls all the same. */
+#if defined(__has_attribute)
+#if __has_attribute(noplt)
+#define TLOG_NOPLT __attribute__((noplt))
+#endif
+#endif
+#ifndef TLOG_NOPLT
+#define TLOG_NOPLT
+#endif
+
 /* In C++ every function of the API is noexcept: an exception thrown by a
  * callback (error, clock, allocator, subscriber) ends the program with
  * std::terminate rather than unwinding through the library. */
@@ -312,9 +325,10 @@ typedef struct tlog_config {
     /* Deepest nesting per thread; deeper scopes are dropped and counted.
      * 0 selects 128; at most 4096. */
     uint32_t max_depth;
-    /* Bytes of scope records a thread may hold for its frame in progress;
-     * when used up, new scopes are dropped (with their children) and
-     * counted. 0 selects 8 MiB. */
+    /* Bytes of scope records a thread may hold for its frame in progress
+     * (16 a scope; 32 for a scope of 2^32 ticks or more and a few others,
+     * doc/guide.md "Memory"); when used up, new scopes are dropped (with
+     * their children) and counted. 0 selects 8 MiB; at least 64. */
     size_t thread_budget;
     /* Clock to read instead of the CPU's counter (deterministic tests,
      * simulated time). NULL selects the hardware clock. */
@@ -348,9 +362,11 @@ typedef struct tlog_config {
      * suffix) overrides it. */
     size_t stream_buffer;
     /* Record memory kept for reuse once the frames it held are done (the
-     * log's pool of chunks): at most this many bytes; what comes back
-     * beyond it is freed, so a burst of threads or frames leaves no more
-     * behind. 0 selects 16 MiB; SIZE_MAX keeps everything. */
+     * log's pool of chunks), and made ready when a frame begins (as many
+     * chunks as the thread's last frame took, their pages mapped): at most
+     * this many bytes; what comes back beyond it is freed, so a burst of
+     * threads or frames leaves no more behind. 0 selects 16 MiB; SIZE_MAX
+     * keeps everything. */
     size_t pool_bytes;
     /* With TLOG_CONFIG_STATS (or TIMERLOG_REPORT=stats): what the log's
      * statistics keep. TIMERLOG_REPORT's hitch= option overrides the
@@ -469,7 +485,7 @@ TLOG_API uint32_t tlog_thread_id(tlog_log *log) TLOG_NOEXCEPT;
  * the macros do that before calling. A NULL site opens nothing and is
  * reported (TLOG_EINVAL).
  */
-TLOG_API void tlog_begin(const tlog_site *site) TLOG_NOEXCEPT;
+TLOG_API TLOG_NOPLT void tlog_begin(const tlog_site *site) TLOG_NOEXCEPT;
 
 /*
  * Closes the innermost open scope, which should be `site` (or a site of the
@@ -480,7 +496,7 @@ TLOG_API void tlog_begin(const tlog_site *site) TLOG_NOEXCEPT;
  * Each case is reported once through the error callback and counted. A NULL
  * site closes nothing and is reported (TLOG_EINVAL).
  */
-TLOG_API void tlog_end(const tlog_site *site) TLOG_NOEXCEPT;
+TLOG_API TLOG_NOPLT void tlog_end(const tlog_site *site) TLOG_NOEXCEPT;
 
 /* tlog_begin / tlog_end on an explicit log (NULL = default log), which
  * check the site's level; a NULL site opens or closes nothing and is
