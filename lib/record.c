@@ -4,7 +4,8 @@
  * A begin pushes {site, start} on the thread's stack and reserves one record
  * slot in the thread's budget; the matching end writes one 16-byte record
  * into the current chunk. The fast paths take no lock, allocate nothing,
- * call nothing and read the hardware clock once each; anything unusual
+ * call nothing (but to tell subscribers of a scope they were told of) and
+ * read the hardware clock once each; anything unusual
  * (first scope of a frame, budget or stack full, mismatched end, chunk
  * boundary, a record that needs the wide form, a clock of the
  * application's) goes to a slow path.
