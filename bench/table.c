@@ -8,7 +8,8 @@
  *     back; 1 warm-up frame, then runs of a floor and a frame;
  *  2. the same scopes in the first frames of a fresh process (the bench runs
  *     itself again, /proc/self/exe, once per process): 1 warm-up frame and
- *     the runs from the process's start, whose records land on fresh pages;
+ *     the runs from the process's start: the first frame's records land on
+ *     fresh pages, later frames' in chunks made ready when they begin;
  *  3. a scope with one subscriber whose callbacks do nothing;
  *  4. a scope of a log that forwards to NVTX with no tool attached;
  *  5. a scope with streaming on, frames back to back, as a ratio to the
