@@ -159,8 +159,8 @@ static const char *keep_string(tlog_summary *s, const char *str)
     if (!copy)
         return NULL;
     memcpy(copy, str, n);
-    /* The map may have grown: the probe is made again. */
-    tlog_map_set_(&s->kept_index, kept_slot(s, copy, h), h, (uint32_t)s->nkept);
+    /* Cannot fail: index_room made room above. */
+    (void)tlog_map_put_(&s->kept_index, h, (uint32_t)s->nkept);
     s->kept[s->nkept++] = copy;
     return copy;
 }
