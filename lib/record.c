@@ -882,11 +882,50 @@ static void __attribute__((noinline)) begin_slow(tlog_thread *t, const tlog_site
 /* Hot path                                                                 */
 /* ------------------------------------------------------------------------ */
 
+/* The innermost open scope is `site`'s, below the frame's root, and its
+ * record has a slot before `wr_end`. */
+static inline bool end_in_place(const tlog_thread *t, const tlog_site *site,
+                                const tlog_rec *wr_end)
+{
+    return tlog_thread_depth_(t) >= 2 && t->top[-1].site == site &&
+           (uintptr_t)t->wr < (uintptr_t)wr_end;
+}
+
+/* Closes the scope end_in_place found, when its record takes the compact
+ * form; false, changing nothing, when it does not. */
+static inline bool end_compact(tlog_thread *t, const tlog_site *site, tlog_ticks now)
+{
+    tlog_open *o = t->top - 1;
+    uint64_t off = o->start - t->base, dur = now - o->start;
+    if (TLOG_UNLIKELY(!tlog_rec_compact_((uintptr_t)site, off, dur)))
+        return false;
+    tlog_rec *wr = t->wr;
+    t->top = o;
+    t->wr = wr + 1;
+    tlog_rec_put_compact_(wr, (uintptr_t)site, off, dur, (size_t)(o - t->stack));
+    if (TLOG_UNLIKELY(o->noted))
+        tlog_notify_popped_(t, o, now);
+    return true;
+}
+
+/* An end timed by a clock of the application's (or CLOCK_MONOTONIC): the
+ * clock is read first, and a plain end then takes the fast path's short
+ * way. Such threads are not the default log's fast-path state (see
+ * tlog_tls_default_), so no hardware clock is read for them. */
+static void __attribute__((noinline)) end_clocked(tlog_thread *t, const tlog_site *site)
+{
+    tlog_ticks now = t->clock(t->clock_user);
+    if (t->cur && end_in_place(t, site, t->cur->recs + t->cur->cap) &&
+        end_compact(t, site, now))
+        return;
+    end_slow(t, site, now, 0);
+}
+
 /* An end the fast path does not take; `now` is the hardware clock's. */
 static void __attribute__((noinline)) end_other(tlog_thread *t, const tlog_site *site,
                                                 tlog_ticks now)
 {
-    end_slow(t, site, t->clock ? t->clock(t->clock_user) : now, 0);
+    end_slow(t, site, now, 0);
 }
 
 /* fast_end and wr_end are NULL with a clock of the application's: compared
@@ -902,27 +941,23 @@ static inline void begin_on(tlog_thread *t, const tlog_site *site)
     o->start = tlog_clock_now_();
 }
 
+/* The hardware clock is read first: its reads set the pace of the fast
+ * path, and any work ahead of one, a test included, delays it. States on a
+ * clock of the application's never come here (end_any, end_first). */
 static inline void end_on(tlog_thread *t, const tlog_site *site)
 {
     tlog_ticks now = tlog_clock_now_();
-    size_t depth = tlog_thread_depth_(t);
-    tlog_rec *wr = t->wr;
-    if (TLOG_UNLIKELY(depth < 2 || t->top[-1].site != site ||
-                      (uintptr_t)wr >= (uintptr_t)t->wr_end)) {
+    if (TLOG_UNLIKELY(!end_in_place(t, site, t->wr_end) || !end_compact(t, site, now)))
         end_other(t, site, now);
-        return;
-    }
-    tlog_open *o = t->top - 1;
-    uint64_t off = o->start - t->base, dur = now - o->start;
-    if (TLOG_UNLIKELY(!tlog_rec_compact_((uintptr_t)site, off, dur))) {
-        end_other(t, site, now);
-        return;
-    }
-    t->top = o;
-    t->wr = wr + 1;
-    tlog_rec_put_compact_(wr, (uintptr_t)site, off, dur, depth - 1);
-    if (TLOG_UNLIKELY(o->noted))
-        tlog_notify_popped_(t, o, now);
+}
+
+/* An end through a state that may read a clock of the application's. */
+static inline void end_any(tlog_thread *t, const tlog_site *site)
+{
+    if (t->clock)
+        end_clocked(t, site);
+    else
+        end_on(t, site);
 }
 
 /* A begin on a thread whose state in the log could not be made: the scope
@@ -938,6 +973,10 @@ static void begin_without_state(tlog_log *log, const tlog_site *site)
 
 static void __attribute__((noinline)) begin_first(const tlog_site *site)
 {
+    if (tlog_tls_clocked_) {   /* it reads a clock of the application's */
+        begin_slow(tlog_tls_clocked_, site);
+        return;
+    }
     tlog_log *log = tlog_default();
     tlog_thread *t = log ? tlog_thread_get_(log) : NULL;
     if (t)
@@ -954,10 +993,14 @@ static void end_without_state(tlog_log *log, const tlog_site *site)
         report_unmatched(NULL, log, site);
 }
 
-/* Out of line, so that the fast end saves no register for it. */
+/* Out of line, so that the fast end saves no register for it. A thread on
+ * a clock of the application's ends here every time. */
 static void __attribute__((noinline)) end_first(const tlog_site *site)
 {
-    end_without_state(tlog_default(), site);
+    if (tlog_tls_clocked_)
+        end_clocked(tlog_tls_clocked_, site);
+    else
+        end_without_state(tlog_default(), site);
 }
 
 /* A NULL site opens or closes nothing; the error handler is told. */
@@ -1022,7 +1065,7 @@ void tlog_log_end(tlog_log *log, const tlog_site *site)
     log = tlog_resolve_log_(log);
     tlog_thread *t = log ? tlog_thread_peek_(log) : NULL;
     if (t)
-        end_on(t, site);
+        end_any(t, site);
     else
         end_without_state(log, site);
 }

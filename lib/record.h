@@ -262,9 +262,15 @@ struct tlog_thread {
 _Static_assert(offsetof(tlog_thread, seq) + sizeof(uint32_t) <= TLOG_CACHE_LINE,
                "the fields begin and end touch fit in one cache line");
 
-/* The calling thread's state in the default log (thread.c). */
+/* The calling thread's state in the default log (thread.c); NULL while the
+ * log reads a clock of the application's, whose scopes then go through
+ * tlog_begin's and tlog_end's first-use path. */
 extern TLOG_TLS TLOG_INTERNAL tlog_thread *tlog_tls_default_;
 #define TLOG_TLS_DEFAULT_DEFINITION TLOG_TLS TLOG_INTERNAL tlog_thread *tlog_tls_default_
+/* The state in the default log while that reads a clock of the
+ * application's (thread.c). */
+extern TLOG_TLS TLOG_INTERNAL tlog_thread *tlog_tls_clocked_;
+#define TLOG_TLS_CLOCKED_DEFINITION TLOG_TLS TLOG_INTERNAL tlog_thread *tlog_tls_clocked_
 
 /* thread.c */
 TLOG_INTERNAL tlog_thread *tlog_thread_get_(tlog_log *log);

@@ -10,6 +10,10 @@
 
 TLOG_TLS_DEFAULT_DEFINITION;  /* state in the default log */
 #define tls_default tlog_tls_default_
+/* tlog_begin and tlog_end find this one on their first-use path, so that
+ * their fast paths read the hardware clock without a test. */
+TLOG_TLS_CLOCKED_DEFINITION;
+#define tls_default_clocked tlog_tls_clocked_
 
 static TLOG_TLS tlog_thread *tls_states;   /* every state of this thread */
 static TLOG_TLS char tls_name[TLOG_NAME_MAX];
@@ -37,8 +41,9 @@ void tlog_thread_atfork_(int phase)
     tlog_fork_lock_(&states_lock, TLOG_LOCK_THREAD_STATES, phase);
     if (phase != TLOG_FORK_CHILD)
         return;
-    tls_forked_open = tls_default ? tlog_thread_depth_(tls_default) : 0;
-    tls_default = NULL;
+    tlog_thread *t = tls_default ? tls_default : tls_default_clocked;
+    tls_forked_open = t ? tlog_thread_depth_(t) : 0;
+    tls_default = tls_default_clocked = NULL;
     tls_states = NULL;
     if (exit_key_made)
         pthread_setspecific(exit_key, NULL);
@@ -112,7 +117,7 @@ static void on_thread_exit(void *unused)
     (void)unused;
     tlog_thread *t = tls_states;
     tls_states = NULL;
-    tls_default = NULL;
+    tls_default = tls_default_clocked = NULL;
     while (t) {
         tlog_thread *next = t->next_in_thread;
         tlog_lock_(&states_lock, TLOG_LOCK_THREAD_STATES);
@@ -198,7 +203,9 @@ static tlog_thread *attach(tlog_log *log)
     tls_states = t;
     if (exit_key_made)
         pthread_setspecific(exit_key, t);
-    if (log->is_default)
+    if (log->is_default && t->clock)
+        tls_default_clocked = t;
+    else if (log->is_default)
         tls_default = t;
     return t;
 }
@@ -232,7 +239,7 @@ void tlog_thread_tidy_(void)
 
 tlog_thread *tlog_thread_peek_(tlog_log *log)
 {
-    tlog_thread *t = tls_default;
+    tlog_thread *t = tls_default ? tls_default : tls_default_clocked;
     if (t && log->is_default)
         return t;
     bool dead = false;

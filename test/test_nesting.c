@@ -201,6 +201,71 @@ static void null_site_is_reported_and_ignored(void **state)
     assert_int_equal(stats_of(NULL).unmatched_ends + stats_of(NULL).mismatched_ends, 0);
 }
 
+static void begin_now(const char *name, double ms)
+{
+    at_ms(ms);
+    tlog_begin(site_named(name));
+}
+
+static void end_now(const char *name, double ms)
+{
+    at_ms(ms);
+    tlog_end(site_named(name));
+}
+
+/* A plain end, a repaired one, one too long for a compact record, then a
+ * plain one again. */
+static void *record_custom_clock_frame(void *unused)
+{
+    (void)unused;
+    begin_now("Frame", 0);
+    begin_now("A", 1);
+    end_now("A", 3);
+    begin_now("B", 4);
+    begin_now("C", 5);
+    end_now("B", 9);
+    begin_now("D", 10);
+    end_now("D", 5010);
+    begin_now("E", 5011);
+    end_now("E", 5012);
+    end_now("Frame", 6000);
+    return NULL;
+}
+
+static void check_custom_clock_frame(void)
+{
+    tlog_frame *f = tlog_frame_pop(NULL);
+    assert_non_null(f);
+    const tlog_node *root = tlog_frame_root(f);
+    assert_int_equal(info_of(root).total_ns, 6000 * NS_PER_MS);
+    assert_int_equal(info_of(child_named(root, "A")).total_ns, 2 * NS_PER_MS);
+    const tlog_node *b = child_named(root, "B");
+    assert_int_equal(info_of(b).total_ns, 5 * NS_PER_MS);
+    const tlog_node *c = child_named(b, "C");
+    assert_int_equal(info_of(c).total_ns, 4 * NS_PER_MS);
+    assert_int_equal(info_of(c).flags & TLOG_NODE_REPAIRED, TLOG_NODE_REPAIRED);
+    assert_int_equal(info_of(child_named(root, "D")).total_ns, 5000 * NS_PER_MS);
+    assert_int_equal(info_of(child_named(root, "E")).total_ns, 1 * NS_PER_MS);
+    assert_int_equal(child_count(root), 4);
+    tlog_frame_release(f);
+}
+
+/* The default log reads the test's clock: tlog_begin and tlog_end reach
+ * its state off their fast paths, on the first thread and a new one. */
+static void default_log_on_a_custom_clock_times_every_kind_of_end(void **state)
+{
+    (void)state;
+    int mismatches = count_code(&default_errors, TLOG_EMISMATCH);
+    record_custom_clock_frame(NULL);
+    assert_int_equal(tlog_depth(NULL), 0);
+    check_custom_clock_frame();
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, record_custom_clock_frame, NULL), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    check_custom_clock_frame();
+    assert_int_equal(count_code(&default_errors, TLOG_EMISMATCH), mismatches + 2);
+}
+
 int main(void)
 {
     tlog_config dc = test_config(&default_errors);
@@ -208,6 +273,7 @@ int main(void)
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(null_site_is_reported_and_ignored),
+        cmocka_unit_test(default_log_on_a_custom_clock_times_every_kind_of_end),
         cmocka_unit_test_setup_teardown(end_of_outer_scope_closes_inner_ones_at_that_instant,
                                         fixture_setup, fixture_teardown),
         cmocka_unit_test_setup_teardown(end_with_nothing_open_is_ignored, fixture_setup, fixture_teardown),
