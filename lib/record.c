@@ -1129,8 +1129,11 @@ int tlog_adopt_begin(const tlog_token *token)
     tlog_ticks now = tlog_read_clock_(t);
     if (t->top == t->stack)
         rebase_empty_chunk(t, now);
-    if (!t->cur && !next_chunk(t, log, now, now))
+    if (!t->cur && !next_chunk(t, log, now, now)) {
+        if (t->top == t->stack)
+            t->room = 0;   /* as it was: the next begin starts a frame */
         return TLOG_ENOMEM;
+    }
     t->adopt.active = true;
     t->adopt.token = *token;
     t->adopt.token.log = log;

@@ -2,7 +2,9 @@
  * build has neither them nor their cost.
  *
  * Allocation failure: the N-th allocation after tlog_test_fail_alloc(N)
- * fails, once. TIMERLOG_ALLOC_FAIL_TRACE=1 in the environment prints where.
+ * fails, once; after tlog_test_fail_allocs_from(N), it and every later one
+ * fail, as when memory has run out. TIMERLOG_ALLOC_FAIL_TRACE=1 in the
+ * environment prints where.
  *
  * Reports under a lock: the locks each thread holds are counted, and a
  * report made while one is held is printed; the process then ends with
@@ -18,17 +20,20 @@
 #include "internal.h"
 
 TLOG_API void tlog_test_fail_alloc(uint64_t n);
+TLOG_API void tlog_test_fail_allocs_from(uint64_t n);
 TLOG_API uint64_t tlog_test_alloc_count(void);
 TLOG_API bool tlog_test_alloc_failed(void);
 
 static _Atomic uint64_t made;       /* allocations asked for since the last arming */
 static _Atomic uint64_t fail_at;    /* 0: none fails */
 static atomic_bool failed;
+static atomic_bool fail_after;      /* every allocation past fail_at fails too */
 
 bool tlog_alloc_fails_(void)
 {
     uint64_t n = atomic_fetch_add_explicit(&made, 1, memory_order_relaxed) + 1;
-    if (n != atomic_load_explicit(&fail_at, memory_order_relaxed))
+    uint64_t at = atomic_load_explicit(&fail_at, memory_order_relaxed);
+    if (!at || (n != at && !(n > at && atomic_load_explicit(&fail_after, memory_order_relaxed))))
         return false;
     atomic_store(&failed, true);
     if (getenv("TIMERLOG_ALLOC_FAIL_TRACE")) {   /* where it failed, for the one debugging */
@@ -39,12 +44,23 @@ bool tlog_alloc_fails_(void)
     return true;
 }
 
-void tlog_test_fail_alloc(uint64_t n)
+static void arm(uint64_t n, bool after)
 {
     atomic_store(&fail_at, 0);
     atomic_store(&made, 0);
     atomic_store(&failed, false);
+    atomic_store(&fail_after, after);
     atomic_store(&fail_at, n);
+}
+
+void tlog_test_fail_alloc(uint64_t n)
+{
+    arm(n, false);
+}
+
+void tlog_test_fail_allocs_from(uint64_t n)
+{
+    arm(n, true);
 }
 
 uint64_t tlog_test_alloc_count(void)

@@ -15,6 +15,7 @@
 #include "device_fixture.h"
 
 void tlog_test_fail_alloc(uint64_t n);
+void tlog_test_fail_allocs_from(uint64_t n);
 /* Exported for libtimerlog-mpi (lib/exchange.h). */
 int tlog_summary_encode_(const tlog_summary *summary, void **data, size_t *len);
 int tlog_summary_decode_(const void *data, size_t len, tlog_summary **out);
@@ -371,6 +372,87 @@ static void lost_thread_state_drops_the_frame_with_its_children(void **state)
     tlog_destroy(log);
 }
 
+typedef struct adopt_sweep {
+    tlog_log *log;
+    tlog_token token;
+    uint64_t from;   /* allocations fail from this one on */
+    int rc;          /* of the adoption */
+    bool failed;     /* an allocation failed */
+    int end_rc, insert_rc;
+} adopt_sweep;
+
+/* On a new thread: adopts the token with allocations failing from
+ * w->from on; after a failed adoption, records a frame of its own and
+ * hands work to it. The caller checks what came of it. */
+static void *adopt_without_memory(void *arg)
+{
+    adopt_sweep *w = arg;
+    tlog_test_fail_allocs_from(w->from);
+    w->rc = tlog_adopt_begin(&w->token);
+    w->failed = tlog_test_alloc_failed();
+    tlog_test_fail_alloc(0);
+    if (w->rc == TLOG_OK) {
+        w->end_rc = tlog_adopt_end(&w->token);
+        return NULL;
+    }
+    begin_at(w->log, "Own", 100);
+    begin_at(w->log, "Child", 101);
+    end_at(w->log, "Child", 103);
+    tlog_token own = tlog_handoff(w->log);
+    w->insert_rc = tlog_insert_to(&own, site_named("Sent"), TLOG_KIND_EXECUTION,
+                                  (tlog_ticks)(103.5 * NS_PER_MS), 104 * NS_PER_MS);
+    end_at(w->log, "Own", 104);
+    return NULL;
+}
+
+static void check_own_frame(tlog_log *log)
+{
+    tlog_frame *f = tlog_frame_pop(log);
+    assert_non_null(f);
+    const tlog_node *root = tlog_frame_root(f);
+    assert_string_equal(info_of(root).name, "Own");
+    assert_int_equal(info_of(root).total_ns, 4 * NS_PER_MS);
+    assert_int_equal(info_of(child_named(root, "Child")).total_ns, 2 * NS_PER_MS);
+    assert_non_null(child_named(root, "Sent"));
+    tlog_frame_release(f);
+}
+
+/* An adoption that fails for lack of memory on a thread with nothing open
+ * leaves it as it was: its next begin starts a frame. Each allocation the
+ * adoption makes on a new thread fails in turn, with all after it. */
+static void failed_adoption_leaves_the_thread_ready_for_a_frame(void **state)
+{
+    (void)state;
+    tlog_config c = test_config(NULL);
+    c.pool_bytes = 1;   /* keeps no chunk: every one is allocated */
+    tlog_log *log = make_log(&c);
+    assert_non_null(site_named("Own"));   /* interned before any failure */
+    assert_non_null(site_named("Child"));
+    assert_non_null(site_named("Sent"));
+    begin_at(log, "Frame", 0);
+    tlog_token token = tlog_handoff(log);
+    int failures = 0;
+    for (uint64_t n = 1;; n++) {
+        adopt_sweep w = {log, token, n, 0, false, 0, 0};
+        pthread_t th;
+        assert_int_equal(pthread_create(&th, NULL, adopt_without_memory, &w), 0);
+        pthread_join(th, NULL);
+        if (w.rc == TLOG_OK) {
+            assert_int_equal(w.end_rc, TLOG_OK);
+            if (!w.failed)
+                break;
+            continue;
+        }
+        assert_int_equal(w.rc, TLOG_ENOMEM);
+        assert_int_equal(w.insert_rc, TLOG_OK);
+        check_own_frame(log);
+        failures++;
+    }
+    end_at(log, "Frame", 200);
+    assert_true(failures >= 3);   /* the state, its stack, the first chunk */
+    tlog_destroy(log);
+}
+
 /* A frame that cannot be resolved for lack of memory is not "no frame":
  * tlog_dump says TLOG_ENOMEM, and the frame is there for the next call. */
 static void dump_without_memory_says_so_and_keeps_the_frame(void **state)
@@ -644,6 +726,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(lost_thread_state_drops_the_frame_with_its_children),
         cmocka_unit_test(dump_without_memory_says_so_and_keeps_the_frame),
+        cmocka_unit_test(failed_adoption_leaves_the_thread_ready_for_a_frame),
         cmocka_unit_test_setup_teardown(every_allocation_may_fail, sweep_setup, sweep_teardown),
         cmocka_unit_test(statistics_survive_every_allocation_failure),
         cmocka_unit_test(log_statistics_report_what_they_lose),
