@@ -9,12 +9,13 @@
 #include "text.h"
 #include "tree.h"
 
-/* A row's text, made in memory and written with one call: most of a large
- * dump's time went to formatting through stdio call by call. */
+/* Rows' text, made in memory and written a buffer at a time: most of a
+ * large dump's time went to formatting through stdio call by call, then to
+ * a call per row. */
 typedef struct line {
     FILE *out;
     size_t len;
-    char buf[1024];
+    char buf[4096];
 } line;
 
 static void flush(line *l)
@@ -188,40 +189,40 @@ typedef struct stat_columns {
     unsigned columns;
 } stat_columns;
 
-static void print_row(FILE *out, const tlog_node *n, uint32_t ranks, const stat_columns *sc,
+/* Adds n's row to l; text written beside it (ranks, statistics) goes out
+ * after what l holds. */
+static void print_row(line *l, const tlog_node *n, uint32_t ranks, const stat_columns *sc,
                       size_t index)
 {
-    line l = {.out = out};
-    put_prefix(&l, n->depth, n->kind);
-    put_percent(&l, n);
+    put_prefix(l, n->depth, n->kind);
+    put_percent(l, n);
     if (n->ranks) {
-        flush(&l);
-        put_rank_columns(out, n->ranks);
+        flush(l);
+        put_rank_columns(l->out, n->ranks);
     } else {
-        put_line_seconds(&l, n->total_ns);
+        put_line_seconds(l, n->total_ns);
     }
     if (sc->summary) {
-        flush(&l);
-        tlog_put_stat_columns_(out, tlog_stat_row_at_(sc->summary, sc->rows[index]),
+        flush(l);
+        tlog_put_stat_columns_(l->out, tlog_stat_row_at_(sc->summary, sc->rows[index]),
                                sc->columns, n->total_ns);
     }
-    put_text(&l, n->kind == TLOG_KIND_EXECUTION ? " | (E) " : " | (C) ");
-    put_text(&l, n->name);
+    put_text(l, n->kind == TLOG_KIND_EXECUTION ? " | (E) " : " | (C) ");
+    put_text(l, n->name);
     if (n->ranks && n->ranks->present < ranks) {
-        put_text(&l, " [on ");
-        put_uint(&l, n->ranks->present, 1);
-        put_bytes(&l, "/", 1);
-        put_uint(&l, ranks, 1);
-        put_text(&l, " ranks]");
+        put_text(l, " [on ");
+        put_uint(l, n->ranks->present, 1);
+        put_bytes(l, "/", 1);
+        put_uint(l, ranks, 1);
+        put_text(l, " ranks]");
     } else if (n->count > 1 && !n->ranks) {
-        put_text(&l, " [x");
-        put_uint(&l, n->count, 1);
-        put_bytes(&l, "]", 1);
+        put_text(l, " [x");
+        put_uint(l, n->count, 1);
+        put_bytes(l, "]", 1);
     }
     if (n->flags & TLOG_NODE_UNRESOLVED)
-        put_text(&l, " [unresolved]");
-    put_bytes(&l, "\n", 1);
-    flush(&l);
+        put_text(l, " [unresolved]");
+    put_bytes(l, "\n", 1);
 }
 
 static uint64_t shown_ns(const tlog_node *n)
@@ -311,14 +312,16 @@ int tlog_dump_frame_headed_(const tlog_frame *frame, FILE *out,
     sc.rows = rows;
     if (head)
         head(out, arg);
+    line l = {.out = out};
     for (const tlog_node *n = &frame->nodes[0]; n;) {
         bool hide = options && below(n, &opts) && !(keep && keep[n - frame->nodes]);
         if (hide)
             hidden += subtree_size(n);
         else
-            print_row(out, n, frame->reduced_ranks, &sc, (size_t)(n - frame->nodes));
+            print_row(&l, n, frame->reduced_ranks, &sc, (size_t)(n - frame->nodes));
         n = tlog_node_next_(n, !hide);
     }
+    flush(&l);
     free(keep);
     free(rows);
     if (frame->reduced_ranks)
