@@ -476,7 +476,7 @@ int tlog_export_csv(const tlog_frame *const *frames, size_t n, FILE *out)
             csv_field(out, node->thread_name ? node->thread_name : "");
             fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",", node->count,
                     node->total_ns, node->min_ns, node->max_ns);
-            tlog_put_fixed_(out, node->percent, 2);
+            tlog_put_fixed_(out, tlog_node_percent_(node), 2);
             fputc('\n', out);
         }
     }

@@ -400,7 +400,7 @@ int tlog_node_get_info(const tlog_node *n, tlog_node_info *out)
         .start_ns = n->start_ns,
         .total_ns = n->total_ns,
         .self_ns = n->self_ns,
-        .percent_of_parent = n->percent,
+        .percent_of_parent = tlog_node_percent_(n),
         .count = n->count,
         .min_ns = n->min_ns,
         .max_ns = n->max_ns,

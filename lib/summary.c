@@ -651,7 +651,7 @@ static inline bool same_row(tlog_summary *s, uint32_t r, uint32_t p, const tlog_
     return titled || tlog_same_name_(x->name, n->name);
 }
 
-/* Frames of many rows outgrow the caches: the lines of the node AHEAD
+/* Frames of many rows outgrow the caches: the line of the node AHEAD
  * places on, and of its row as the last frame had it, are asked for while
  * this node counts, and the histogram line its total goes to half as far
  * on (by then its row's line has come). */
@@ -661,10 +661,7 @@ static inline void fetch_ahead(const tlog_summary *s, const tlog_frame *f, const
                                size_t i)
 {
     if (i + AHEAD < f->nnodes) {
-        const char *n = (const char *)&f->nodes[i + AHEAD];
-        __builtin_prefetch(n);
-        __builtin_prefetch(n + 64);
-        __builtin_prefetch(n + sizeof(tlog_node) - 1);
+        __builtin_prefetch(&f->nodes[i + AHEAD]);   /* the line counting reads */
         uint32_t r = map[i + AHEAD];
         if (r < s->nrows)
             __builtin_prefetch(&s->hot[r]);

@@ -285,22 +285,19 @@ static void put_node(const tlog_tree *t, tlog_node *out, size_t i, const tlog_tr
     write_node(o, &t->rows[i], how);
     if (!how->self_given)
         o->self_ns = o->total_ns;
-    if (i == 0) {
-        o->percent = 100.0;
+    if (i == 0)
         return;
-    }
     tlog_node *p = &out[num[t->parents[i]]];
     o->parent = p;
     o->depth = p->depth + 1;
     if (!how->self_given && o->kind == TLOG_KIND_CONTROL && !(o->flags & TLOG_NODE_PAST_FRAME))
         p->self_ns = p->self_ns > o->total_ns ? p->self_ns - o->total_ns : 0;
-    o->percent = p->total_ns ? 100.0 * (double)o->total_ns / (double)p->total_ns : 0.0;
 }
 
 int tlog_tree_finish_(tlog_tree *t, tlog_frame *f, const tlog_tree_finish *how)
 {
     size_t n = t->nrows;
-    tlog_node *out = n ? tlog_malloc_(n * sizeof *out) : NULL;
+    tlog_node *out = n ? tlog_aligned_alloc_(TLOG_NODE_ALIGN, n * sizeof *out) : NULL;
     if (!out || !group_children(t)) {
         free(out);
         return TLOG_ENOMEM;

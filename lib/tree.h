@@ -3,8 +3,8 @@
  * rows their own way: resolve.c merges recorded instances by (parent row,
  * kind, title), merge.c merges rows of several frames the same way, and
  * decode.c appends rows read from a stream as they come. finish() then
- * writes the frame's nodes once: links children, computes depths, self
- * times and percentages. Not installed.
+ * writes the frame's nodes once: links children, computes depths and self
+ * times. Not installed.
  */
 #ifndef TIMERLOG_TREE_H
 #define TIMERLOG_TREE_H
@@ -12,28 +12,45 @@
 #include "internal.h"
 #include "map.h"
 
-/* A resolved row of a frame's tree. */
+/* A resolved row of a frame's tree: two cache lines, in an array aligned
+ * to them. The first holds what statistics read of every node
+ * (summary.c), so that counting a frame too large for the caches reads one
+ * line a node. */
 struct tlog_node {
     const tlog_node *parent;
-    const tlog_node *first_child;
-    const tlog_node *next_sibling;
     const char *name;
     const tlog_site *site;
-    const char *thread_name;
-    uint32_t thread;
-    uint8_t kind;
-    uint8_t flags;
-    int depth;
-    int64_t start_ns;
     uint64_t total_ns;
     uint64_t self_ns;
+    uint64_t count;
+    uint8_t kind;
+    uint8_t flags;
+    uint32_t thread;
+    int depth;
+    const tlog_node *first_child;
+    const tlog_node *next_sibling;
+    const char *thread_name;
+    int64_t start_ns;
     uint64_t min_ns;
     uint64_t max_ns;
-    uint64_t count;
-    double percent;
     const struct tlog_node_dev *dev; /* device rows only */
     const struct tlog_node_ranks *ranks; /* rows of reduced frames only */
 };
+
+#define TLOG_NODE_ALIGN 64
+_Static_assert(sizeof(struct tlog_node) == 2 * TLOG_NODE_ALIGN, "a node is two cache lines");
+_Static_assert(offsetof(struct tlog_node, depth) + sizeof(int) <= TLOG_NODE_ALIGN,
+               "what statistics read is in a node's first line");
+
+/* n's total in percent of its parent's; the root is 100%. Not kept in the
+ * node: it follows from the two totals. */
+static inline double tlog_node_percent_(const tlog_node *n)
+{
+    if (!n->parent)
+        return 100.0;
+    return n->parent->total_ns ? 100.0 * (double)n->total_ns / (double)n->parent->total_ns
+                               : 0.0;
+}
 
 /* A row's total across the inputs (ranks) of a reduced frame; an input
  * without the row counts as 0. */
@@ -157,7 +174,7 @@ typedef struct tlog_tree_finish {
 } tlog_tree_finish;
 
 /* Writes the rows as the frame's nodes (f->nodes, f->nnodes), linked, with
- * depths, self times and percentages, numbered in pre-order (walking the
+ * depths and self times, numbered in pre-order (walking the
  * nodes array in order is walking the tree); the node of row r is then
  * t->renumber[r]. TLOG_ENOMEM. */
 TLOG_INTERNAL int tlog_tree_finish_(tlog_tree *t, tlog_frame *f, const tlog_tree_finish *how);
