@@ -43,6 +43,57 @@ double bench_floor_ns(tlog_log *log, int pairs)
     return t;
 }
 
+/* ---- the least a scope can do ---- */
+
+typedef struct bare_open {
+    const void *site;
+    uint64_t start;
+} bare_open;
+
+typedef struct bare_state {
+    bare_open *top, *stack;
+    uint64_t *wr;
+    uint64_t base;
+} bare_state;
+
+static _Thread_local bare_state bare;
+
+static __attribute__((noinline)) void bare_begin(const void *site)
+{
+    bare_open *o = bare.top++;
+    o->site = site;
+    o->start = tlog_clock_now_();
+}
+
+static __attribute__((noinline)) void bare_end(const void *site)
+{
+    uint64_t now = tlog_clock_now_();
+    bare_open *o = --bare.top;
+    uint64_t *w = bare.wr;
+    bare.wr = w + 2;
+    w[0] = (uint64_t)(uintptr_t)site | (uint64_t)(o - bare.stack) << 48;
+    w[1] = (o->start - bare.base) | (now - o->start) << 32;
+}
+
+double bench_bare_scopes_ns(int scopes)
+{
+    static const char site[] = "bare scope";
+    bare_open stack[4];
+    uint64_t *recs = malloc((size_t)scopes * 2 * sizeof *recs);
+    if (!recs)
+        return 0;
+    memset(recs, 0, (size_t)scopes * 2 * sizeof *recs);   /* its pages are mapped */
+    bare = (bare_state){stack, stack, recs, tlog_clock_now_()};
+    double t0 = now_ns();
+    for (int i = 0; i < scopes; i++) {
+        bare_begin(site);
+        bare_end(site);
+    }
+    double t = (now_ns() - t0) / scopes;
+    free(recs);
+    return t;
+}
+
 /* ---- scopes in the default log ---- */
 
 double bench_scopes_ns(int scopes)

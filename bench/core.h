@@ -32,6 +32,12 @@ double bench_floor_ns(tlog_log *log, int pairs);
  * TIMERLOG_SCOPE scopes; the frame's own begin and end are not timed. */
 double bench_scopes_ns(int scopes);
 
+/* The least a scope can cost in this process: ns per scope of a loop of
+ * bare begins and ends written in the bench, each a call that pushes the
+ * site and reads the clock, or reads it and writes a 16-byte record, with
+ * no test of any kind. Not the library: a reference beside the floor. */
+double bench_bare_scopes_ns(int scopes);
+
 /* `nthreads` threads at once (at most BENCH_MAX_THREADS), each recording
  * `warm_frames` frames of `scopes` scopes, then `runs` runs started together
  * at a barrier, each a floor and a frame. Fills nthreads * runs samples of

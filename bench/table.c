@@ -5,7 +5,9 @@
  * process as the row, unless the row says otherwise:
  *  1. an empty TIMERLOG_SCOPE, warm: after the default log's queue of unread
  *     frames is full, so that records land in chunks its oldest frame gave
- *     back; 1 warm-up frame, then runs of a floor and a frame;
+ *     back; 1 warm-up frame, then runs of a floor and a frame; beside it, the
+ *     least a scope can cost here (bench_bare_scopes_ns: a bare push and
+ *     16-byte record written in the bench, no test), on the hardware clock;
  *  2. the same scopes in the first frames of a fresh process (the bench runs
  *     itself again, /proc/self/exe, once per process): 1 warm-up frame and
  *     the runs from the process's start: the first frame's records land on
@@ -103,6 +105,20 @@ static bool frames_record(int scopes)
     return false;
 }
 
+/* Runs of a floor and a bare loop (bench_bare_scopes_ns): what a scope
+ * that tests nothing costs here, for scale beside row 1. */
+static double bare_ratio(const plan *p)
+{
+    double bare[MAX_RUNS], floor[MAX_RUNS], r[MAX_RUNS];
+    bench_bare_scopes_ns(p->scopes);
+    for (int k = 0; k < p->runs; k++) {
+        floor[k] = bench_floor_ns(NULL, p->scopes);
+        bare[k] = bench_bare_scopes_ns(p->scopes);
+    }
+    ratios(bare, floor, r, p->runs);
+    return median_of(r, p->runs);
+}
+
 static bool row_warm(const plan *p)
 {
     double scope[MAX_RUNS], floor[MAX_RUNS], r[MAX_RUNS];
@@ -111,9 +127,13 @@ static bool row_warm(const plan *p)
         return false;
     ratios(scope, floor, r, p->runs);
     printf("1 scope, warm: %.2f ns, floor %.2f ns, ratio %.2f to the floor (after %d frames "
-           "that fill the queue, 1 warm-up + %d runs of %d scopes)\n",
+           "that fill the queue, 1 warm-up + %d runs of %d scopes)",
            median_of(scope, p->runs), median_of(floor, p->runs), median_of(r, p->runs),
            BENCH_QUEUE_FRAMES, p->runs, p->scopes);
+    if (strcmp(tlog_clock_name(NULL), "monotonic") != 0)
+        printf("; a bare push and record with no test, written in the bench: ratio %.2f",
+               bare_ratio(p));
+    printf("\n");
     return true;
 }
 
