@@ -195,7 +195,7 @@ static void use_chunk(tlog_thread *t, tlog_chunk *c, size_t index)
 {
     t->cur = c;
     t->wr = c->recs + index;
-    t->wr_end = t->clock ? NULL : c->recs + c->cap;
+    t->wr_end = c->recs + c->cap;
     t->base = c->base;
 }
 
@@ -883,12 +883,11 @@ static void __attribute__((noinline)) begin_slow(tlog_thread *t, const tlog_site
 /* ------------------------------------------------------------------------ */
 
 /* The innermost open scope is `site`'s, below the frame's root, and its
- * record has a slot before `wr_end`. */
-static inline bool end_in_place(const tlog_thread *t, const tlog_site *site,
-                                const tlog_rec *wr_end)
+ * record has a slot in the current chunk (wr_end is NULL without one). */
+static inline bool end_in_place(const tlog_thread *t, const tlog_site *site)
 {
     return tlog_thread_depth_(t) >= 2 && t->top[-1].site == site &&
-           (uintptr_t)t->wr < (uintptr_t)wr_end;
+           (uintptr_t)t->wr < (uintptr_t)t->wr_end;
 }
 
 /* Closes the scope end_in_place found, when its record takes the compact
@@ -915,8 +914,7 @@ static inline bool end_compact(tlog_thread *t, const tlog_site *site, tlog_ticks
 static void __attribute__((noinline)) end_clocked(tlog_thread *t, const tlog_site *site)
 {
     tlog_ticks now = t->clock(t->clock_user);
-    if (t->cur && end_in_place(t, site, t->cur->recs + t->cur->cap) &&
-        end_compact(t, site, now))
+    if (end_in_place(t, site) && end_compact(t, site, now))
         return;
     end_slow(t, site, now, 0);
 }
@@ -928,8 +926,8 @@ static void __attribute__((noinline)) end_other(tlog_thread *t, const tlog_site 
     end_slow(t, site, now, 0);
 }
 
-/* fast_end and wr_end are NULL with a clock of the application's: compared
- * as addresses, every begin and end then takes the slow path. */
+/* fast_end is NULL with a clock of the application's: compared as
+ * addresses, every begin then takes the slow path, which reads that clock. */
 static inline void begin_on(tlog_thread *t, const tlog_site *site)
 {
     if (TLOG_UNLIKELY(t->room == 0 || (uintptr_t)t->top >= (uintptr_t)t->fast_end) ||
@@ -947,7 +945,7 @@ static inline void begin_on(tlog_thread *t, const tlog_site *site)
 static inline void end_on(tlog_thread *t, const tlog_site *site)
 {
     tlog_ticks now = tlog_clock_now_();
-    if (TLOG_UNLIKELY(!end_in_place(t, site, t->wr_end) || !end_compact(t, site, now)))
+    if (TLOG_UNLIKELY(!end_in_place(t, site) || !end_compact(t, site, now)))
         end_other(t, site, now);
 }
 

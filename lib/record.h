@@ -212,8 +212,8 @@ struct tlog_thread {
      * with a clock of the application's, whose scopes all take it. */
     tlog_open *fast_end;
     tlog_rec *wr;            /* next record slot in the current chunk */
-    /* The fast end writes below it: the current chunk's end, or NULL with
-     * a clock of the application's. */
+    /* Ends write compact records below it: the current chunk's end, NULL
+     * while the thread has no chunk. */
     tlog_rec *wr_end;
     tlog_ticks base;         /* the current chunk's base */
     size_t room;             /* records the frame may still reserve; 0 outside frames */
