@@ -301,6 +301,17 @@ bool bench_stream_ratio(int runs, int frames, double gap_ns, const char *dir, do
 
 /* ---- resolve and dump ---- */
 
+/* Sites titled `prefix` then 0, 1, ... n - 1, made once per call. */
+static void intern_numbered(const tlog_site **sites, int n, const char *prefix,
+                            const char *func, int line)
+{
+    for (int k = 0; k < n; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "%s%d", prefix, k);
+        sites[k] = tlog_site_intern(name, __FILE__, func, line, 1);
+    }
+}
+
 /* Steps of one "Step" with nine "Kernel" children, the shape of a solver
  * loop (rows merge: 11 rows in all). */
 static void record_loop(tlog_log *log, size_t n)
@@ -308,11 +319,7 @@ static void record_loop(tlog_log *log, size_t n)
     static const tlog_site frame = {"Frame", __FILE__, "record_loop", 1, 1};
     static const tlog_site step = {"Step", __FILE__, "record_loop", 2, 1};
     static const tlog_site *kernels[9];
-    for (int k = 0; k < 9; k++) {
-        char name[32];
-        snprintf(name, sizeof name, "Kernel %d", k);
-        kernels[k] = tlog_site_intern(name, __FILE__, "record_loop", 3, 1);
-    }
+    intern_numbered(kernels, 9, "Kernel ", "record_loop", 3);
     tlog_log_begin(log, &frame);
     for (size_t i = 1; i + 10 <= n; i += 10) {
         tlog_log_begin(log, &step);
@@ -341,11 +348,7 @@ static void record_tree(tlog_log *log, size_t n)
 {
     static const tlog_site frame = {"Frame", __FILE__, "record_tree", 1, 1};
     static const tlog_site *digits[10];
-    for (int k = 0; k < 10; k++) {
-        char name[8];
-        snprintf(name, sizeof name, "%d", k);
-        digits[k] = tlog_site_intern(name, __FILE__, "record_tree", 2, 1);
-    }
+    intern_numbered(digits, 10, "", "record_tree", 2);
     int depth = 0;
     for (size_t total = 1, level = 1; total < n; depth++)
         total += (level *= 10);
