@@ -6,6 +6,8 @@
  *  - cost of a site above the active level;
  *  - cost of a scope with one subscriber (empty callbacks) against none;
  *  - cost of a scope in a log that forwards to NVTX, with no tool attached;
+ *  - cost of an explicit pair (TIMERLOG_BEGIN / TIMERLOG_END: a call site
+ *    at each end) against a scope;
  *  - cost of a scope of a run-time name (TIMERLOG_SCOPE_NAMED) against a
  *    literal site: one name, names in turn, and one call site shared by
  *    threads with a name each;
@@ -101,6 +103,51 @@ static void nvtx_cost(void)
            median(t_on, runs),
            median(t_off, runs), median(ratio, runs), median(flr, runs),
            (unsigned long long)subscribers);
+}
+
+/* One frame holding BATCH explicit pairs: TIMERLOG_BEGIN and TIMERLOG_END
+ * are a call site each, of one title. */
+static double pairs_ns_per_op(void)
+{
+    double t;
+    {
+        TIMERLOG_SCOPE("bench frame");
+        double t0 = now_ns();
+        for (int i = 0; i < BATCH; i++) {
+            TIMERLOG_BEGIN("bench pair");
+            TIMERLOG_END("bench pair");
+        }
+        t = (now_ns() - t0) / BATCH;
+    }
+    return t;
+}
+
+/* Explicit pairs against scopes, run alternately, and the floor. */
+static bool pair_cost(void)
+{
+    pairs_ns_per_op();   /* the timed loop really records: one row of BATCH */
+    tlog_frame *f = tlog_frame_latest(NULL);
+    tlog_node_info info = {.size = sizeof info};
+    tlog_node_get_info(tlog_node_first_child(tlog_frame_root(f)), &info);
+    tlog_frame_release(f);
+    if (info.count != BATCH) {
+        fprintf(stderr, "bench frame holds %llu pairs, expected %d\n",
+                (unsigned long long)info.count, BATCH);
+        return false;
+    }
+    double pair[64], scope[64], flr[64], r_floor[64], r_scope[64];
+    for (int k = 0; k < runs; k++) {
+        flr[k] = bench_floor_ns(NULL, BATCH);
+        scope[k] = bench_scopes_ns(BATCH);
+        pair[k] = pairs_ns_per_op();
+        r_floor[k] = pair[k] / flr[k];
+        r_scope[k] = pair[k] / scope[k];
+    }
+    printf("explicit pair (TIMERLOG_BEGIN / TIMERLOG_END): %.2f ns, ratio %.2f to the floor "
+           "(%.2f ns), %.2f to a scope (%.2f ns)\n",
+           median(pair, runs), median(r_floor, runs), median(flr, runs), median(r_scope, runs),
+           median(scope, runs));
+    return true;
 }
 
 /* Names made at run time, as a renderer or a solver makes kernel names. */
@@ -278,7 +325,7 @@ int main(int argc, char **argv)
            median(flr, runs));
     subscriber_cost();
     nvtx_cost();
-    if (!named_cost())
+    if (!pair_cost() || !named_cost())
         return 1;
 
 resolve:

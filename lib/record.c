@@ -907,6 +907,32 @@ static inline bool end_compact(tlog_thread *t, const tlog_site *site, tlog_ticks
     return true;
 }
 
+/* The short way for an end whose site is not its begin's but has its
+ * title: an explicit pair (TIMERLOG_BEGIN / TIMERLOG_END) has a site at
+ * each end. The record is the begin's, as the slow path would write it;
+ * dropped scopes and markers go the slow way. */
+static bool end_titled(tlog_thread *t, const tlog_site *site, tlog_ticks now)
+{
+    if (tlog_thread_depth_(t) < 2 || (uintptr_t)t->wr >= (uintptr_t)t->wr_end)
+        return false;
+    const tlog_open *o = t->top - 1;
+    const tlog_site *begun = o->site;
+    if (begun == site || tlog_open_dropped(o) || begun == &tlog_adopt_marker_ ||
+        begun == &tlog_overflow_marker_)
+        return false;
+    return (begun->name == site->name || tlog_same_title_(begun, site)) &&
+           end_compact(t, begun, now);
+}
+
+/* An end the fast path's test did not take, at `now`. */
+static void end_off_path(tlog_thread *t, const tlog_site *site, tlog_ticks now)
+{
+    if (!end_titled(t, site, now)) {
+        tlog_test_slow_end_();
+        end_slow(t, site, now, 0);
+    }
+}
+
 /* An end timed by a clock of the application's (or CLOCK_MONOTONIC): the
  * clock is read first, and a plain end then takes the fast path's short
  * way. Such threads are not the default log's fast-path state (see
@@ -916,14 +942,14 @@ static void __attribute__((noinline)) end_clocked(tlog_thread *t, const tlog_sit
     tlog_ticks now = t->clock(t->clock_user);
     if (end_in_place(t, site) && end_compact(t, site, now))
         return;
-    end_slow(t, site, now, 0);
+    end_off_path(t, site, now);
 }
 
 /* An end the fast path does not take; `now` is the hardware clock's. */
 static void __attribute__((noinline)) end_other(tlog_thread *t, const tlog_site *site,
                                                 tlog_ticks now)
 {
-    end_slow(t, site, now, 0);
+    end_off_path(t, site, now);
 }
 
 /* fast_end is NULL with a clock of the application's: compared as

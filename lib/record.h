@@ -297,6 +297,14 @@ TLOG_INTERNAL void tlog_thread_end_at_(tlog_thread *t, const tlog_site *site, tl
 TLOG_INTERNAL tlog_token tlog_thread_token_(tlog_thread *t, tlog_log *log,
                                            const tlog_site **site);
 
+/* Counts an end that took the slow path, in a -Dtest_hooks=true build
+ * (test_hooks.c); nothing otherwise. */
+#ifdef TIMERLOG_TEST_HOOKS
+TLOG_INTERNAL void tlog_test_slow_end_(void);
+#else
+static inline void tlog_test_slow_end_(void) {}
+#endif
+
 TLOG_INTERNAL void tlog_attachments_free_(tlog_log *log, tlog_attachment *first);
 /* An attachment with room for `slots` record slots in `runs` runs. */
 TLOG_INTERNAL tlog_attachment *tlog_attachment_new_(tlog_log *log, size_t slots, size_t runs);

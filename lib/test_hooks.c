@@ -18,6 +18,7 @@
 #include "timerlog/timerlog.h"
 #include "alloc.h"
 #include "internal.h"
+#include "record.h"
 
 TLOG_API void tlog_test_fail_alloc(uint64_t n);
 TLOG_API void tlog_test_fail_allocs_from(uint64_t n);
@@ -97,4 +98,20 @@ __attribute__((destructor)) static void fail_if_reported_under_lock(void)
         fprintf(stderr, "timerlog: %u report(s) made with a library lock held\n", n);
         _exit(1);
     }
+}
+
+/* Ends that took the slow path (record.c: end_slow), on the calling thread:
+ * a test checks which ends the short ways take. */
+TLOG_API uint64_t tlog_test_slow_ends(void);
+
+static _Thread_local uint64_t slow_ends;
+
+void tlog_test_slow_end_(void)
+{
+    slow_ends++;
+}
+
+uint64_t tlog_test_slow_ends(void)
+{
+    return slow_ends;
 }
