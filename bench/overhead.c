@@ -4,7 +4,8 @@
  *  - cost of one scope (begin + end) against two raw reads of the clock the
  *    library uses, on 1, 2 and all cores' worth of threads at once;
  *  - cost of a site above the active level;
- *  - cost of a scope with one subscriber (empty callbacks) against none;
+ *  - cost of a scope with one subscriber (empty callbacks) against none,
+ *    and with scopes at 256 sites in turn against one;
  *  - cost of a scope in a log that forwards to NVTX, with no tool attached;
  *  - cost of an explicit pair (TIMERLOG_BEGIN / TIMERLOG_END: a call site
  *    at each end) against a scope;
@@ -81,6 +82,59 @@ static void subscriber_cost(void)
     printf("scope with one subscriber (empty callbacks): %.2f ns, with none: %.2f ns, "
            "ratio %.2f   floor %.2f ns\n",
            median(one, runs), median(none, runs), median(ratio, runs), median(flr, runs));
+}
+
+/* Sites a frame takes in turn, as a program of many call sites does. */
+#define TURN_SITES 256
+static const tlog_site *turn_sites[TURN_SITES];
+
+static void empty_callback(void *user, const tlog_scope_event *event)
+{
+    (void)user;
+    (void)event;
+}
+
+/* One frame of BATCH scopes, each at the next of TURN_SITES sites. */
+static double turns_ns_per_op(void)
+{
+    double t;
+    {
+        TIMERLOG_SCOPE("bench frame");
+        double t0 = now_ns();
+        for (int i = 0; i < BATCH; i++) {
+            const tlog_site *site = turn_sites[i % TURN_SITES];
+            tlog_begin(site);
+            tlog_end(site);
+        }
+        t = (now_ns() - t0) / BATCH;
+    }
+    return t;
+}
+
+/* A subscriber told of scopes at many sites in turn, against one site:
+ * each thread keeps what it needs of every site it reports. */
+static void subscriber_sites_cost(void)
+{
+    for (int i = 0; i < TURN_SITES; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "bench site %d", i);
+        turn_sites[i] = tlog_site_intern(name, __FILE__, "turns", i, TLOG_LEVEL_COARSE);
+    }
+    tlog_subscriber sub = {.size = sizeof sub, .scope_begin = empty_callback,
+                           .scope_end = empty_callback};
+    tlog_subscription *s;
+    if (tlog_subscribe(NULL, &sub, &s) != TLOG_OK)
+        return;
+    turns_ns_per_op();
+    double one[64], many[64], ratio[64];
+    for (int k = 0; k < runs; k++) {
+        one[k] = bench_scopes_ns(BATCH);
+        many[k] = turns_ns_per_op();
+        ratio[k] = many[k] / one[k];
+    }
+    tlog_unsubscribe(s);
+    printf("  the same, %d sites in turn: %.2f ns, ratio %.2f to one site (%.2f ns)\n",
+           TURN_SITES, median(many, runs), median(ratio, runs), median(one, runs));
 }
 
 /* A log that asks for NVTX forwarding beside one that does not: with no
@@ -324,6 +378,7 @@ int main(int argc, char **argv)
     printf("site above the active level: %.2f ns (floor %.2f ns)\n", median(skipped, runs),
            median(flr, runs));
     subscriber_cost();
+    subscriber_sites_cost();
     nvtx_cost();
     if (!pair_cost() || !named_cost())
         return 1;

@@ -160,6 +160,7 @@ typedef struct tlog_open {
  * entry (tlog_thread.notes). */
 typedef struct tlog_note {
     uint64_t instance;
+    uint64_t site_id;     /* the begin's, told again at the end */
     uint64_t newest;      /* serial of the newest subscriber told */
 } tlog_note;
 

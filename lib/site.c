@@ -65,6 +65,7 @@ static tlog_site_entry *entry_locked(const tlog_site *site, bool make)
 
 tlog_site_entry *tlog_site_entry_(const tlog_site *site)
 {
+    tlog_test_site_lookup_();
     tlog_lock_(&entries_lock, TLOG_LOCK_SITE_ENTRIES);
     tlog_site_entry *e = entry_locked(site, true);
     tlog_unlock_(&entries_lock);

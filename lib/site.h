@@ -21,5 +21,12 @@ typedef struct tlog_site_entry {
 /* The site's entry, made on first use; stays valid for the process's life.
  * NULL if memory ran out. Takes a lock: cache what it returns. */
 TLOG_INTERNAL tlog_site_entry *tlog_site_entry_(const tlog_site *site);
+/* Counts a call of tlog_site_entry_, in a -Dtest_hooks=true build
+ * (test_hooks.c); nothing otherwise. */
+#ifdef TIMERLOG_TEST_HOOKS
+TLOG_INTERNAL void tlog_test_site_lookup_(void);
+#else
+static inline void tlog_test_site_lookup_(void) {}
+#endif
 
 #endif

@@ -13,6 +13,7 @@
  */
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "alloc.h"
 #include "fence.h"
@@ -42,28 +43,38 @@ _Atomic int tlog_subscribed_;
 /* Busy slots                                                               */
 /* ------------------------------------------------------------------------ */
 
+/* The sites a thread reported, by address, in an open-addressed table at
+ * most half full: it starts as the slot's own SITE_CACHE entries and
+ * doubles up to SITE_CACHE_MAX, so that a thread takes each site's entry
+ * (under the site table's lock) once, not again each time sites that share
+ * a place take turns. Past that size, or when memory runs out, a new site
+ * takes the place of the one at its home. */
 #define SITE_CACHE 64
+#define SITE_CACHE_MAX 4096
 
 /* Instance numbers a thread takes from a site at a time: the site's shared
  * counter is written once per block, not once per begin. */
 #define INSTANCE_BLOCK 64
 
-/* One of a thread's recent sites: its id, and what is left of the block of
+/* One of a thread's sites: its id, and what is left of the block of
  * instance numbers the thread took from it (next up to limit). */
 typedef struct site_cache {
-    const tlog_site *site;
+    const tlog_site *site;   /* NULL: a free place */
     tlog_site_entry *entry;
     uint64_t id;
     uint64_t next, limit;
 } site_cache;
 
 /* One per thread that has reported events; `seq` is odd while it uses a
- * list. On its own cache line: only its thread writes it. */
+ * list. On its own cache lines: only its thread writes it. */
 typedef struct busy_slot {
     _Atomic uint64_t seq;
     atomic_bool owned;
     struct busy_slot *next;
-    site_cache cache[SITE_CACHE];
+    site_cache *cache;        /* `first`, or a table that outgrew it */
+    size_t cache_mask;        /* its places, less one */
+    size_t cached;            /* its places in use */
+    site_cache first[SITE_CACHE];
 } __attribute__((aligned(64))) busy_slot;
 
 static _Atomic(busy_slot *) slots;
@@ -121,6 +132,8 @@ static busy_slot *claim_free_slot(void)
     if (!s)
         return NULL;
     memset(s, 0, sizeof *s);
+    s->cache = s->first;
+    s->cache_mask = SITE_CACHE - 1;
     atomic_init(&s->seq, 0);
     atomic_init(&s->owned, true);
     s->next = atomic_load(&slots);
@@ -209,14 +222,23 @@ static bool inside_callback(void)
 /* Site ids and instance numbers                                            */
 /* ------------------------------------------------------------------------ */
 
-static site_cache *cache_of(busy_slot *s, const tlog_site *site)
+/* Where `site` is in the thread's table, or the free place where it
+ * would go. */
+static inline site_cache *cache_of(const busy_slot *s, const tlog_site *site)
 {
-    return &s->cache[((uintptr_t)site >> 4) % SITE_CACHE];
+    /* Sites are 8-byte aligned, most often in arrays of them: the bits
+     * above the alignment, with higher ones folded in against strides of
+     * a power of two. */
+    uintptr_t a = (uintptr_t)site;
+    size_t mask = s->cache_mask, at = (size_t)((a >> 4) ^ (a >> 14)) & mask;
+    while (s->cache[at].site != site && s->cache[at].site)
+        at = (at + 1) & mask;
+    return &s->cache[at];
 }
 
 /* Hands back what is left of the block `c` holds, if it is the last block
  * taken from its site: a site that one thread alone reports then counts
- * 1, 2, 3, ... even when sites share a place in the thread's cache. */
+ * 1, 2, 3, ... even when it lost its place in the thread's table. */
 static void give_back(site_cache *c)
 {
     uint64_t last = c->limit - 1;
@@ -225,21 +247,61 @@ static void give_back(site_cache *c)
                                                 memory_order_relaxed, memory_order_relaxed);
 }
 
-/* Makes `c` the cache of `site` with a fresh block of instance numbers;
- * false if memory ran out. */
-static bool __attribute__((noinline)) refill(site_cache *c, const tlog_site *site)
+/* Doubles the thread's table, its sites moved with their blocks; false
+ * when it is as big as it gets or memory ran out. */
+static bool grow_cache(busy_slot *s)
+{
+    size_t places = s->cache_mask + 1;
+    if (places >= SITE_CACHE_MAX)
+        return false;
+    site_cache *old = s->cache, *grown = tlog_calloc_(2 * places, sizeof *grown);
+    if (!grown)
+        return false;
+    s->cache = grown;
+    s->cache_mask = 2 * places - 1;
+    for (size_t i = 0; i < places; i++)
+        if (old[i].site)
+            *cache_of(s, old[i].site) = old[i];
+    if (old != s->first)
+        free(old);
+    return true;
+}
+
+/* The place for `site`, not in the table: the free one cache_of found
+ * while the table stays at most half full, grown if need be; a table as
+ * big as it gets starts again, its sites' blocks handed back. */
+static site_cache *place_for(busy_slot *s, const tlog_site *site, site_cache *free_place)
+{
+    if (2 * (s->cached + 1) > s->cache_mask + 1) {
+        if (!grow_cache(s)) {
+            for (size_t i = 0; i <= s->cache_mask; i++)
+                give_back(&s->cache[i]);
+            memset(s->cache, 0, (s->cache_mask + 1) * sizeof *s->cache);
+            s->cached = 0;
+        }
+        free_place = cache_of(s, site);
+    }
+    s->cached++;
+    return free_place;
+}
+
+/* Gives `c` (the place cache_of found for `site`) a fresh block of
+ * instance numbers, taking the site's place first if it has none; the
+ * place, or NULL if memory ran out. */
+static site_cache *__attribute__((noinline)) refill(busy_slot *s, site_cache *c,
+                                                     const tlog_site *site)
 {
     if (c->site != site) {
         tlog_site_entry *e = tlog_site_entry_(site);
         if (!e)
-            return false;
-        give_back(c);
+            return NULL;
+        c = place_for(s, site, c);
         *c = (site_cache){.site = site, .entry = e, .id = e->id};
     }
     c->next = atomic_fetch_add_explicit(&c->entry->reported, INSTANCE_BLOCK,
                                         memory_order_relaxed) + 1;
     c->limit = c->next + INSTANCE_BLOCK;
-    return true;
+    return c;
 }
 
 /* The site's id and its next instance number (0 if memory ran out), with
@@ -250,7 +312,7 @@ static bool __attribute__((noinline)) refill(site_cache *c, const tlog_site *sit
 static inline uint64_t next_instance(busy_slot *s, const tlog_site *site, uint64_t *id)
 {
     site_cache *c = cache_of(s, site);
-    if (TLOG_UNLIKELY(c->site != site || c->next == c->limit) && !refill(c, site)) {
+    if (TLOG_UNLIKELY(c->site != site || c->next == c->limit) && !(c = refill(s, c, site))) {
         *id = tlog_site_id(site);
         return 0;
     }
@@ -305,6 +367,7 @@ void tlog_notify_begin_(tlog_thread *t)
     e.instance = next_instance(r.slot, site, &e.site_id);
     tlog_note *note = &t->notes[o - t->stack];
     note->instance = e.instance;
+    note->site_id = e.site_id;
     o->noted = 1;
     /* The scope is open while its callbacks run: one may end it. Its end
      * then goes to those told so far (note->newest), and those after are
@@ -332,7 +395,7 @@ notify_end(tlog_thread *t, tlog_log *log, const tlog_open *o, const tlog_note *n
         return;
     const tlog_site *site = tlog_open_site(o);
     tlog_scope_event e = {
-        .size = sizeof e, .log = log, .site = site, .site_id = cached_id(r.slot, site),
+        .size = sizeof e, .log = log, .site = site, .site_id = note->site_id,
         .instance = note->instance, .thread = t->id, .time = now, .start = o->start,
         .flags = (rec_flags & TLOG_REC_REPAIRED ? TLOG_SCOPE_EVENT_REPAIRED : 0u) |
                  (tlog_open_dropped(o) ? TLOG_SCOPE_EVENT_DROPPED : 0u),

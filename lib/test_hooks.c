@@ -19,6 +19,7 @@
 #include "alloc.h"
 #include "internal.h"
 #include "record.h"
+#include "site.h"
 
 TLOG_API void tlog_test_fail_alloc(uint64_t n);
 TLOG_API void tlog_test_fail_allocs_from(uint64_t n);
@@ -114,4 +115,20 @@ void tlog_test_slow_end_(void)
 uint64_t tlog_test_slow_ends(void)
 {
     return slow_ends;
+}
+
+/* Site entries looked up (site.c: tlog_site_entry_, which takes the site
+ * table's lock), on the calling thread. */
+TLOG_API uint64_t tlog_test_site_lookups(void);
+
+static _Thread_local uint64_t site_lookups;
+
+void tlog_test_site_lookup_(void)
+{
+    site_lookups++;
+}
+
+uint64_t tlog_test_site_lookups(void)
+{
+    return site_lookups;
 }

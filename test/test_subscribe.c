@@ -472,8 +472,8 @@ static void instances_on_one_thread_count_up_past_a_block(void **state)
     tlog_destroy(log);
 }
 
-/* Sites 1 KiB apart: in a thread's cache of recent sites they take turns
- * at the same place. */
+/* Sites 1 KiB apart: in a thread's table of sites they have the same home
+ * place. */
 static struct {
     tlog_site site;
     char pad[1024 - sizeof(tlog_site)];
@@ -500,6 +500,54 @@ static void sites_reported_in_turn_on_one_thread_each_count_up(void **state)
             assert_ptr_equal(e->site, &apart[k].site);
             assert_true(e->instance == (uint64_t)i + 1);
         }
+    tlog_destroy(log);
+}
+
+/* More sites than a thread's table of sites holds (2,048), each begun
+ * three times in turn: the table starts again when full, and every site
+ * still counts 1, 2, 3. A begin's number is checked against the round. */
+enum { MANY_SITES = 3000 };
+
+typedef struct rounds {
+    const tlog_site *sites[MANY_SITES];
+    int round;
+    int begins, wrong;
+} rounds;
+
+static void count_round(void *user, const tlog_scope_event *e)
+{
+    rounds *x = user;
+    if (e->site->line < 1)
+        return;   /* the frame */
+    x->begins++;
+    x->wrong += e->site != x->sites[e->site->line - 1] || e->instance != (uint64_t)x->round;
+}
+
+static void many_sites_reported_in_turn_each_count_up(void **state)
+{
+    (void)state;
+    tlog_log *log = plain_log();
+    rounds *x = calloc(1, sizeof *x);
+    for (int i = 0; i < MANY_SITES; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "Many %d", i);
+        x->sites[i] = tlog_site_intern(name, "many.c", "many", i + 1, TLOG_LEVEL_COARSE);
+    }
+    tlog_subscriber sub = {.size = sizeof sub, .user = x, .scope_begin = count_round};
+    tlog_subscription *s = NULL;
+    assert_int_equal(tlog_subscribe(log, &sub, &s), TLOG_OK);
+    static const tlog_site frame = {"Frame", "many.c", "many", 0, TLOG_LEVEL_COARSE};
+    tlog_log_begin(log, &frame);
+    for (x->round = 1; x->round <= 3; x->round++)
+        for (int i = 0; i < MANY_SITES; i++) {
+            tlog_log_begin(log, x->sites[i]);
+            tlog_log_end(log, x->sites[i]);
+        }
+    tlog_log_end(log, &frame);
+    tlog_unsubscribe(s);
+    assert_int_equal(x->begins, 3 * MANY_SITES);
+    assert_int_equal(x->wrong, 0);
+    free(x);
     tlog_destroy(log);
 }
 
@@ -1041,6 +1089,7 @@ int main(void)
         cmocka_unit_test(a_begin_callback_ending_its_scope_is_told_and_later_subscribers_are_not),
         cmocka_unit_test(instances_on_one_thread_count_up_past_a_block),
         cmocka_unit_test(sites_reported_in_turn_on_one_thread_each_count_up),
+        cmocka_unit_test(many_sites_reported_in_turn_each_count_up),
         cmocka_unit_test(instances_are_unique_across_threads_and_grow_on_each),
         cmocka_unit_test_setup_teardown(resolved_device_intervals_are_reported, sim_setup,
                                         sim_teardown),
