@@ -150,6 +150,9 @@ TLOG_INTERNAL int tlog_frame_resolve_once_(tlog_frame *f, bool wait);
  * the records back. Caller holds frame->resolve_lock. */
 TLOG_INTERNAL int tlog_frame_resolve_locked_(tlog_frame *frame);
 TLOG_INTERNAL void tlog_frame_free_raw_(tlog_frame *frame);
+/* Gives a resolved (or decoded) frame room for `n` device rows' extras
+ * (node_devs), none for 0; TLOG_ENOMEM. */
+TLOG_INTERNAL int tlog_frame_alloc_devs_(tlog_frame *f, size_t n);
 /* Frees the scratch memory the log keeps for resolving. */
 TLOG_INTERNAL void tlog_resolve_scratch_free_(tlog_log *log);
 

@@ -600,6 +600,17 @@ static size_t drow_of(const tlog_frame *f, uint32_t at)
     return lo;
 }
 
+int tlog_frame_alloc_devs_(tlog_frame *f, size_t n)
+{
+    if (!n)
+        return TLOG_OK;
+    f->node_devs = tlog_calloc_(n, sizeof *f->node_devs);
+    if (!f->node_devs)
+        return TLOG_ENOMEM;
+    f->nnode_devs = n;
+    return TLOG_OK;
+}
+
 /* Device rows' extras: each from the row's first instance. */
 static int finish_device(resolver *r)
 {
@@ -610,12 +621,9 @@ static int finish_device(resolver *r)
         size_t k = drow_of(f, t->rows[j].first);
         ndev += k < f->device_rows && f->inst_devs[k].inst == t->rows[j].first;
     }
-    if (!ndev)
-        return TLOG_OK;
-    f->node_devs = tlog_calloc_(ndev, sizeof *f->node_devs);
-    if (!f->node_devs)
-        return TLOG_ENOMEM;
-    f->nnode_devs = ndev;
+    int rc = tlog_frame_alloc_devs_(f, ndev);
+    if (rc != TLOG_OK || !ndev)
+        return rc;
     ndev = 0;
     for (size_t j = 0; j < t->nrows; j++) {
         size_t k = drow_of(f, t->rows[j].first);

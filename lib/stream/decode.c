@@ -134,12 +134,9 @@ static int attach_devs(const tlog_decode_tables *t, tlog_frame *f, const row_ref
     for (size_t i = 0; i < f->nnodes; i++)
         ndev += refs[i].device != NONE || refs[i].launch_site != NONE ||
                 refs[i].launcher != NONE;
-    if (!ndev)
-        return TLOG_OK;
-    f->node_devs = tlog_calloc_(ndev, sizeof *f->node_devs);
-    if (!f->node_devs)
-        return TLOG_ENOMEM;
-    f->nnode_devs = ndev;
+    int rc = tlog_frame_alloc_devs_(f, ndev);
+    if (rc != TLOG_OK || !ndev)
+        return rc;
     ndev = 0;
     for (size_t i = 0; i < f->nnodes; i++) {
         const row_refs *r = &refs[i];
