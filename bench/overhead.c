@@ -176,19 +176,27 @@ static double pairs_ns_per_op(void)
     return t;
 }
 
-/* Explicit pairs against scopes, run alternately, and the floor. */
-static bool pair_cost(void)
+/* Whether the thread's newest frame has BATCH scopes in its first row: a
+ * timed loop really recorded; says what it holds when not. */
+static bool recorded_batch(const char *what)
 {
-    pairs_ns_per_op();   /* the timed loop really records: one row of BATCH */
     tlog_frame *f = tlog_frame_latest(NULL);
     tlog_node_info info = {.size = sizeof info};
     tlog_node_get_info(tlog_node_first_child(tlog_frame_root(f)), &info);
     tlog_frame_release(f);
-    if (info.count != BATCH) {
-        fprintf(stderr, "bench frame holds %llu pairs, expected %d\n",
-                (unsigned long long)info.count, BATCH);
+    if (info.count == BATCH)
+        return true;
+    fprintf(stderr, "bench frame holds %llu %s, expected %d\n", (unsigned long long)info.count,
+            what, BATCH);
+    return false;
+}
+
+/* Explicit pairs against scopes, run alternately, and the floor. */
+static bool pair_cost(void)
+{
+    pairs_ns_per_op();
+    if (!recorded_batch("pairs"))
         return false;
-    }
     double pair[64], scope[64], flr[64], r_floor[64], r_scope[64];
     for (int k = 0; k < runs; k++) {
         flr[k] = bench_floor_ns(NULL, BATCH);
@@ -353,17 +361,9 @@ int main(int argc, char **argv)
     if (resolve_only)
         goto resolve;
 
-    /* The timed loop really records: check the frame it leaves. */
     bench_scopes_ns(BATCH);
-    tlog_frame *f = tlog_frame_latest(NULL);
-    tlog_node_info info = {.size = sizeof info};
-    tlog_node_get_info(tlog_node_first_child(tlog_frame_root(f)), &info);
-    tlog_frame_release(f);
-    if (info.count != BATCH) {
-        fprintf(stderr, "bench frame holds %llu scopes, expected %d\n",
-                (unsigned long long)info.count, BATCH);
+    if (!recorded_batch("scopes"))
         return 1;
-    }
 
     scopes_on_threads(1);
     scopes_on_threads(2);
