@@ -47,8 +47,8 @@ _Atomic int tlog_subscribed_;
  * most half full: it starts as the slot's own SITE_CACHE entries and
  * doubles up to SITE_CACHE_MAX, so that a thread takes each site's entry
  * (under the site table's lock) once, not again each time sites that share
- * a place take turns. Past that size, or when memory runs out, a new site
- * takes the place of the one at its home. */
+ * a place take turns. Past that size, or when memory runs out, the table
+ * starts again empty, its sites' blocks handed back. */
 #define SITE_CACHE 64
 #define SITE_CACHE_MAX 4096
 
@@ -226,9 +226,9 @@ static bool inside_callback(void)
  * would go. */
 static inline site_cache *cache_of(const busy_slot *s, const tlog_site *site)
 {
-    /* Sites are 8-byte aligned, most often in arrays of them: the bits
-     * above the alignment, with higher ones folded in against strides of
-     * a power of two. */
+    /* Sites lie at least 16 bytes apart, most often in arrays of them:
+     * the bits from 16 up, with higher ones folded in against strides of a
+     * power of two. */
     uintptr_t a = (uintptr_t)site;
     size_t mask = s->cache_mask, at = (size_t)((a >> 4) ^ (a >> 14)) & mask;
     while (s->cache[at].site != site && s->cache[at].site)
