@@ -170,14 +170,15 @@ static void put_rank_columns(FILE *out, const tlog_node_ranks *r)
 
 static void put_percent(line *l, const tlog_node *n)
 {
-    bool beyond = tlog_node_percent_(n) > PERCENT_SHOWN_MAX ||
+    double percent = tlog_node_percent_(n);
+    bool beyond = percent > PERCENT_SHOWN_MAX ||
                   (n->parent && n->parent->total_ns == 0 && n->total_ns > 0);
     if (beyond) {
         put_text(l, ">9999.99% ");
         return;
     }
     char digits[32];
-    put_bytes(l, digits, (size_t)tlog_format_fixed_(digits, tlog_node_percent_(n), 2));
+    put_bytes(l, digits, (size_t)tlog_format_fixed_(digits, percent, 2));
     put_bytes(l, "% ", 2);
 }
 

@@ -165,11 +165,6 @@ void tlog_chunks_put_(tlog_log *log, tlog_chunk *first)
     }
 }
 
-static tlog_log *log_of(const tlog_thread *t)
-{
-    return atomic_load_explicit(&((tlog_thread *)t)->log, memory_order_relaxed);
-}
-
 /* Out of record memory: the reserve takes the ends of the scopes already
  * open, and new scopes are dropped until the frame ends. */
 static tlog_chunk *use_reserve(tlog_thread *t, tlog_log *log)
@@ -248,7 +243,7 @@ static void write_rec(tlog_thread *t, tlog_log *log, const tlog_site *site,
 {
     ptrdiff_t need = flags || tag || !tlog_rec_compact_((uintptr_t)site, start - t->base,
                                                         end - start) ? 2 : 1;
-    if ((!t->cur || t->cur->recs + t->cur->cap - t->wr < need) &&
+    if ((!t->cur || t->wr_end - t->wr < need) &&
         !next_chunk(t, log, start, end)) {
         /* No reserve either (it could not be allocated): the record is lost,
          * and counted. */
@@ -674,7 +669,7 @@ static bool end_past_depth(tlog_thread *t, tlog_log *log, const tlog_site *site)
 
 static void end_slow(tlog_thread *t, const tlog_site *site, tlog_ticks now, uint32_t tag)
 {
-    tlog_log *log = log_of(t);
+    tlog_log *log = tlog_thread_log_(t);
     if (!log)
         return;
     size_t depth = tlog_thread_depth_(t);
@@ -713,7 +708,7 @@ static size_t open_scopes(const tlog_thread *t)
 
 void tlog_thread_close_all_(tlog_thread *t, int code)
 {
-    tlog_log *log = log_of(t);
+    tlog_log *log = tlog_thread_log_(t);
     if (!log || !tlog_thread_depth_(t))
         return;
     size_t open = open_scopes(t);
@@ -847,7 +842,7 @@ static void push_root(tlog_thread *t, tlog_log *log, const tlog_site *site)
 /* A begin that opens a frame, or finds the budget or the stack used up. */
 static void __attribute__((noinline)) begin_unusual(tlog_thread *t, const tlog_site *site)
 {
-    tlog_log *log = log_of(t);
+    tlog_log *log = tlog_thread_log_(t);
     if (!log)
         return;
     if (t->top >= t->stack_end) {
@@ -882,12 +877,17 @@ static void __attribute__((noinline)) begin_slow(tlog_thread *t, const tlog_site
 /* Hot path                                                                 */
 /* ------------------------------------------------------------------------ */
 
-/* The innermost open scope is `site`'s, below the frame's root, and its
- * record has a slot in the current chunk (wr_end is NULL without one). */
+/* The innermost open scope is below the frame's root, and its record has
+ * a slot in the current chunk (wr_end is NULL without one). */
+static inline bool end_has_slot(const tlog_thread *t)
+{
+    return tlog_thread_depth_(t) >= 2 && (uintptr_t)t->wr < (uintptr_t)t->wr_end;
+}
+
+/* The same, and the innermost open scope is `site`'s. */
 static inline bool end_in_place(const tlog_thread *t, const tlog_site *site)
 {
-    return tlog_thread_depth_(t) >= 2 && t->top[-1].site == site &&
-           (uintptr_t)t->wr < (uintptr_t)t->wr_end;
+    return end_has_slot(t) && t->top[-1].site == site;
 }
 
 /* Closes the scope end_in_place found, when its record takes the compact
@@ -913,7 +913,7 @@ static inline bool end_compact(tlog_thread *t, const tlog_site *site, tlog_ticks
  * dropped scopes and markers go the slow way. */
 static bool end_titled(tlog_thread *t, const tlog_site *site, tlog_ticks now)
 {
-    if (tlog_thread_depth_(t) < 2 || (uintptr_t)t->wr >= (uintptr_t)t->wr_end)
+    if (!end_has_slot(t))
         return false;
     const tlog_open *o = t->top - 1;
     const tlog_site *begun = o->site;
@@ -924,8 +924,10 @@ static bool end_titled(tlog_thread *t, const tlog_site *site, tlog_ticks now)
            end_compact(t, begun, now);
 }
 
-/* An end the fast path's test did not take, at `now`. */
-static void end_off_path(tlog_thread *t, const tlog_site *site, tlog_ticks now)
+/* An end the fast path's test did not take, at `now` (the hardware
+ * clock's, or the application's clock's through end_clocked). */
+static void __attribute__((noinline)) end_other(tlog_thread *t, const tlog_site *site,
+                                                tlog_ticks now)
 {
     if (!end_titled(t, site, now)) {
         tlog_test_slow_end_();
@@ -942,14 +944,7 @@ static void __attribute__((noinline)) end_clocked(tlog_thread *t, const tlog_sit
     tlog_ticks now = t->clock(t->clock_user);
     if (end_in_place(t, site) && end_compact(t, site, now))
         return;
-    end_off_path(t, site, now);
-}
-
-/* An end the fast path does not take; `now` is the hardware clock's. */
-static void __attribute__((noinline)) end_other(tlog_thread *t, const tlog_site *site,
-                                                tlog_ticks now)
-{
-    end_off_path(t, site, now);
+    end_other(t, site, now);
 }
 
 /* fast_end is NULL with a clock of the application's: compared as
@@ -1148,13 +1143,14 @@ int tlog_adopt_begin(const tlog_token *token)
         return TLOG_EBUSY;
     if (t->top >= t->stack_end)
         return TLOG_EDEPTH;
-    if (t->top == t->stack)
+    bool outside = t->top == t->stack;   /* no frame: the budget opens here */
+    if (outside)
         open_budget(t, log);
     tlog_ticks now = tlog_read_clock_(t);
-    if (t->top == t->stack)
+    if (outside)
         rebase_empty_chunk(t, now);
     if (!t->cur && !next_chunk(t, log, now, now)) {
-        if (t->top == t->stack)
+        if (outside)
             t->room = 0;   /* as it was: the next begin starts a frame */
         return TLOG_ENOMEM;
     }

@@ -323,6 +323,12 @@ static inline tlog_ticks tlog_read_clock_(const tlog_thread *t)
     return t->clock ? t->clock(t->clock_user) : tlog_clock_now_();
 }
 
+/* The log t records into; NULL once that log is destroyed. */
+static inline tlog_log *tlog_thread_log_(const tlog_thread *t)
+{
+    return atomic_load_explicit(&((tlog_thread *)t)->log, memory_order_relaxed);
+}
+
 static inline size_t tlog_thread_depth_(const tlog_thread *t)
 {
     return (size_t)(t->top - t->stack);

@@ -336,11 +336,6 @@ static const tlog_subscriber *live(const tlog_subscription *sub)
     return atomic_load_explicit(&sub->gone, memory_order_seq_cst) ? NULL : &sub->cb;
 }
 
-static tlog_log *log_of(tlog_thread *t)
-{
-    return atomic_load_explicit(&t->log, memory_order_relaxed);
-}
-
 /* What subscribers are told of begins, beside the stack (tlog_note). */
 static bool __attribute__((noinline)) make_notes(tlog_thread *t)
 {
@@ -350,7 +345,7 @@ static bool __attribute__((noinline)) make_notes(tlog_thread *t)
 
 void tlog_notify_begin_(tlog_thread *t)
 {
-    tlog_log *log = log_of(t);
+    tlog_log *log = tlog_thread_log_(t);
     reading r;
     /* Scopes of logs without subscribers stop at the first load. */
     if (!log || !atomic_load_explicit(&log->subs.list, memory_order_relaxed) ||
@@ -418,7 +413,7 @@ void tlog_notify_end_(tlog_thread *t, tlog_log *log, const tlog_open *o,
 
 void tlog_notify_popped_(tlog_thread *t, const tlog_open *o, tlog_ticks now)
 {
-    tlog_log *log = log_of(t);
+    tlog_log *log = tlog_thread_log_(t);
     if (log)
         notify_end(t, log, o, &t->notes[o - t->stack], now, 0);
 }

@@ -244,7 +244,7 @@ tlog_thread *tlog_thread_peek_(tlog_log *log)
         return t;
     bool dead = false;
     for (t = tls_states; t; t = t->next_in_thread) {
-        tlog_log *owner = atomic_load_explicit(&t->log, memory_order_relaxed);
+        tlog_log *owner = tlog_thread_log_(t);
         if (owner == log)
             break;
         dead |= owner == NULL;
