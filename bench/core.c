@@ -160,15 +160,21 @@ static void empty_callback(void *user, const tlog_scope_event *event)
     __asm__ volatile("" : : "r"(event) : "memory");
 }
 
-bool bench_subscriber(int runs, int scopes, double *none, double *one, double *floor)
+tlog_subscription *bench_subscribe_empty(void)
 {
     tlog_subscriber sub = {.size = sizeof sub, .scope_begin = empty_callback,
                            .scope_end = empty_callback};
+    tlog_subscription *s;
+    return tlog_subscribe(NULL, &sub, &s) == TLOG_OK ? s : NULL;
+}
+
+bool bench_subscriber(int runs, int scopes, double *none, double *one, double *floor)
+{
     for (int k = 0; k < runs; k++) {
         floor[k] = bench_floor_ns(NULL, scopes);
         none[k] = bench_scopes_ns(scopes);
-        tlog_subscription *s;
-        if (tlog_subscribe(NULL, &sub, &s) != TLOG_OK)
+        tlog_subscription *s = bench_subscribe_empty();
+        if (!s)
             return false;
         one[k] = bench_scopes_ns(scopes);
         tlog_unsubscribe(s);

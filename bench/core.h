@@ -46,6 +46,9 @@ double bench_bare_scopes_ns(int scopes);
 void bench_threads(int nthreads, int runs, int scopes, int warm_frames, double *scope,
                    double *floor, double *ratio, double *first);
 
+/* Subscribes to the default log callbacks that do nothing; NULL when
+ * refused. */
+tlog_subscription *bench_subscribe_empty(void);
 /* Runs alternately without and with one subscriber of the default log whose
  * callbacks do nothing: `runs` samples of each, and of the floor. False if
  * the subscription was refused. */

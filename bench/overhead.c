@@ -88,12 +88,6 @@ static void subscriber_cost(void)
 #define TURN_SITES 256
 static const tlog_site *turn_sites[TURN_SITES];
 
-static void empty_callback(void *user, const tlog_scope_event *event)
-{
-    (void)user;
-    (void)event;
-}
-
 /* One frame of BATCH scopes, each at the next of TURN_SITES sites. */
 static double turns_ns_per_op(void)
 {
@@ -120,10 +114,8 @@ static void subscriber_sites_cost(void)
         snprintf(name, sizeof name, "bench site %d", i);
         turn_sites[i] = tlog_site_intern(name, __FILE__, "turns", i, TLOG_LEVEL_COARSE);
     }
-    tlog_subscriber sub = {.size = sizeof sub, .scope_begin = empty_callback,
-                           .scope_end = empty_callback};
-    tlog_subscription *s;
-    if (tlog_subscribe(NULL, &sub, &s) != TLOG_OK)
+    tlog_subscription *s = bench_subscribe_empty();
+    if (!s)
         return;
     turns_ns_per_op();
     double one[64], many[64], ratio[64];

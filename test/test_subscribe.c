@@ -270,16 +270,25 @@ static void unsubscribed_callbacks_are_never_called_again(void **state)
     tlog_destroy(log);
 }
 
-static void callbacks_may_record_and_what_they_record_is_not_reported(void **state)
+/* A frame of Frame and Work on a new log, told to `r`, whose callbacks
+ * record a scope "From callback" each; the log. */
+static tlog_log *frame_with_callbacks_recording(recorder *r)
 {
-    (void)state;
     tlog_log *log = plain_log();
-    recorder r = {.log = log, .record_inside = "From callback"};
-    subscribe(log, &r);
+    *r = (recorder){.log = log, .record_inside = "From callback"};
+    subscribe(log, r);
     begin_at(log, "Frame", 0);
     begin_at(log, "Work", 1);
     end_at(log, "Work", 2);
     end_at(log, "Frame", 3);
+    return log;
+}
+
+static void callbacks_may_record_and_what_they_record_is_not_reported(void **state)
+{
+    (void)state;
+    recorder r;
+    tlog_log *log = frame_with_callbacks_recording(&r);
 
     for (int i = 0; i < r.n; i++)
         assert_string_not_equal(r.ev[i].site->name, "From callback");
@@ -381,13 +390,8 @@ static void told_times_are_the_recorded_start_and_end(void **state)
 static void scopes_a_begin_callback_records_nest_in_the_scope(void **state)
 {
     (void)state;
-    tlog_log *log = plain_log();
-    recorder r = {.log = log, .record_inside = "From callback"};
-    subscribe(log, &r);
-    begin_at(log, "Frame", 0);
-    begin_at(log, "Work", 1);
-    end_at(log, "Work", 2);
-    end_at(log, "Frame", 3);
+    recorder r;
+    tlog_log *log = frame_with_callbacks_recording(&r);
 
     tlog_frame *f = tlog_frame_latest(log);
     assert_non_null(f);
