@@ -89,16 +89,18 @@ typedef enum bench_shape {
 /* Records a frame of about `n` scopes of `shape` in `log`. */
 void bench_record(tlog_log *log, bench_shape shape, size_t n);
 
-/* Resolve and dump of one frame, medians of the runs. */
+/* Resolve and dump of a log's second frame, medians of the runs; and of
+ * its first, which also makes the resolver's scratch. */
 typedef struct bench_resolve {
     double scopes, rows;
     double resolve_ms, dump_ms, total_ms;   /* total: of each run's sum */
+    double first_total_ms;                  /* the same for the log's first frame */
     double record_bytes;   /* per scope, tlog_stats.record_bytes while recorded */
     double tree_bytes;     /* per scope, tlog_frame_info.tree_bytes */
 } bench_resolve;
 
-/* `runs` frames of about `n` scopes of `shape`, each in a log of its own,
- * resolved (tlog_frame_latest) and dumped to /dev/null. */
+/* `runs` logs, each recording two frames of about `n` scopes of `shape`,
+ * each frame resolved (tlog_frame_latest) and dumped to /dev/null. */
 void bench_resolve_dump(bench_shape shape, size_t n, int runs, bench_resolve *out);
 
 #endif

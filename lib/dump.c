@@ -11,17 +11,31 @@
 
 /* Rows' text, made in memory and written a buffer at a time: most of a
  * large dump's time went to formatting through stdio call by call, then to
- * a call per row. */
+ * a call per row, then to a small copy per field. A row's fields of
+ * bounded length are written in place (room); titles and deep prefixes,
+ * of any length, are copied (put_bytes). */
 typedef struct line {
     FILE *out;
     size_t len;
     char buf[4096];
 } line;
 
+/* The most that room() may be asked for: a row's fields of bounded length. */
+#define ROOM_MAX 128
+
 static void flush(line *l)
 {
     fwrite(l->buf, 1, l->len, l->out);
     l->len = 0;
+}
+
+/* Where the next `n` bytes (at most ROOM_MAX) go; the caller then sets
+ * l->len past what it wrote. */
+static char *room(line *l, size_t n)
+{
+    if (sizeof l->buf - l->len < n)
+        flush(l);
+    return l->buf + l->len;
 }
 
 static void put_bytes(line *l, const char *s, size_t n)
@@ -42,40 +56,65 @@ static void put_text(line *l, const char *s)
     put_bytes(l, s, strlen(s));
 }
 
-/* v in decimal, at least `width` digits (zero-padded). */
+/* v in decimal at p, at least `width` digits (zero-padded; at most 20);
+ * returns the end. */
+static char *write_uint(char *p, uint64_t v, int width)
+{
+    int n = 1;
+    for (uint64_t rest = v / 10; rest; rest /= 10)
+        n++;
+    if (n < width)
+        n = width;
+    for (int i = n; i-- > 0; v /= 10)
+        p[i] = (char)('0' + v % 10);
+    return p + n;
+}
+
 static void put_uint(line *l, uint64_t v, int width)
 {
-    char digits[24];
-    int n = 0;
-    do {
-        digits[sizeof digits - 1 - n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v || n < width);
-    put_bytes(l, digits + sizeof digits - n, (size_t)n);
+    char *p = room(l, 24);
+    l->len = (size_t)(write_uint(p, v, width) - l->buf);
+}
+
+/* Seconds with microsecond digits: at most 28 bytes. */
+static char *write_micros(char *p, uint64_t us)
+{
+    p = write_uint(p, us / 1000000u, 1);
+    *p++ = '.';
+    p = write_uint(p, us % 1000000u, 6);
+    *p++ = 's';
+    return p;
 }
 
 static void put_line_micros(line *l, uint64_t us)
 {
-    put_uint(l, us / 1000000u, 1);
-    put_bytes(l, ".", 1);
-    put_uint(l, us % 1000000u, 6);
-    put_bytes(l, "s", 1);
+    char *p = room(l, 32);
+    l->len = (size_t)(write_micros(p, us) - l->buf);
 }
 
 /* Seconds with microsecond digits, rounded. */
+static uint64_t rounded_micros(uint64_t ns)
+{
+    return ns / 1000u + (ns % 1000u >= 500u);
+}
+
 static void put_line_seconds(line *l, uint64_t ns)
 {
-    put_line_micros(l, ns / 1000u + (ns % 1000u >= 500u));
+    put_line_micros(l, rounded_micros(ns));
 }
 
 static void put_prefix(line *l, int depth, int kind)
 {
+    static const char dots[] = ". . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . ";
     if (depth == 0) {
         put_bytes(l, "> ", 2);
         return;
     }
-    for (int d = 1; d < depth; d++)
-        put_bytes(l, ". ", 2);
+    for (size_t left = 2 * (size_t)(depth - 1); left;) {
+        size_t k = left < sizeof dots - 1 ? left : sizeof dots - 1;
+        put_bytes(l, dots, k);
+        left -= k;
+    }
     put_bytes(l, kind == TLOG_KIND_EXECUTION ? "==> " : "|-> ", 4);
 }
 
@@ -168,18 +207,19 @@ static void put_rank_columns(FILE *out, const tlog_node_ranks *r)
  * parent's few microseconds do not have. */
 #define PERCENT_SHOWN_MAX 9999.99
 
-static void put_percent(line *l, const tlog_node *n)
+/* n's percentage of its parent and a space: at most 34 bytes. */
+static char *write_percent(char *p, const tlog_node *n)
 {
     double percent = tlog_node_percent_(n);
     bool beyond = percent > PERCENT_SHOWN_MAX ||
                   (n->parent && n->parent->total_ns == 0 && n->total_ns > 0);
     if (beyond) {
-        put_text(l, ">9999.99% ");
-        return;
+        memcpy(p, ">9999.99% ", 10);
+        return p + 10;
     }
-    char digits[32];
-    put_bytes(l, digits, (size_t)tlog_format_fixed_(digits, percent, 2));
-    put_bytes(l, "% ", 2);
+    p += tlog_format_fixed_(p, percent, 2);   /* at most 31 bytes and a NUL */
+    memcpy(p, "% ", 2);
+    return p + 2;
 }
 
 /* Statistics columns beside a frame's rows: the summary and each row's
@@ -195,29 +235,33 @@ typedef struct stat_columns {
 static void print_row(line *l, const tlog_node *n, uint32_t ranks, const stat_columns *sc,
                       size_t index)
 {
+    /* Only a reduced frame's rows have ranks; other frames' dumps then read
+     * no node's second cache line. */
+    const tlog_node_ranks *spread = ranks ? n->ranks : NULL;
     put_prefix(l, n->depth, n->kind);
-    put_percent(l, n);
-    if (n->ranks) {
+    char *p = write_percent(room(l, ROOM_MAX), n);
+    if (!spread)
+        p = write_micros(p, rounded_micros(n->total_ns));
+    l->len = (size_t)(p - l->buf);
+    if (spread) {
         flush(l);
-        put_rank_columns(l->out, n->ranks);
-    } else {
-        put_line_seconds(l, n->total_ns);
+        put_rank_columns(l->out, spread);
     }
     if (sc->summary) {
         flush(l);
         tlog_put_stat_columns_(l->out, tlog_stat_row_at_(sc->summary, sc->rows[index]),
                                sc->columns, n->total_ns);
     }
-    put_text(l, n->kind == TLOG_KIND_EXECUTION ? " | (E) " : " | (C) ");
+    put_bytes(l, n->kind == TLOG_KIND_EXECUTION ? " | (E) " : " | (C) ", 7);
     put_text(l, n->name);
-    if (n->ranks && n->ranks->present < ranks) {
+    if (spread && spread->present < ranks) {
         put_text(l, " [on ");
-        put_uint(l, n->ranks->present, 1);
+        put_uint(l, spread->present, 1);
         put_bytes(l, "/", 1);
         put_uint(l, ranks, 1);
         put_text(l, " ranks]");
-    } else if (n->count > 1 && !n->ranks) {
-        put_text(l, " [x");
+    } else if (n->count > 1 && !spread) {
+        put_bytes(l, " [x", 3);
         put_uint(l, n->count, 1);
         put_bytes(l, "]", 1);
     }
@@ -314,13 +358,18 @@ int tlog_dump_frame_headed_(const tlog_frame *frame, FILE *out,
     if (head)
         head(out, arg);
     line l = {.out = out};
-    for (const tlog_node *n = &frame->nodes[0]; n;) {
+    /* Nodes are stored in pre-order: a shown row's successor is the next
+     * node, found without reading the links on its second cache line. */
+    const tlog_node *end = frame->nodes + frame->nnodes;
+    for (const tlog_node *n = &frame->nodes[0]; n && n < end;) {
         bool hide = options && below(n, &opts) && !(keep && keep[n - frame->nodes]);
-        if (hide)
+        if (hide) {
             hidden += subtree_size(n);
-        else
+            n = tlog_node_next_(n, false);
+        } else {
             print_row(&l, n, frame->reduced_ranks, &sc, (size_t)(n - frame->nodes));
-        n = tlog_node_next_(n, !hide);
+            n++;
+        }
     }
     flush(&l);
     free(keep);

@@ -34,7 +34,12 @@
 #include "util.h"
 
 #define NONE TLOG_TREE_NONE
-/* Scratch larger than this is given back after a frame rather than kept. */
+/* Scratch up to this size is kept for the log's next frame; larger
+ * scratch only while it is at most four times what the frame it served
+ * holds (its nodes and instances: a frame of distinct rows needs about
+ * twice that, more just past a doubling), so that a log resolving large
+ * frames one after another makes its scratch once, and one large frame's
+ * scratch is given back after the next, smaller, frame. */
 #define KEEP_SCRATCH_BYTES ((size_t)8 << 20)
 
 /* A sync scope of the frame, for placement. */
@@ -117,9 +122,11 @@ static size_t scratch_bytes(const struct tlog_resolve_scratch *s)
 {
     const tlog_tree *t = &s->tree;
     return t->caprows * sizeof *t->rows + t->capparents * sizeof *t->parents +
+           t->caplinks * sizeof *t->links +
            t->row_map.cap * sizeof *t->row_map.slots + t->captitles * sizeof *t->titles +
            t->title_map.cap * sizeof *t->title_map.slots +
-           (t->caporder + t->capstarts + t->capsize + t->caprenumber) * sizeof(uint32_t) +
+           (t->caporder + t->capstarts + t->capsize + t->caprenumber + t->caprowat) *
+               sizeof(uint32_t) +
            (s->capsize + s->capnsize + s->capseq) * sizeof(uint32_t) +
            s->capfwd * sizeof *s->fwd + s->capback * sizeof *s->back +
            s->capsyncs * sizeof *s->syncs + s->capsegs * sizeof *s->segs +
@@ -141,10 +148,18 @@ __attribute__((noinline)) static struct tlog_resolve_scratch *scratch_take(tlog_
     return s;
 }
 
-static void scratch_put(tlog_log *log, struct tlog_resolve_scratch *s)
+static bool scratch_kept(const struct tlog_resolve_scratch *s, const tlog_frame *served)
 {
+    size_t bytes = scratch_bytes(s);
+    size_t frame = served->nnodes * sizeof(tlog_node) + served->ninsts * sizeof(tlog_inst);
+    return bytes <= KEEP_SCRATCH_BYTES || bytes / 4 <= frame;
+}
+
+static void scratch_put(const tlog_frame *served, struct tlog_resolve_scratch *s)
+{
+    tlog_log *log = served->log;
     struct tlog_resolve_scratch *none = NULL;
-    if (scratch_bytes(s) > KEEP_SCRATCH_BYTES ||
+    if (!scratch_kept(s, served) ||
         !atomic_compare_exchange_strong(&log->resolve_scratch, &none, s))
         scratch_free(s);
 }
@@ -226,11 +241,16 @@ typedef struct instance {
     unsigned flags;           /* tlog_rec_flags */
 } instance;
 
+static uint8_t rec_kind(unsigned rec_flags)
+{
+    return (rec_flags & TLOG_REC_EXEC) ? TLOG_KIND_EXECUTION : TLOG_KIND_CONTROL;
+}
+
 /* Puts instance `at` in its row under `parent`; the row, or NONE. */
 static uint32_t place(resolver *r, uint32_t parent, uint32_t at, const instance *in)
 {
     uint32_t title = in->site ? site_title(r, in->site) : tlog_tree_title_(r->tree, in->name);
-    uint8_t kind = (in->flags & TLOG_REC_EXEC) ? TLOG_KIND_EXECUTION : TLOG_KIND_CONTROL;
+    uint8_t kind = rec_kind(in->flags);
     uint32_t row = title == NONE ? NONE
                                  : tlog_tree_row_(r->tree, parent, title, kind,
                                                   in->site ? title_text(in->site) : in->name,
@@ -770,6 +790,6 @@ int tlog_frame_resolve_locked_(tlog_frame *f)
     } else {
         undo(f);   /* the raw records stay for another try */
     }
-    scratch_put(f->log, r.s);
+    scratch_put(f, r.s);
     return rc;
 }

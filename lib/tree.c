@@ -26,6 +26,7 @@ void tlog_tree_free_(tlog_tree *t)
 {
     free(t->rows);
     free(t->parents);
+    free(t->links);
     tlog_map_free_(&t->row_map);
     free(t->titles);
     tlog_map_free_(&t->title_map);
@@ -33,6 +34,7 @@ void tlog_tree_free_(tlog_tree *t)
     free(t->starts);
     free(t->size);
     free(t->renumber);
+    free(t->row_at);
     memset(t, 0, sizeof *t);
 }
 
@@ -57,46 +59,125 @@ uint32_t tlog_tree_title_(tlog_tree *t, const char *name)
 
 /* ---- rows ---- */
 
-static uint64_t row_key(uint32_t parent, uint32_t title, uint8_t kind)
+/* A row's children are found by walking its list (tlog_tree_link) until
+ * it has this many; then they go in the row map. Walking a short list of
+ * rows made close together is cheaper than loading a slot of a map too
+ * large for the caches, and a frame whose rows are each met once, a parent
+ * with a few children each, then never fills the map. */
+#define LIST_MAX 16
+/* tlog_tree_link.nchildren of a row whose children are in the row map. */
+#define IN_MAP NONE
+
+static uint32_t list_key(uint32_t title, uint8_t kind)
 {
-    return (uint64_t)parent << 32 | (uint64_t)title << 1 | (kind & 1u);
+    return title << 1 | (kind & 1u);   /* title < NONE / 2 */
 }
 
-static uint32_t new_row(tlog_tree *t, uint32_t parent, uint8_t kind, const char *name)
+static uint32_t new_row(tlog_tree *t, uint32_t parent, uint8_t kind, const char *name,
+                        uint32_t key)
 {
     if (t->nrows >= NONE - 1 || !TLOG_GROW(t->rows, t->caprows, t->nrows + 1) ||
-        !TLOG_GROW(t->parents, t->capparents, t->nrows + 1))
+        !TLOG_GROW(t->parents, t->capparents, t->nrows + 1) ||
+        !TLOG_GROW(t->links, t->caplinks, t->nrows + 1))
         return NONE;
     t->parents[t->nrows] = parent;
+    t->links[t->nrows] = (tlog_tree_link){key, NONE, NONE, 0};
     t->rows[t->nrows] = (tlog_tree_row){.name = name, .first = NONE, .kind = kind,
                                         .min = UINT64_MAX};
     return (uint32_t)t->nrows++;
 }
 
-uint32_t tlog_tree_row_(tlog_tree *t, uint32_t parent, uint32_t title, uint8_t kind,
-                        const char *name, bool *made)
+/* Moves the children of `parent` from its list to the row map. */
+static bool map_children(tlog_tree *t, uint32_t parent)
 {
-    if (made)
-        *made = false;
+    tlog_map *m = &t->row_map;
+    if (!tlog_map_reserve_(m, t->links[parent].nchildren + 1))
+        return false;
+    uint32_t c = t->links[parent].child;
+    for (uint32_t k = t->links[parent].nchildren; k-- > 0;) {
+        c = t->links[c].sibling;
+        uint64_t key = (uint64_t)parent << 32 | t->links[c].key;
+        size_t at;
+        tlog_map_find_(m, key, &at);   /* absent: a list holds each key once */
+        tlog_map_set_(m, at, key, c);
+    }
+    t->links[parent].nchildren = IN_MAP;
+    return true;
+}
+
+static uint32_t row_in_map(tlog_tree *t, uint32_t parent, uint32_t key, uint8_t kind,
+                           const char *name, bool *made)
+{
     tlog_map *m = &t->row_map;
     if (!tlog_map_reserve_(m, 1))
         return NONE;
-    uint64_t key = row_key(parent, title, kind);   /* never TLOG_MAP_EMPTY: title < NONE / 2 */
+    uint64_t map_key = (uint64_t)parent << 32 | key;   /* never TLOG_MAP_EMPTY */
     size_t at;
-    if (tlog_map_find_(m, key, &at))
+    if (tlog_map_find_(m, map_key, &at))
         return m->slots[at].value;
-    uint32_t r = new_row(t, parent, kind, name);
+    uint32_t r = new_row(t, parent, kind, name, key);
     if (r != NONE) {
-        tlog_map_set_(m, at, key, r);
-        if (made)
-            *made = true;
+        tlog_map_set_(m, at, map_key, r);
+        *made = true;
     }
+    return r;
+}
+
+/* The child of `parent` (whose children are in its list) with `key`, or
+ * NONE. The walk starts after the child last found or made: a loop's body
+ * meets its scopes in the order it made their rows, one step each. */
+static uint32_t find_in_list(tlog_tree *t, uint32_t parent, uint32_t key)
+{
+    tlog_tree_link *l = &t->links[parent];
+    uint32_t c = l->child;
+    for (uint32_t k = l->nchildren; k-- > 0;) {
+        c = t->links[c].sibling;
+        if (t->links[c].key == key) {
+            l->child = c;
+            return c;
+        }
+    }
+    return NONE;
+}
+
+/* A new row in the list of `parent`, after the child last found or made. */
+static uint32_t new_in_list(tlog_tree *t, uint32_t parent, uint32_t key, uint8_t kind,
+                            const char *name)
+{
+    uint32_t r = new_row(t, parent, kind, name, key);
+    if (r == NONE)
+        return NONE;
+    tlog_tree_link *l = &t->links[parent];
+    t->links[r].sibling = l->nchildren ? t->links[l->child].sibling : r;
+    if (l->nchildren)
+        t->links[l->child].sibling = r;
+    l->child = r;
+    l->nchildren++;
+    return r;
+}
+
+uint32_t tlog_tree_row_(tlog_tree *t, uint32_t parent, uint32_t title, uint8_t kind,
+                        const char *name, bool *made)
+{
+    bool made_here = false;
+    uint32_t key = list_key(title, kind), r = NONE;
+    if (parent == NONE || t->links[parent].nchildren == IN_MAP) {
+        r = row_in_map(t, parent, key, kind, name, &made_here);
+    } else if ((r = find_in_list(t, parent, key)) != NONE) {
+    } else if (t->links[parent].nchildren < LIST_MAX) {
+        r = new_in_list(t, parent, key, kind, name);
+        made_here = r != NONE;
+    } else if (map_children(t, parent)) {
+        r = row_in_map(t, parent, key, kind, name, &made_here);
+    }
+    if (made)
+        *made = made_here;
     return r;
 }
 
 uint32_t tlog_tree_append_(tlog_tree *t, uint32_t parent)
 {
-    return new_row(t, parent, TLOG_KIND_CONTROL, NULL);
+    return new_row(t, parent, TLOG_KIND_CONTROL, NULL, NONE);   /* a key no row has */
 }
 
 /* ---- finish ---- */
@@ -113,25 +194,6 @@ int64_t tlog_tree_offset_ns_(uint64_t t, uint64_t origin, double rate)
 static uint64_t to_ns(uint64_t v, double rate)
 {
     return rate ? tlog_scale_ns_(v, rate) : v;
-}
-
-static void write_node(tlog_node *o, const tlog_tree_row *r, const tlog_tree_finish *how)
-{
-    *o = (tlog_node){
-        .name = r->name,
-        .site = r->site,
-        .thread = r->thread,
-        .thread_name = r->thread_name,
-        .kind = r->kind,
-        .flags = r->flags,
-        .start_ns = how->rate ? tlog_tree_offset_ns_(r->start, how->origin, how->rate)
-                              : (int64_t)r->start,
-        .total_ns = to_ns(r->total, how->rate),
-        .min_ns = r->count || r->min != UINT64_MAX ? to_ns(r->min, how->rate) : 0,
-        .max_ns = to_ns(r->max, how->rate),
-        .count = r->count,
-        .self_ns = how->self_given ? r->self : 0,
-    };
 }
 
 /* A worker thread's row: an execution row of no call site. */
@@ -239,59 +301,76 @@ static void order_children(tlog_tree *t, enum tlog_tree_order order)
 /* Node numbers in pre-order: a row's children follow it, each after the
  * subtrees of the siblings before it. Parents have lower row numbers than
  * their children, so one pass up sizes the subtrees and one pass down
- * numbers them. */
+ * numbers them; row_at[] is the inverse, the row of each node. */
 static bool renumber(tlog_tree *t)
 {
     size_t n = t->nrows;
-    if (!TLOG_GROW(t->size, t->capsize, n) || !TLOG_GROW(t->renumber, t->caprenumber, n))
+    if (!TLOG_GROW(t->size, t->capsize, n) || !TLOG_GROW(t->renumber, t->caprenumber, n) ||
+        !TLOG_GROW(t->row_at, t->caprowat, n))
         return false;
     for (size_t i = 0; i < n; i++)
         t->size[i] = 1;
     for (size_t i = n; i-- > 1;)
         t->size[t->parents[i]] += t->size[i];
     t->renumber[0] = 0;
+    t->row_at[0] = 0;
     for (size_t p = 0; p < n; p++) {
         uint32_t next = t->renumber[p] + 1;
         for (uint32_t k = t->starts[p]; k < t->starts[p + 1]; k++) {
-            t->renumber[t->order[k]] = next;
-            next += t->size[t->order[k]];
+            uint32_t c = t->order[k];
+            t->renumber[c] = next;
+            t->row_at[next] = c;
+            next += t->size[c];
         }
     }
     return true;
 }
 
-static void link_children(const tlog_tree *t, tlog_node *out)
+/* Writes node j, the node of row i, whole and once: nodes are written in
+ * order, so memory is written once, front to back. The parent is written
+ * already (nodes are in pre-order), and the links follow from the subtree
+ * sizes: a first child is the next node, a next sibling the node past the
+ * subtree unless that is past the parent's. Self time: the total less
+ * control children, taken off the parent here; execution rows ran
+ * elsewhere, beside their parent, and `Device past frame end` after it. */
+static void put_node(const tlog_tree *t, tlog_node *out, size_t j, const tlog_tree_finish *how)
 {
-    const uint32_t *num = t->renumber;
-    for (size_t p = 0; p < t->nrows; p++) {
-        const uint32_t *c = &t->order[t->starts[p]];
-        size_t n = t->starts[p + 1] - t->starts[p];
-        if (!n)
-            continue;
-        out[num[p]].first_child = &out[num[c[0]]];
-        for (size_t i = 1; i < n; i++)
-            out[num[c[i - 1]]].next_sibling = &out[num[c[i]]];
+    uint32_t i = t->row_at[j];
+    const tlog_tree_row *r = &t->rows[i];
+    size_t past = j + t->size[i];
+    tlog_node *parent = NULL, *next = NULL;
+    if (j) {
+        uint32_t up = t->parents[i], pj = t->renumber[up];
+        parent = &out[pj];
+        if (past < pj + t->size[up])
+            next = &out[past];
     }
-}
-
-/* Writes row i as its node, its parent written already (rows are made
- * parents first). Self time: the total less control children; execution
- * rows ran elsewhere, beside their parent, and `Device past frame end`
- * after it. */
-static void put_node(const tlog_tree *t, tlog_node *out, size_t i, const tlog_tree_finish *how)
-{
-    const uint32_t *num = t->renumber;
-    tlog_node *o = &out[num[i]];
-    write_node(o, &t->rows[i], how);
-    if (!how->self_given)
-        o->self_ns = o->total_ns;
-    if (i == 0)
-        return;
-    tlog_node *p = &out[num[t->parents[i]]];
-    o->parent = p;
-    o->depth = p->depth + 1;
-    if (!how->self_given && o->kind == TLOG_KIND_CONTROL && !(o->flags & TLOG_NODE_PAST_FRAME))
-        p->self_ns = p->self_ns > o->total_ns ? p->self_ns - o->total_ns : 0;
+    /* Field by field: a compound literal cleared the two lines first, a
+     * second write of memory that is new to the cache. */
+    uint64_t total = to_ns(r->total, how->rate);
+    tlog_node *o = &out[j];
+    o->parent = parent;
+    o->name = r->name;
+    o->site = r->site;
+    o->total_ns = total;
+    o->self_ns = how->self_given ? r->self : total;
+    o->count = r->count;
+    o->kind = r->kind;
+    o->flags = r->flags;
+    o->thread = r->thread;
+    o->depth = parent ? parent->depth + 1 : 0;
+    o->first_child = past > j + 1 ? &out[j + 1] : NULL;
+    o->next_sibling = next;
+    o->thread_name = r->thread_name;
+    o->start_ns = how->rate ? tlog_tree_offset_ns_(r->start, how->origin, how->rate)
+                            : (int64_t)r->start;
+    o->min_ns = r->count || r->min != UINT64_MAX ? to_ns(r->min, how->rate) : 0;
+    o->max_ns = to_ns(r->max, how->rate);
+    o->dev = NULL;
+    o->ranks = NULL;
+    if (parent && !how->self_given && r->kind == TLOG_KIND_CONTROL &&
+        !(r->flags & TLOG_NODE_PAST_FRAME))
+        parent->self_ns = parent->self_ns > total ? parent->self_ns - total : 0;
 }
 
 int tlog_tree_finish_(tlog_tree *t, tlog_frame *f, const tlog_tree_finish *how)
@@ -307,9 +386,8 @@ int tlog_tree_finish_(tlog_tree *t, tlog_frame *f, const tlog_tree_finish *how)
         free(out);
         return TLOG_ENOMEM;
     }
-    for (size_t i = 0; i < n; i++)
-        put_node(t, out, i, how);
-    link_children(t, out);
+    for (size_t j = 0; j < n; j++)
+        put_node(t, out, j, how);
     free(f->nodes);
     f->nodes = out;
     f->nnodes = n;

@@ -110,6 +110,16 @@ typedef struct tlog_tree_row {
     uint64_t start;           /* first start; compared as a signed difference */
 } tlog_tree_row;
 
+/* How a row's children are found: a list of them while they are few,
+ * then the row map (tree.c). */
+typedef struct tlog_tree_link {
+    uint32_t key;             /* title << 1 | kind, by which its parent finds it */
+    uint32_t child;           /* its list, a ring in the order made: the
+                               * child found or made last, */
+    uint32_t sibling;         /* and from each child the next in the ring */
+    uint32_t nchildren;       /* in the list; TLOG_TREE_NONE: in the row map */
+} tlog_tree_link;
+
 typedef struct tlog_tree {
     tlog_tree_row *rows;
     size_t nrows, caprows;
@@ -117,14 +127,17 @@ typedef struct tlog_tree {
                                * row 0), packed apart: finish's passes over
                                * all rows read only these */
     size_t capparents;
-    tlog_map row_map;         /* (parent, title, kind) -> row */
+    tlog_tree_link *links;    /* per row */
+    size_t caplinks;
+    tlog_map row_map;         /* (parent, title, kind) -> row, for rows with
+                               * many children */
     const char **titles;      /* title id -> text */
     size_t ntitles, captitles;
     tlog_map title_map;       /* the text's hash -> title ids */
-    /* finish()'s scratch: children grouped by parent, subtree sizes, and
-     * each row's node index (renumber). */
-    uint32_t *order, *starts, *size, *renumber;
-    size_t caporder, capstarts, capsize, caprenumber;
+    /* finish()'s scratch: children grouped by parent, subtree sizes, each
+     * row's node index (renumber) and each node's row (row_at). */
+    uint32_t *order, *starts, *size, *renumber, *row_at;
+    size_t caporder, capstarts, capsize, caprenumber, caprowat;
 } tlog_tree;
 
 /* Forgets the rows and titles, keeping the memory for the next frame. */

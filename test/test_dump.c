@@ -166,6 +166,106 @@ static void figures_are_rounded_half_up(void **state)
     tlog_destroy(log);
 }
 
+/* "depth title" of each row, one a line, in the order the walk API visits
+ * them (first child, next sibling), into buf. */
+static void walk_lines(const tlog_node *n, int depth, char *buf, size_t size)
+{
+    for (; n; n = tlog_node_next_sibling(n)) {
+        size_t len = strlen(buf);
+        snprintf(buf + len, size - len, "%d %s\n", depth, info_of(n).name);
+        walk_lines(tlog_node_first_child(n), depth + 1, buf, size);
+    }
+}
+
+/* The same from a dump: a row's depth is its prefix's steps, its title
+ * what follows "| (C) " up to a count. */
+static void dump_lines(char *dump, char *buf, size_t size)
+{
+    char *save;
+    for (char *line = strtok_r(dump, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        int depth = line[0] == '>' ? 0 : 1;
+        for (const char *p = line; strncmp(p, ". ", 2) == 0; p += 2)
+            depth++;
+        char *title = strstr(line, "| (C) ") + 6;
+        char *count = strstr(title, " [x");
+        if (count)
+            *count = '\0';
+        size_t len = strlen(buf);
+        snprintf(buf + len, size - len, "%d %s\n", depth, title);
+    }
+}
+
+/* Siblings made out of the order of their starts, nesting, and a parent
+ * with more children than a list holds: the dump shows the rows in the
+ * walk's order, at the walk's depths. */
+static void rows_come_in_the_walks_order(void **state)
+{
+    (void)state;
+    tlog_config c = test_config(NULL);
+    tlog_log *log = make_log(&c);
+    double t = 0;
+    begin_at(log, "Frame", t);
+    for (int round = 0; round < 2; round++) {
+        begin_at(log, round ? "B" : "A", t += 1);
+        begin_at(log, round ? "y" : "x", t += 1);
+        end_at(log, round ? "y" : "x", t += 1);
+        begin_at(log, round ? "x" : "y", t += 1);
+        begin_at(log, "deep", t += 1);
+        end_at(log, "deep", t += 1);
+        end_at(log, round ? "x" : "y", t += 1);
+        end_at(log, round ? "B" : "A", t += 1);
+    }
+    begin_at(log, "Wide", t += 1);
+    for (int i = 0; i < 40; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "w%d", (i * 7) % 40);
+        begin_at(log, name, t += 1);
+        end_at(log, name, t += 1);
+    }
+    end_at(log, "Wide", t += 1);
+    end_at(log, "Frame", t += 1);
+    tlog_frame *f = tlog_frame_latest(log);
+    static char walked[4096], dumped[4096];
+    walked[0] = dumped[0] = '\0';
+    walk_lines(tlog_frame_root(f), 0, walked, sizeof walked);
+    char *dump = dump_string(f, NULL);
+    dump_lines(dump, dumped, sizeof dumped);
+    assert_string_equal(dumped, walked);
+    assert_non_null(strstr(walked, "1 B\n2 y\n2 x\n3 deep\n"));
+    free(dump);
+    tlog_frame_release(f);
+    tlog_destroy(log);
+}
+
+/* A row 40 levels down: 39 steps of ". " before its "|-> ". */
+static void deep_rows_are_indented_a_step_a_level(void **state)
+{
+    (void)state;
+    enum { DEPTH = 40 };
+    tlog_config c = test_config(NULL);
+    tlog_log *log = make_log(&c);
+    char names[DEPTH + 1][8];
+    for (int d = 0; d <= DEPTH; d++) {
+        snprintf(names[d], sizeof names[d], "d%d", d);
+        begin_at(log, names[d], d);
+    }
+    for (int d = DEPTH; d >= 0; d--)
+        end_at(log, names[d], 2 * DEPTH - d);
+    tlog_frame *f = tlog_frame_latest(log);
+    char *dump = dump_string(f, NULL);
+    char expected[2 * DEPTH + 32] = "\n";
+    for (int d = 1; d < DEPTH; d++)
+        strcat(expected, ". ");
+    strcat(expected, "|-> ");
+    const char *row = strstr(dump, expected);
+    assert_non_null(row);
+    assert_non_null(strstr(row, "| (C) d40\n"));
+    assert_null(strstr(row + 1, "\n. . ")); /* the deepest row is the last */
+    free(dump);
+    tlog_frame_release(f);
+    tlog_destroy(log);
+}
+
 static void dump_reports_missing_frames_and_write_errors(void **state)
 {
     (void)state;
@@ -195,6 +295,8 @@ int main(void)
         cmocka_unit_test(dump_reports_missing_frames_and_write_errors),
         cmocka_unit_test(large_execution_rows_stay_visible_under_small_parents),
         cmocka_unit_test(figures_are_rounded_half_up),
+        cmocka_unit_test(rows_come_in_the_walks_order),
+        cmocka_unit_test(deep_rows_are_indented_a_step_a_level),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

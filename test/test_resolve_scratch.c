@@ -40,8 +40,33 @@ static void record_frame(tlog_log *log, double at)
     end_at(log, "Frame", at + STEPS + 2);
 }
 
-/* Allocations made by taking one frame resolved. */
-static uint64_t allocations_to_resolve(tlog_log *log, bool pop)
+/* A frame of distinct rows, 16 children a row, four levels: 69,905 rows,
+ * whose scratch (about 24 MiB) is over the 8 MiB a log always keeps and
+ * less than four times what the frame holds (about 10 MiB). */
+#define LARGE_ROWS (1 + 16 + 256 + 4096 + 65536)
+
+static void record_subtree(tlog_log *log, int depth, double *t)
+{
+    static const char *const names[16] = {"a", "b", "c", "d", "e", "f", "g", "h",
+                                          "i", "j", "k", "l", "m", "n", "o", "p"};
+    for (int k = 0; k < 16; k++) {
+        begin_at(log, names[k], *t += 0.001);
+        if (depth > 1)
+            record_subtree(log, depth - 1, t);
+        end_at(log, names[k], *t += 0.001);
+    }
+}
+
+static void record_large_frame(tlog_log *log, double at)
+{
+    begin_at(log, "Frame", at);
+    record_subtree(log, 4, &at);
+    end_at(log, "Frame", at + 1);
+}
+
+/* Allocations made by taking one frame resolved, with its counts checked. */
+static uint64_t allocations_to_resolve_shape(tlog_log *log, bool pop, size_t instances,
+                                             size_t nodes)
 {
     tlog_test_fail_alloc(0);   /* counts from zero, fails none */
     tlog_frame *f = pop ? tlog_frame_pop(log) : tlog_frame_latest(log);
@@ -49,10 +74,16 @@ static uint64_t allocations_to_resolve(tlog_log *log, bool pop)
     assert_non_null(f);
     tlog_frame_info fi = {.size = sizeof fi};
     assert_int_equal(tlog_frame_get_info(f, &fi), TLOG_OK);
-    assert_int_equal(fi.instances, 1 + STEPS * 10);
-    assert_int_equal(fi.nodes, 6);
+    assert_int_equal(fi.instances, instances);
+    assert_int_equal(fi.nodes, nodes);
     tlog_frame_release(f);
     return n;
+}
+
+/* Allocations made by taking one frame of record_frame's resolved. */
+static uint64_t allocations_to_resolve(tlog_log *log, bool pop)
+{
+    return allocations_to_resolve_shape(log, pop, 1 + STEPS * 10, 6);
 }
 
 static void check_reuse(bool pop)
@@ -88,11 +119,36 @@ static void second_and_third_latest_allocate_only_the_frame(void **state)
     check_reuse(false);
 }
 
+/* Large frames one after another reuse their scratch; a smaller frame
+ * after them gives it back, so the next one makes its own. */
+static void large_scratch_is_kept_while_frames_need_it(void **state)
+{
+    (void)state;
+    tlog_config c = test_config(NULL);
+    c.max_frames = 1;
+    c.thread_budget = (size_t)16 << 20;
+    tlog_log *log = make_log(&c);
+    record_large_frame(log, 0);
+    uint64_t first = allocations_to_resolve_shape(log, true, LARGE_ROWS, LARGE_ROWS);
+    assert_true(first > FRAME_BLOCKS);
+    record_large_frame(log, 1e6);
+    assert_int_equal(allocations_to_resolve_shape(log, true, LARGE_ROWS, LARGE_ROWS),
+                     FRAME_BLOCKS);
+    record_frame(log, 2e6);   /* still finds the large scratch, then gives it back */
+    assert_int_equal(allocations_to_resolve(log, true), FRAME_BLOCKS);
+    record_frame(log, 3e6);
+    assert_true(allocations_to_resolve(log, true) > FRAME_BLOCKS);
+    record_frame(log, 4e6);
+    assert_int_equal(allocations_to_resolve(log, true), FRAME_BLOCKS);
+    tlog_destroy(log);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(second_and_third_pop_allocate_only_the_frame),
         cmocka_unit_test(second_and_third_latest_allocate_only_the_frame),
+        cmocka_unit_test(large_scratch_is_kept_while_frames_need_it),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

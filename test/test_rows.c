@@ -1,0 +1,143 @@
+/* Rows: a scope's instances merge into one row per (parent row, title),
+ * however many children the parent has (a few are kept in a list, many in
+ * a map) and in whatever order they come, in every frame a log resolves. */
+#include "common.h"
+
+static const int widths[] = {1, 15, 16, 17, 40};
+#define NWIDTHS (sizeof widths / sizeof widths[0])
+#define PASSES 3
+
+static void child_name(char *buf, size_t size, int i)
+{
+    snprintf(buf, size, "c%d", i);
+}
+
+/* The child met at step i of a pass over w children: forwards, backwards,
+ * then by a stride of 7 (a permutation: 7 divides none of the widths). */
+static int child_at(int pass, int i, int w)
+{
+    if (pass == 0)
+        return i;
+    if (pass == 1)
+        return w - 1 - i;
+    return (i * 7 + 3) % w;
+}
+
+/* Under `parent`, w children, each met `passes` times. */
+static void record_parent(tlog_log *log, const char *parent, int w, int passes, double *t)
+{
+    char name[16];
+    begin_at(log, parent, *t);
+    for (int pass = 0; pass < passes; pass++)
+        for (int i = 0; i < w; i++) {
+            child_name(name, sizeof name, child_at(pass, i, w));
+            begin_at(log, name, *t += 1);
+            end_at(log, name, *t += 1);
+        }
+    end_at(log, parent, *t += 1);
+}
+
+/* Node `parent` has w children c0 .. c(w-1), each of `count` instances. */
+static void check_parent(const tlog_node *root, const char *parent, int w, uint64_t count)
+{
+    const tlog_node *p = child_named(root, parent);
+    assert_non_null(p);
+    bool seen[64] = {0};
+    int children = 0;
+    for (const tlog_node *c = tlog_node_first_child(p); c; c = tlog_node_next_sibling(c)) {
+        tlog_node_info in = info_of(c);
+        int i = atoi(in.name + 1);
+        assert_true(in.name[0] == 'c' && i >= 0 && i < w);
+        if (seen[i])
+            fail_msg("%s has two rows titled %s", parent, in.name);
+        seen[i] = true;
+        assert_int_equal(in.count, count);
+        children++;
+    }
+    assert_int_equal(children, w);
+}
+
+static void parent_name(char *buf, size_t size, int w)
+{
+    snprintf(buf, size, "P%d", w);
+}
+
+static void record_wide_frame(tlog_log *log, int passes, double t)
+{
+    char name[16];
+    begin_at(log, "Frame", t);
+    for (size_t k = 0; k < NWIDTHS; k++) {
+        parent_name(name, sizeof name, widths[k]);
+        record_parent(log, name, widths[k], passes, &t);
+    }
+    end_at(log, "Frame", t += 1);
+}
+
+static void check_wide_frame(tlog_log *log, uint64_t passes)
+{
+    tlog_frame *f = tlog_frame_pop(log);
+    assert_non_null(f);
+    const tlog_node *root = tlog_frame_root(f);
+    char name[16];
+    for (size_t k = 0; k < NWIDTHS; k++) {
+        parent_name(name, sizeof name, widths[k]);
+        check_parent(root, name, widths[k], passes);
+    }
+    tlog_frame_release(f);
+}
+
+static void children_merge_however_many_and_in_any_order(void **state)
+{
+    (void)state;
+    tlog_config c = test_config(NULL);
+    tlog_log *log = make_log(&c);
+    record_wide_frame(log, PASSES, 0);
+    check_wide_frame(log, PASSES);
+    tlog_destroy(log);
+}
+
+/* The second frame reuses the first one's scratch: what the first frame's
+ * rows held (lists, map entries) does not leak into the second's. */
+static void a_later_frame_merges_afresh(void **state)
+{
+    (void)state;
+    tlog_config c = test_config(NULL);
+    tlog_log *log = make_log(&c);
+    record_wide_frame(log, PASSES, 0);
+    check_wide_frame(log, PASSES);
+    record_wide_frame(log, 1, 100000);
+    check_wide_frame(log, 1);
+    tlog_destroy(log);
+}
+
+/* Parents that were met before each meet their children again. */
+static void a_parent_met_again_finds_its_children(void **state)
+{
+    (void)state;
+    tlog_config c = test_config(NULL);
+    tlog_log *log = make_log(&c);
+    double t = 0;
+    begin_at(log, "Frame", t);
+    for (int round = 0; round < 4; round++)
+        record_parent(log, "P40", 40, 1, &t);
+    for (int round = 0; round < 4; round++)
+        record_parent(log, "P15", 15, 1, &t);
+    end_at(log, "Frame", t += 1);
+    tlog_frame *f = tlog_frame_pop(log);
+    assert_non_null(f);
+    check_parent(tlog_frame_root(f), "P40", 40, 4);
+    check_parent(tlog_frame_root(f), "P15", 15, 4);
+    assert_int_equal(info_of(child_named(tlog_frame_root(f), "P40")).count, 4);
+    tlog_frame_release(f);
+    tlog_destroy(log);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(children_merge_however_many_and_in_any_order),
+        cmocka_unit_test(a_later_frame_merges_afresh),
+        cmocka_unit_test(a_parent_met_again_finds_its_children),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
