@@ -156,20 +156,30 @@ static uint32_t new_in_list(tlog_tree *t, uint32_t parent, uint32_t key, uint8_t
     return r;
 }
 
+/* The child of `parent` with `key` while its children are in its list,
+ * made if new; when the list is full, they move to the map first. */
+static uint32_t row_in_list(tlog_tree *t, uint32_t parent, uint32_t key, uint8_t kind,
+                            const char *name, bool *made)
+{
+    uint32_t r = find_in_list(t, parent, key);
+    if (r != NONE)
+        return r;
+    if (t->links[parent].nchildren < LIST_MAX) {
+        r = new_in_list(t, parent, key, kind, name);
+        *made = r != NONE;
+        return r;
+    }
+    return map_children(t, parent) ? row_in_map(t, parent, key, kind, name, made) : NONE;
+}
+
 uint32_t tlog_tree_row_(tlog_tree *t, uint32_t parent, uint32_t title, uint8_t kind,
                         const char *name, bool *made)
 {
     bool made_here = false;
-    uint32_t key = list_key(title, kind), r = NONE;
-    if (parent == NONE || t->links[parent].nchildren == IN_MAP) {
-        r = row_in_map(t, parent, key, kind, name, &made_here);
-    } else if ((r = find_in_list(t, parent, key)) != NONE) {
-    } else if (t->links[parent].nchildren < LIST_MAX) {
-        r = new_in_list(t, parent, key, kind, name);
-        made_here = r != NONE;
-    } else if (map_children(t, parent)) {
-        r = row_in_map(t, parent, key, kind, name, &made_here);
-    }
+    uint32_t key = list_key(title, kind);
+    uint32_t r = parent == NONE || t->links[parent].nchildren == IN_MAP
+                     ? row_in_map(t, parent, key, kind, name, &made_here)
+                     : row_in_list(t, parent, key, kind, name, &made_here);
     if (made)
         *made = made_here;
     return r;
