@@ -240,12 +240,12 @@ static void print_row(line *l, const tlog_node *n, uint32_t ranks, const stat_co
     const tlog_node_ranks *spread = ranks ? n->ranks : NULL;
     put_prefix(l, n->depth, n->kind);
     char *p = write_percent(room(l, ROOM_MAX), n);
-    if (!spread)
-        p = write_micros(p, rounded_micros(n->total_ns));
-    l->len = (size_t)(p - l->buf);
     if (spread) {
+        l->len = (size_t)(p - l->buf);
         flush(l);
         put_rank_columns(l->out, spread);
+    } else {
+        l->len = (size_t)(write_micros(p, rounded_micros(n->total_ns)) - l->buf);
     }
     if (sc->summary) {
         flush(l);

@@ -241,16 +241,11 @@ typedef struct instance {
     unsigned flags;           /* tlog_rec_flags */
 } instance;
 
-static uint8_t rec_kind(unsigned rec_flags)
-{
-    return (rec_flags & TLOG_REC_EXEC) ? TLOG_KIND_EXECUTION : TLOG_KIND_CONTROL;
-}
-
 /* Puts instance `at` in its row under `parent`; the row, or NONE. */
 static uint32_t place(resolver *r, uint32_t parent, uint32_t at, const instance *in)
 {
     uint32_t title = in->site ? site_title(r, in->site) : tlog_tree_title_(r->tree, in->name);
-    uint8_t kind = rec_kind(in->flags);
+    uint8_t kind = (in->flags & TLOG_REC_EXEC) ? TLOG_KIND_EXECUTION : TLOG_KIND_CONTROL;
     uint32_t row = title == NONE ? NONE
                                  : tlog_tree_row_(r->tree, parent, title, kind,
                                                   in->site ? title_text(in->site) : in->name,

@@ -73,6 +73,13 @@ static uint32_t list_key(uint32_t title, uint8_t kind)
     return title << 1 | (kind & 1u);   /* title < NONE / 2 */
 }
 
+/* A child's entry in the row map: its parent and its list key; never
+ * TLOG_MAP_EMPTY, as a list key is below NONE. */
+static uint64_t map_key(uint32_t parent, uint32_t key)
+{
+    return (uint64_t)parent << 32 | key;
+}
+
 static uint32_t new_row(tlog_tree *t, uint32_t parent, uint8_t kind, const char *name,
                         uint32_t key)
 {
@@ -96,7 +103,7 @@ static bool map_children(tlog_tree *t, uint32_t parent)
     uint32_t c = t->links[parent].child;
     for (uint32_t k = t->links[parent].nchildren; k-- > 0;) {
         c = t->links[c].sibling;
-        uint64_t key = (uint64_t)parent << 32 | t->links[c].key;
+        uint64_t key = map_key(parent, t->links[c].key);
         size_t at;
         tlog_map_find_(m, key, &at);   /* absent: a list holds each key once */
         tlog_map_set_(m, at, key, c);
@@ -111,13 +118,13 @@ static uint32_t row_in_map(tlog_tree *t, uint32_t parent, uint32_t key, uint8_t 
     tlog_map *m = &t->row_map;
     if (!tlog_map_reserve_(m, 1))
         return NONE;
-    uint64_t map_key = (uint64_t)parent << 32 | key;   /* never TLOG_MAP_EMPTY */
+    uint64_t entry = map_key(parent, key);
     size_t at;
-    if (tlog_map_find_(m, map_key, &at))
+    if (tlog_map_find_(m, entry, &at))
         return m->slots[at].value;
     uint32_t r = new_row(t, parent, kind, name, key);
     if (r != NONE) {
-        tlog_map_set_(m, at, map_key, r);
+        tlog_map_set_(m, at, entry, r);
         *made = true;
     }
     return r;
@@ -148,9 +155,12 @@ static uint32_t new_in_list(tlog_tree *t, uint32_t parent, uint32_t key, uint8_t
     if (r == NONE)
         return NONE;
     tlog_tree_link *l = &t->links[parent];
-    t->links[r].sibling = l->nchildren ? t->links[l->child].sibling : r;
-    if (l->nchildren)
+    if (l->nchildren) {
+        t->links[r].sibling = t->links[l->child].sibling;
         t->links[l->child].sibling = r;
+    } else {
+        t->links[r].sibling = r;   /* a ring of one */
+    }
     l->child = r;
     l->nchildren++;
     return r;
