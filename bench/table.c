@@ -301,8 +301,9 @@ typedef struct resolve_allocs {
 } resolve_allocs;
 
 /* What each of three resolves (tlog_frame_pop) of frames of one shape in
- * one log allocates: the first makes the scratch, later ones find it kept
- * unless it is over the bound the log keeps. */
+ * one log allocates: the first makes the scratch and the frame's arrays,
+ * later ones find the scratch and the released frame's arrays kept unless
+ * they are over the bound the log keeps. */
 static bool count_resolves(bench_shape shape, size_t n, resolve_allocs *out)
 {
     tlog_config c = {.size = sizeof c, .thread_budget = (n + n / 5 + 64) * 32,

@@ -6,6 +6,7 @@
 #include "frame.h"
 #include "log.h"
 #include "record.h"
+#include "spares.h"
 #include "stats.h"
 #include "tree.h"
 #include "upcalls.h"
@@ -113,6 +114,7 @@ tlog_frame *tlog_queue_push_locked_(tlog_log *log, tlog_frame *frame)
 static void frame_free(tlog_frame *f)
 {
     tlog_frame_free_raw_(f);
+    tlog_spares_give_(f);
     free(f->nodes);
     free(f->insts);
     free(f->worker_names);
@@ -336,6 +338,13 @@ uint32_t tlog_thread_id(tlog_log *log)
     return t ? t->id : 0;
 }
 
+/* Items an array holds room for: its capacity where known (an array kept
+ * from an earlier frame may be larger than this frame needs). */
+static size_t held(size_t used, size_t cap)
+{
+    return cap > used ? cap : used;
+}
+
 int tlog_frame_get_info(const tlog_frame *f, tlog_frame_info *out)
 {
     if (!f)
@@ -351,8 +360,8 @@ int tlog_frame_get_info(const tlog_frame *f, tlog_frame_info *out)
         .instances = f->ninsts,
         .scopes_dropped = f->dropped,
         .scopes_repaired = f->repaired,
-        .tree_bytes = sizeof *f + f->nnodes * sizeof *f->nodes +
-                      f->ninsts * sizeof *f->insts +
+        .tree_bytes = sizeof *f + held(f->nnodes, f->capnodes) * sizeof *f->nodes +
+                      held(f->ninsts, f->capinsts) * sizeof *f->insts +
                       (f->worker_names ? f->nworker_names * TLOG_NAME_MAX : 0) +
                       f->device_rows * sizeof *f->inst_devs +
                       f->nnode_devs * sizeof *f->node_devs +

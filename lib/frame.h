@@ -76,9 +76,10 @@ struct tlog_frame {
     pthread_mutex_t resolve_lock;
     atomic_bool resolved;
     tlog_node *nodes;         /* in tree order: parents first (tree.h) */
-    size_t nnodes;
+    size_t nnodes, capnodes;
     tlog_inst *insts;
-    size_t ninsts;
+    size_t ninsts, capinsts;
+    struct tlog_spares *spares; /* where its arrays go when it is freed */
     char (*worker_names)[TLOG_NAME_MAX];
     size_t nworker_names;
     int64_t start_ns;
@@ -155,6 +156,8 @@ TLOG_INTERNAL void tlog_frame_free_raw_(tlog_frame *frame);
 TLOG_INTERNAL int tlog_frame_alloc_devs_(tlog_frame *f, size_t n);
 /* Frees the scratch memory the log keeps for resolving. */
 TLOG_INTERNAL void tlog_resolve_scratch_free_(tlog_log *log);
+/* What the log keeps for resolving: its scratch and spares (spares.c). */
+TLOG_INTERNAL size_t tlog_resolve_kept_bytes_(tlog_log *log);
 
 /* A frame of a log made by an ancestor process, said the first time. */
 static inline bool tlog_frame_inherited_(const tlog_frame *f)

@@ -10,6 +10,7 @@
 #include "frame.h"
 #include "log.h"
 #include "record.h"
+#include "spares.h"
 #include "stats.h"
 #include "subscribe.h"
 #include "summary.h"
@@ -301,6 +302,7 @@ void tlog_destroy(tlog_log *log)
     tlog_devices_destroy_(log);
     tlog_stats_close_(log);
     tlog_resolve_scratch_free_(log);
+    tlog_spares_drop_(log);
     tlog_pool_destroy_(log);
     pthread_mutex_destroy(&log->errors.lock);
     pthread_mutex_destroy(&log->lock);
@@ -419,6 +421,7 @@ int tlog_get_stats(tlog_log *log, tlog_stats *out)
     s.record_bytes = atomic_load_explicit(&log->pool.bytes, memory_order_relaxed);
     tlog_stream_stats_(log, &s.frames_streamed, &s.frames_not_streamed);
     s.subscribers = tlog_subs_count_(log);
+    s.resolve_bytes = tlog_resolve_kept_bytes_(log);
 #undef TLOG_READ
     return tlog_copy_sized_(out, &s, sizeof s);
 }

@@ -93,6 +93,10 @@ struct tlog_log {
     /* resolve.c's scratch memory, kept for the next frame; NULL while a
      * resolve has it (another then makes its own). */
     _Atomic(struct tlog_resolve_scratch *) resolve_scratch;
+    atomic_size_t scratch_bytes;  /* of the scratch kept (tlog_stats) */
+    /* spares.c: a released frame's arrays, for the next resolve; made with
+     * the first frame resolved. */
+    _Atomic(struct tlog_spares *) spares;
 
     tlog_log_pool pool;
     tlog_log_clock clock;

@@ -30,6 +30,7 @@
 #include "map.h"
 #include "record.h"
 #include "site.h"
+#include "spares.h"
 #include "tree.h"
 #include "util.h"
 
@@ -138,7 +139,9 @@ static size_t scratch_bytes(const struct tlog_resolve_scratch *s)
 __attribute__((noinline)) static struct tlog_resolve_scratch *scratch_take(tlog_log *log)
 {
     struct tlog_resolve_scratch *s = atomic_exchange(&log->resolve_scratch, NULL);
-    if (!s)
+    if (s)
+        atomic_fetch_sub(&log->scratch_bytes, scratch_bytes(s));
+    else
         s = tlog_calloc_(1, sizeof *s);
     if (s) {
         tlog_tree_clear_(&s->tree);
@@ -155,18 +158,34 @@ static bool scratch_kept(const struct tlog_resolve_scratch *s, const tlog_frame 
     return bytes <= KEEP_SCRATCH_BYTES || bytes / 4 <= frame;
 }
 
+/* The scratch's bytes are counted before it can be taken again, so that
+ * tlog_stats never sees them taken off before they were added. */
 static void scratch_put(const tlog_frame *served, struct tlog_resolve_scratch *s)
 {
     tlog_log *log = served->log;
-    struct tlog_resolve_scratch *none = NULL;
-    if (!scratch_kept(s, served) ||
-        !atomic_compare_exchange_strong(&log->resolve_scratch, &none, s))
+    if (!scratch_kept(s, served)) {
         scratch_free(s);
+        return;
+    }
+    size_t bytes = scratch_bytes(s);
+    atomic_fetch_add(&log->scratch_bytes, bytes);
+    struct tlog_resolve_scratch *none = NULL;
+    if (!atomic_compare_exchange_strong(&log->resolve_scratch, &none, s)) {
+        atomic_fetch_sub(&log->scratch_bytes, bytes);
+        scratch_free(s);
+    }
 }
 
 void tlog_resolve_scratch_free_(tlog_log *log)
 {
     scratch_free(atomic_exchange(&log->resolve_scratch, NULL));
+    atomic_store(&log->scratch_bytes, 0);
+}
+
+size_t tlog_resolve_kept_bytes_(tlog_log *log)
+{
+    return atomic_load_explicit(&log->scratch_bytes, memory_order_relaxed) +
+           tlog_spares_bytes_(log);
 }
 
 /* ---- titles of sites ---- */
@@ -729,6 +748,7 @@ static void undo(tlog_frame *f)
     f->inst_devs = NULL;
     f->worker_names = NULL;
     f->nnodes = f->ninsts = f->nnode_devs = f->nworker_names = 0;
+    f->capnodes = f->capinsts = 0;
     f->device_rows = f->device_unresolved = 0;
 }
 
@@ -742,7 +762,12 @@ static int build(resolver *r)
     size_t cap = count_instances(f, nslots, &workers);
     if (cap >= NONE - 2)
         return TLOG_ENOMEM;
-    f->insts = tlog_malloc_(cap * sizeof *f->insts);
+    tlog_spares_take_(f->log, f);
+    if (!f->insts || f->capinsts < cap) {
+        free(f->insts);
+        f->insts = tlog_malloc_(cap * sizeof *f->insts);
+        f->capinsts = f->insts ? cap : 0;
+    }
     f->worker_names = tlog_calloc_(workers ? workers : 1, TLOG_NAME_MAX);
     f->inst_devs = tlog_calloc_(f->ndrows ? f->ndrows : 1, sizeof *f->inst_devs);
     if (!f->insts || !f->worker_names || !f->inst_devs)

@@ -393,23 +393,31 @@ static void put_node(const tlog_tree *t, tlog_node *out, size_t j, const tlog_tr
         parent->self_ns = parent->self_ns > total ? parent->self_ns - total : 0;
 }
 
+/* The frame's node array, room for n: its own (spares.c) when that is
+ * large enough, else a new one that replaces it. */
+static bool nodes_room(tlog_frame *f, size_t n)
+{
+    if (f->nodes && f->capnodes >= n)
+        return true;
+    tlog_node *out = n ? tlog_aligned_alloc_(TLOG_NODE_ALIGN, n * sizeof *out) : NULL;
+    if (!out)
+        return false;
+    free(f->nodes);
+    f->nodes = out;
+    f->capnodes = n;
+    return true;
+}
+
 int tlog_tree_finish_(tlog_tree *t, tlog_frame *f, const tlog_tree_finish *how)
 {
     size_t n = t->nrows;
-    tlog_node *out = n ? tlog_aligned_alloc_(TLOG_NODE_ALIGN, n * sizeof *out) : NULL;
-    if (!out || !group_children(t)) {
-        free(out);
+    if (!n || !nodes_room(f, n) || !group_children(t))
         return TLOG_ENOMEM;
-    }
     order_children(t, how->order);
-    if (!renumber(t)) {
-        free(out);
+    if (!renumber(t))
         return TLOG_ENOMEM;
-    }
     for (size_t j = 0; j < n; j++)
-        put_node(t, out, j, how);
-    free(f->nodes);
-    f->nodes = out;
+        put_node(t, f->nodes, j, how);
     f->nnodes = n;
     return TLOG_OK;
 }

@@ -1,19 +1,20 @@
 /* Resolving reuses its scratch memory (the row map, per-record sizes, the
- * walks' stacks): once a log has resolved a frame, resolving another of the
- * same shape allocates only the blocks the resolved frame keeps, whatever
- * number of scopes it holds. Counted with the allocation hook of a
- * -Dtest_hooks=true build, not timed. */
+ * walks' stacks) and the node and instance arrays of the frame released
+ * before: once a log has resolved a frame, resolving another of the same
+ * shape allocates only two small blocks, whatever number of scopes it
+ * holds. Counted with the allocation hook of a -Dtest_hooks=true build,
+ * not timed. */
 #include "common.h"
 
 void tlog_test_fail_alloc(uint64_t n);
 uint64_t tlog_test_alloc_count(void);
 
-/* The blocks a resolved frame of host scopes owns: its nodes, its
- * instances, its instances' device side data and its worker threads' names
- * (the last two one small block each even when empty). Scratch that is
- * kept adds none; scratch made anew adds several, and a block per scope or
- * per row would add thousands. */
-#define FRAME_BLOCKS 4
+/* The blocks a resolved frame of host scopes allocates once its log keeps
+ * a released frame's arrays (its nodes and instances): its instances'
+ * device side data and its worker threads' names, one small block each
+ * even when empty. Scratch that is kept adds none; scratch made anew adds
+ * several, and a block per scope or per row would add thousands. */
+#define FRAME_BLOCKS 2
 
 #define STEPS 200   /* 10 scopes a step: 2,001 scopes in 6 rows */
 
@@ -119,8 +120,9 @@ static void second_and_third_latest_allocate_only_the_frame(void **state)
     check_reuse(false);
 }
 
-/* Large frames one after another reuse their scratch; a smaller frame
- * after them gives it back, so the next one makes its own. */
+/* Large frames one after another reuse their scratch and arrays; a
+ * smaller frame after them gives the scratch and the node array back, so
+ * the next one makes its own. */
 static void large_scratch_is_kept_while_frames_need_it(void **state)
 {
     (void)state;

@@ -445,6 +445,9 @@ typedef struct tlog_stats {
                                    * write (after a write error) */
     uint64_t subscribers;       /* subscriptions on the log now, the NVTX and
                                  * roctx forwarders' included */
+    uint64_t resolve_bytes;     /* memory kept for resolving the next frame:
+                                 * the resolver's scratch and a released
+                                 * frame's node and instance arrays */
 } tlog_stats;
 
 /* Fills *out (set out->size first). Thread-safe. */
