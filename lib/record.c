@@ -1064,6 +1064,12 @@ void tlog_log_begin(tlog_log *log, const tlog_site *site)
         tlog_report_null_site_(log, "tlog_log_begin(log, NULL)");
         return;
     }
+    tlog_thread *recent = tlog_thread_recent_(log);
+    if (TLOG_LIKELY(recent)) {
+        if (tlog_level_on_(site->level, atomic_load_explicit(&log->level, memory_order_relaxed)))
+            begin_on(recent, site);
+        return;
+    }
     log = tlog_resolve_log_(log);
     if (!log || !tlog_level_on_(site->level, atomic_load_explicit(&log->level,
                                                                   memory_order_relaxed)))
@@ -1079,6 +1085,11 @@ void tlog_log_end(tlog_log *log, const tlog_site *site)
 {
     if (TLOG_UNLIKELY(!site)) {
         tlog_report_null_site_(log, "tlog_log_end(log, NULL)");
+        return;
+    }
+    tlog_thread *recent = tlog_thread_recent_(log);
+    if (TLOG_LIKELY(recent)) {
+        end_any(recent, site);
         return;
     }
     log = tlog_resolve_log_(log);

@@ -272,6 +272,21 @@ extern TLOG_TLS TLOG_INTERNAL tlog_thread *tlog_tls_default_;
  * application's (thread.c). */
 extern TLOG_TLS TLOG_INTERNAL tlog_thread *tlog_tls_clocked_;
 #define TLOG_TLS_CLOCKED_DEFINITION TLOG_TLS TLOG_INTERNAL tlog_thread *tlog_tls_clocked_
+/* The calling thread's state last found in a log by tlog_thread_peek_
+ * (thread.c), or NULL: cleared before it is freed, and at fork in the
+ * child, whose states of inherited logs are dropped. */
+extern TLOG_TLS TLOG_INTERNAL tlog_thread *tlog_tls_recent_;
+#define TLOG_TLS_RECENT_DEFINITION TLOG_TLS TLOG_INTERNAL tlog_thread *tlog_tls_recent_
+
+/* The calling thread's state in `log` when it is the one last found there:
+ * a log given by the application finds it with one TLS load and one
+ * compare. A state whose log was destroyed has no log, so it never
+ * matches a new log made at the same address. */
+static inline tlog_thread *tlog_thread_recent_(const tlog_log *log)
+{
+    tlog_thread *t = tlog_tls_recent_;
+    return t && atomic_load_explicit(&t->log, memory_order_relaxed) == log ? t : NULL;
+}
 
 /* thread.c */
 TLOG_INTERNAL tlog_thread *tlog_thread_get_(tlog_log *log);

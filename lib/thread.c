@@ -14,6 +14,8 @@ TLOG_TLS_DEFAULT_DEFINITION;  /* state in the default log */
  * their fast paths read the hardware clock without a test. */
 TLOG_TLS_CLOCKED_DEFINITION;
 #define tls_default_clocked tlog_tls_clocked_
+TLOG_TLS_RECENT_DEFINITION;
+#define tls_recent tlog_tls_recent_
 
 static TLOG_TLS tlog_thread *tls_states;   /* every state of this thread */
 static TLOG_TLS char tls_name[TLOG_NAME_MAX];
@@ -43,7 +45,7 @@ void tlog_thread_atfork_(int phase)
         return;
     tlog_thread *t = tls_default ? tls_default : tls_default_clocked;
     tls_forked_open = t ? tlog_thread_depth_(t) : 0;
-    tls_default = tls_default_clocked = NULL;
+    tls_default = tls_default_clocked = tls_recent = NULL;
     tls_states = NULL;
     if (exit_key_made)
         pthread_setspecific(exit_key, NULL);
@@ -104,6 +106,8 @@ static void give_back(tlog_log *log, held *h)
 
 static void free_state(tlog_thread *t)
 {
+    if (t == tls_recent)
+        tls_recent = NULL;
     free(t->over);
     free(t->notes);
     free(t->stack);
@@ -117,7 +121,7 @@ static void on_thread_exit(void *unused)
     (void)unused;
     tlog_thread *t = tls_states;
     tls_states = NULL;
-    tls_default = tls_default_clocked = NULL;
+    tls_default = tls_default_clocked = tls_recent = NULL;
     while (t) {
         tlog_thread *next = t->next_in_thread;
         tlog_lock_(&states_lock, TLOG_LOCK_THREAD_STATES);
@@ -241,7 +245,7 @@ tlog_thread *tlog_thread_peek_(tlog_log *log)
 {
     tlog_thread *t = tls_default ? tls_default : tls_default_clocked;
     if (t && log->is_default)
-        return t;
+        return tls_recent = t;
     bool dead = false;
     for (t = tls_states; t; t = t->next_in_thread) {
         tlog_log *owner = tlog_thread_log_(t);
@@ -251,6 +255,8 @@ tlog_thread *tlog_thread_peek_(tlog_log *log)
     }
     if (dead)
         prune_dead_states();
+    if (t)
+        tls_recent = t;
     return t;
 }
 

@@ -249,6 +249,35 @@ static void scope_open_across_fork_ends_quietly_in_the_child(void **state)
     assert_int_equal(wait_for(pid), 0);
 }
 
+/* The forking thread's last scopes were in a log of its own: in the child,
+ * that log is refused like any inherited one (said once), although the
+ * thread found its state there last. */
+static void a_log_the_forking_thread_used_last_is_refused_in_the_child(void **state)
+{
+    (void)state;
+    tlog_config c = {.size = sizeof c, .flags = TLOG_CONFIG_IGNORE_ENV};
+    tlog_log *log;
+    assert_int_equal(tlog_create(&c, &log), TLOG_OK);
+    const tlog_site *site = site_named("Parent's");
+    tlog_log_begin(log, site);
+    tlog_log_end(log, site);
+    tlog_log_begin(log, site);   /* found as the state used last */
+    tlog_log_end(log, site);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        memset(&errors, 0, sizeof errors);
+        tlog_log_begin(log, site);
+        tlog_log_end(log, site);
+        bool said = count_code(&errors, TLOG_EINVAL) == 1 && strstr(errors.last, "before fork()");
+        tlog_stats st = {.size = sizeof st};
+        _exit(!said ? 2 : tlog_get_stats(log, &st) != TLOG_EINVAL ? 3 : 0);
+    }
+    assert_int_equal(wait_for(pid), 0);
+    assert_int_equal(tlog_frame_count(log), 2);
+    tlog_destroy(log);
+}
+
 int main(void)
 {
 #ifdef ALLOCATOR_FORK_UNSAFE
@@ -268,6 +297,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(children_forked_mid_recording_finish),
         cmocka_unit_test(scope_open_across_fork_ends_quietly_in_the_child),
+        cmocka_unit_test(a_log_the_forking_thread_used_last_is_refused_in_the_child),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     char path[300];
