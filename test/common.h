@@ -156,6 +156,30 @@ static inline char *dump_string(const tlog_frame *f, const tlog_dump_options *o)
 
 #define NS_PER_MS 1000000ull
 
+/* A frame of distinct rows, 16 children a row, four levels below the root:
+ * 69,905 rows, whose node array (about 8.5 MiB) and resolver scratch
+ * (about 24 MiB) are over the 8 MiB a log always keeps for resolving. */
+#define LARGE_ROWS (1 + 16 + 256 + 4096 + 65536)
+
+static inline void record_subtree(tlog_log *log, int depth, double *t)
+{
+    static const char *const names[16] = {"a", "b", "c", "d", "e", "f", "g", "h",
+                                          "i", "j", "k", "l", "m", "n", "o", "p"};
+    for (int k = 0; k < 16; k++) {
+        begin_at(log, names[k], *t += 0.001);
+        if (depth > 1)
+            record_subtree(log, depth - 1, t);
+        end_at(log, names[k], *t += 0.001);
+    }
+}
+
+static inline void record_large_frame(tlog_log *log, double at)
+{
+    begin_at(log, "Frame", at);
+    record_subtree(log, 4, &at);
+    end_at(log, "Frame", at + 1);
+}
+
 /* Bytes of thread_budget (and of record memory) a scope's record takes in
  * its compact form (doc/guide.md, "Memory"): what the tests' budgets and
  * memory bounds count in. */

@@ -24,29 +24,6 @@ static void record_small_frame(tlog_log *log, double at)
     end_at(log, "Frame", at + 100);
 }
 
-/* Distinct rows, 16 children a row, four levels: 69,905 rows, whose node
- * array (about 8.5 MiB) is over the 8 MiB a log always keeps. */
-#define LARGE_ROWS (1 + 16 + 256 + 4096 + 65536)
-
-static void record_subtree(tlog_log *log, int depth, double *t)
-{
-    static const char *const names[16] = {"a", "b", "c", "d", "e", "f", "g", "h",
-                                          "i", "j", "k", "l", "m", "n", "o", "p"};
-    for (int k = 0; k < 16; k++) {
-        begin_at(log, names[k], *t += 0.001);
-        if (depth > 1)
-            record_subtree(log, depth - 1, t);
-        end_at(log, names[k], *t += 0.001);
-    }
-}
-
-static void record_large_frame(tlog_log *log, double at)
-{
-    begin_at(log, "Frame", at);
-    record_subtree(log, 4, &at);
-    end_at(log, "Frame", at + 1);
-}
-
 static tlog_log *loop_log(void)
 {
     tlog_config c = test_config(NULL);

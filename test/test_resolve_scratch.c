@@ -41,29 +41,8 @@ static void record_frame(tlog_log *log, double at)
     end_at(log, "Frame", at + STEPS + 2);
 }
 
-/* A frame of distinct rows, 16 children a row, four levels: 69,905 rows,
- * whose scratch (about 24 MiB) is over the 8 MiB a log always keeps and
- * less than four times what the frame holds (about 10 MiB). */
-#define LARGE_ROWS (1 + 16 + 256 + 4096 + 65536)
-
-static void record_subtree(tlog_log *log, int depth, double *t)
-{
-    static const char *const names[16] = {"a", "b", "c", "d", "e", "f", "g", "h",
-                                          "i", "j", "k", "l", "m", "n", "o", "p"};
-    for (int k = 0; k < 16; k++) {
-        begin_at(log, names[k], *t += 0.001);
-        if (depth > 1)
-            record_subtree(log, depth - 1, t);
-        end_at(log, names[k], *t += 0.001);
-    }
-}
-
-static void record_large_frame(tlog_log *log, double at)
-{
-    begin_at(log, "Frame", at);
-    record_subtree(log, 4, &at);
-    end_at(log, "Frame", at + 1);
-}
+/* Frames of LARGE_ROWS rows (common.h): their scratch is less than four
+ * times what such a frame holds (about 10 MiB). */
 
 /* Allocations made by taking one frame resolved, with its counts checked. */
 static uint64_t allocations_to_resolve_shape(tlog_log *log, bool pop, size_t instances,
