@@ -607,10 +607,16 @@ static void close_top(tlog_thread *t, tlog_log *log, tlog_ticks now, unsigned fl
         tell_end(t, log, &closed, &note, now, flags, root, serial);
 }
 
+/* Whether the log's level lets the site's scopes in. */
+static inline bool log_takes(const tlog_log *log, const tlog_site *site)
+{
+    return tlog_level_on_(site->level, atomic_load_explicit(&log->level, memory_order_relaxed));
+}
+
 static void report_unmatched(tlog_thread *t, tlog_log *log, const tlog_site *site)
 {
     /* A guard whose begin was skipped by the level check ends here too. */
-    if (!tlog_level_on_(site->level, atomic_load_explicit(&log->level, memory_order_relaxed)))
+    if (!log_takes(log, site))
         return;
     if (tlog_thread_forked_end_(log))
         return;
@@ -1066,13 +1072,12 @@ void tlog_log_begin(tlog_log *log, const tlog_site *site)
     }
     tlog_thread *recent = tlog_thread_recent_(log);
     if (TLOG_LIKELY(recent)) {
-        if (tlog_level_on_(site->level, atomic_load_explicit(&log->level, memory_order_relaxed)))
+        if (log_takes(log, site))
             begin_on(recent, site);
         return;
     }
     log = tlog_resolve_log_(log);
-    if (!log || !tlog_level_on_(site->level, atomic_load_explicit(&log->level,
-                                                                  memory_order_relaxed)))
+    if (!log || !log_takes(log, site))
         return;
     tlog_thread *t = tlog_thread_get_(log);
     if (t)

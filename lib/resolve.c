@@ -35,13 +35,6 @@
 #include "util.h"
 
 #define NONE TLOG_TREE_NONE
-/* Scratch up to this size is kept for the log's next frame; larger
- * scratch only while it is at most four times what the frame it served
- * holds (its nodes and instances: a frame of distinct rows needs about
- * twice that, more just past a doubling), so that a log resolving large
- * frames one after another makes its scratch once, and one large frame's
- * scratch is given back after the next, smaller, frame. */
-#define KEEP_SCRATCH_BYTES ((size_t)8 << 20)
 
 /* A sync scope of the frame, for placement. */
 typedef struct sync_ref {
@@ -151,11 +144,13 @@ __attribute__((noinline)) static struct tlog_resolve_scratch *scratch_take(tlog_
     return s;
 }
 
+/* Kept by the rule of tlog_worth_keeping_, against what the frame it
+ * served holds (its nodes and instances: a frame of distinct rows needs
+ * about twice that in scratch, more just past a doubling). */
 static bool scratch_kept(const struct tlog_resolve_scratch *s, const tlog_frame *served)
 {
-    size_t bytes = scratch_bytes(s);
     size_t frame = served->nnodes * sizeof(tlog_node) + served->ninsts * sizeof(tlog_inst);
-    return bytes <= KEEP_SCRATCH_BYTES || bytes / 4 <= frame;
+    return tlog_worth_keeping_(scratch_bytes(s), frame);
 }
 
 /* The scratch's bytes are counted before it can be taken again, so that

@@ -7,11 +7,9 @@
  * system. The log keeps the arrays of a released frame instead, one set,
  * and the next resolve writes into memory already touched.
  *
- * An array stays kept while it is at most KEEP_BYTES, or at most four
- * times what the frame that last used it needed: frames of one large
- * shape after another keep theirs, and the first smaller frame after a
- * large one gives it back (the resolver's scratch follows the same rule).
- * Of two arrays on offer at once, the larger is kept. */
+ * An array stays kept by the rule of tlog_worth_keeping_ (spares.h), which
+ * the resolver's scratch follows too. Of two arrays on offer at once, the
+ * larger is kept. */
 #include "spares.h"
 
 #include <stdatomic.h>
@@ -19,8 +17,6 @@
 #include "alloc.h"
 #include "frame.h"
 #include "log.h"
-
-enum { KEEP_BYTES = 8u << 20 };
 
 /* One frame's arrays; either may be NULL. */
 typedef struct kept {
@@ -99,6 +95,17 @@ static void put_back(tlog_spares *sp, kept *k)
     }
 }
 
+/* A kept array, with its capacity, to a frame that has none of its own. */
+static void move(void **to, size_t *to_cap, void **from, size_t *from_cap)
+{
+    if (*to)
+        return;
+    *to = *from;
+    *to_cap = *from_cap;
+    *from = NULL;
+    *from_cap = 0;
+}
+
 void tlog_spares_take_(tlog_log *log, tlog_frame *f)
 {
     if (!f->spares) {
@@ -110,24 +117,9 @@ void tlog_spares_take_(tlog_log *log, tlog_frame *f)
     kept *k = take_slot(f->spares);
     if (!k)
         return;
-    if (!f->nodes) {
-        f->nodes = k->nodes;
-        f->capnodes = k->capnodes;
-        k->nodes = NULL;
-        k->capnodes = 0;
-    }
-    if (!f->insts) {
-        f->insts = k->insts;
-        f->capinsts = k->capinsts;
-        k->insts = NULL;
-        k->capinsts = 0;
-    }
+    move((void **)&f->nodes, &f->capnodes, (void **)&k->nodes, &k->capnodes);
+    move((void **)&f->insts, &f->capinsts, (void **)&k->insts, &k->capinsts);
     put_back(f->spares, k);   /* the holder, for the next release */
-}
-
-static bool worth_keeping(size_t cap, size_t used, size_t size)
-{
-    return cap * size <= KEEP_BYTES || cap / 4 <= used;
 }
 
 /* The larger of the kept array and the offered one stays in *kept_p; the
@@ -138,7 +130,7 @@ static void offer(void **kept_p, size_t *kept_cap, void *array, size_t cap, size
 {
     if (!array)
         return;
-    if (!worth_keeping(cap, used, size) || cap <= *kept_cap) {
+    if (!tlog_worth_keeping_(cap * size, used * size) || cap <= *kept_cap) {
         free(array);
         return;
     }

@@ -5,6 +5,18 @@
 
 #include "internal.h"
 
+/* Memory a log keeps for its next resolve (the resolver's scratch, a
+ * released frame's arrays) stays kept while it is at most
+ * TLOG_KEEP_BYTES, or at most four times what the frame that used it last
+ * needed: a log resolving large frames one after another makes it once,
+ * and the first smaller frame after a large one gives it back. */
+#define TLOG_KEEP_BYTES ((size_t)8 << 20)
+
+static inline bool tlog_worth_keeping_(size_t bytes, size_t needed)
+{
+    return bytes <= TLOG_KEEP_BYTES || bytes / 4 <= needed;
+}
+
 /* What a log keeps, shared with its resolved frames (each holds a
  * reference: a frame may be released after its log is destroyed). */
 typedef struct tlog_spares tlog_spares;

@@ -186,7 +186,8 @@ typedef struct tlog_tree_finish {
     uint64_t origin;          /* with rate: the unit time that is 0 ns */
 } tlog_tree_finish;
 
-/* Writes the rows as the frame's nodes (f->nodes, f->nnodes), linked, with
+/* Writes the rows as the frame's nodes (f->nodes, f->nnodes; into the
+ * frame's own array when its capnodes suffice), linked, with
  * depths and self times, numbered in pre-order (walking the
  * nodes array in order is walking the tree); the node of row r is then
  * t->renumber[r]. TLOG_ENOMEM. */
