@@ -48,11 +48,38 @@ static inline uint64_t tlog_get_u64_(const uint8_t *p)
     return v;
 }
 
+/* LEB128: seven bits a byte, low bits first, the high bit set on every
+ * byte but the last; at most TLOG_VARINT_MAX bytes. Returns the bytes
+ * written. */
+#define TLOG_VARINT_MAX 10u
+
+static inline size_t tlog_put_varint_(uint8_t *p, uint64_t v)
+{
+    size_t n = 0;
+    for (; v >= 0x80; v >>= 7)
+        p[n++] = (uint8_t)(v | 0x80);
+    p[n++] = (uint8_t)v;
+    return n;
+}
+
+/* Signed values as varints: small magnitudes of either sign stay short. */
+static inline uint64_t tlog_zigzag_(int64_t v)
+{
+    return v < 0 ? ~((uint64_t)v << 1) : (uint64_t)v << 1;
+}
+
+static inline int64_t tlog_unzigzag_(uint64_t v)
+{
+    return v & 1 ? (int64_t)~(v >> 1) : (int64_t)(v >> 1);
+}
+
 /* A cursor over a block's payload that never reads past its end: reads
- * beyond it give zeros and set short_read. */
+ * beyond it give zeros and set short_read; a varint longer than any
+ * uint64 needs sets overlong. */
 typedef struct tlog_cursor {
     const uint8_t *p, *end;
     bool short_read;
+    bool overlong;
 } tlog_cursor;
 
 static inline const uint8_t *tlog_need_(tlog_cursor *c, size_t n)
@@ -83,6 +110,25 @@ static inline uint64_t tlog_read_u64_(tlog_cursor *c)
 {
     const uint8_t *p = tlog_need_(c, 8);
     return p ? tlog_get_u64_(p) : 0;
+}
+
+static inline uint64_t tlog_read_varint_(tlog_cursor *c)
+{
+    uint64_t v = 0;
+    for (unsigned shift = 0; shift < 7 * TLOG_VARINT_MAX; shift += 7) {
+        const uint8_t *p = tlog_need_(c, 1);
+        if (!p)
+            return 0;
+        /* The tenth byte holds bit 63 only. */
+        if (shift == 63 && *p > 1)
+            break;
+        v |= (uint64_t)(*p & 0x7f) << shift;
+        if (!(*p & 0x80))
+            return v;
+    }
+    c->overlong = true;
+    c->p = c->end;
+    return 0;
 }
 
 /* A string's bytes (not NUL-terminated) and length; "" past the end. */

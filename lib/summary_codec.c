@@ -286,7 +286,7 @@ int tlog_summary_decode_(const void *data, size_t len, tlog_summary **out)
         *out = NULL;
     if (!data || !out)
         return TLOG_EINVAL;
-    reading rd = {.c = {data, (const uint8_t *)data + len, false}};
+    reading rd = {.c = {.p = data, .end = (const uint8_t *)data + len}};
     const uint8_t *head = tlog_need_(&rd.c, HEAD_BYTES);
     if (!head || memcmp(head, MAGIC, 4) != 0 || tlog_get_u32_(head + 4) != VERSION)
         return TLOG_EFORMAT;

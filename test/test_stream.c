@@ -1,5 +1,6 @@
 /* The binary stream: round trips, its settings, write failures, and what
  * the reader says about damaged, foreign and future files. */
+#include <pthread.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -106,6 +107,175 @@ static void stream_reads_back_as_the_in_process_dump(void **state)
     assert_int_equal(info.end_frames, FRAMES);
     assert_int_equal(info.frames, FRAMES);
     tlog_reader_close(r);
+}
+
+/* Nodes of a frame in walk order: an instance's row compares across
+ * frames by its place there. */
+typedef struct node_list {
+    const tlog_node *at[64];
+    size_t n;
+} node_list;
+
+static int list_node(void *user, const tlog_node *node, const tlog_node_info *info)
+{
+    (void)info;
+    node_list *l = user;
+    assert_true(l->n < 64);
+    l->at[l->n++] = node;
+    return 0;
+}
+
+static size_t place_of(const node_list *l, const tlog_node *node)
+{
+    if (!node)
+        return SIZE_MAX;
+    for (size_t i = 0; i < l->n; i++)
+        if (l->at[i] == node)
+            return i;
+    fail_msg("an instance's row is not in its frame");
+    return SIZE_MAX;
+}
+
+typedef struct instance_cases {
+    size_t earlier, other_thread, launched;
+} instance_cases;
+
+/* Every instance of `got` is the one of `want` at the same index. */
+static void same_instances(const tlog_frame *want, const tlog_frame *got, instance_cases *seen)
+{
+    node_list lw = {.n = 0}, lg = {.n = 0};
+    tlog_frame_walk(want, list_node, &lw);
+    tlog_frame_walk(got, list_node, &lg);
+    assert_int_equal(lw.n, lg.n);
+    tlog_frame_info fw = {.size = sizeof fw}, fg = {.size = sizeof fg};
+    tlog_frame_get_info(want, &fw);
+    tlog_frame_get_info(got, &fg);
+    assert_true(fw.instances > 0);
+    assert_int_equal(fw.instances, fg.instances);
+    int64_t last = 0;
+    for (size_t k = 0; k < fw.instances; k++) {
+        tlog_instance a = {.size = sizeof a}, b = {.size = sizeof b};
+        assert_int_equal(tlog_frame_get_instance(want, k, &a), TLOG_OK);
+        assert_int_equal(tlog_frame_get_instance(got, k, &b), TLOG_OK);
+        assert_int_equal(place_of(&lw, a.node), place_of(&lg, b.node));
+        assert_int_equal(a.thread, b.thread);
+        assert_int_equal(a.start_ns, b.start_ns);
+        assert_int_equal(a.duration_ns, b.duration_ns);
+        assert_int_equal(place_of(&lw, a.launcher), place_of(&lg, b.launcher));
+        seen->earlier += k && a.start_ns < last;
+        seen->other_thread += a.thread != fw.thread;
+        seen->launched += a.launcher != NULL;
+        last = a.start_ns;
+    }
+}
+
+typedef struct tile_work {
+    tlog_token token;
+    tlog_log *log;
+} tile_work;
+
+static void *tile_worker(void *arg)
+{
+    tile_work *w = arg;
+    tlog_thread_name("Worker 1");
+    assert_int_equal(tlog_adopt_begin(&w->token), TLOG_OK);
+    tlog_log_begin(w->log, site_named("Tile"));
+    tlog_log_end(w->log, site_named("Tile"));
+    tlog_adopt_end(&w->token);
+    return NULL;
+}
+
+/* Instances are written as differences from the one before: those that
+ * start earlier than it, run on another thread or have a launcher read
+ * back exactly too. */
+static void instances_read_back_exactly(void **state)
+{
+    (void)state;
+    const char *path = path_in_dir("instances.tlog");
+    sim_options o = {.device_flags = TLOG_DEVICE_LAUNCH_ROWS, .max_frames = 64,
+                     .stream_path = path};
+    sim_fixture *fx = sim_fixture_make(&o);
+    enum { FRAMES = 4 };
+    tlog_frame *want[FRAMES];
+    for (int k = 0; k < FRAMES; k++) {
+        host_begin(fx, "Frame");
+        host_begin(fx, "Parallel");
+        tile_work w = {tlog_handoff(fx->log), fx->log};
+        pthread_t th;
+        assert_int_equal(pthread_create(&th, NULL, tile_worker, &w), 0);
+        pthread_join(th, NULL);
+        host_end(fx, "Parallel");
+        host_begin(fx, "Late");
+        sim_at(fx, sim_ms(fx) + 0.5);
+        /* A timing that began before the scope recorded just before it. */
+        tlog_insert(fx->log, site_named("Inserted"), TLOG_KIND_EXECUTION,
+                    tlog_now(fx->log) - 2000000 - (uint64_t)k, tlog_now(fx->log));
+        host_end(fx, "Late");
+        kernel(fx, fx->q1, "Kernel", 1.0 + k);
+        sync_until(fx, "Sync", sim_ms(fx) + 2.0 + k);
+        host_end(fx, "Frame");
+        want[k] = tlog_frame_latest(fx->log);
+        assert_non_null(want[k]);
+    }
+    assert_int_equal(tlog_stream_flush(fx->log), TLOG_OK);
+    tlog_reader *r;
+    assert_int_equal(tlog_reader_open(path, &r), TLOG_OK);
+    instance_cases seen = {0, 0, 0};
+    for (int k = 0; k < FRAMES; k++) {
+        tlog_frame *got;
+        assert_int_equal(tlog_reader_next(r, &got), TLOG_OK);
+        same_instances(want[k], got, &seen);
+        tlog_frame_release(got);
+        tlog_frame_release(want[k]);
+    }
+    tlog_reader_close(r);
+    assert_true(seen.earlier >= FRAMES);
+    assert_true(seen.other_thread >= FRAMES);
+    assert_true(seen.launched >= FRAMES);
+    sim_fixture_free(fx);
+}
+
+/* One recording (fuzz/make_corpus) as the version 1 writer and the
+ * version 2 writer wrote it: a reader reads both to the same frames,
+ * instances included. */
+static void version_1_and_2_files_read_alike(void **state)
+{
+    (void)state;
+    instance_cases seen = {0, 0, 0};
+    const char *names[] = {"host.tlog", "device.tlog"};
+    for (int i = 0; i < 2; i++) {
+        char p1[512], p2[512];
+        snprintf(p1, sizeof p1, "%s/stream-v1/%s", GOLDEN_DIR, names[i]);
+        snprintf(p2, sizeof p2, "%s/stream-v2/%s", GOLDEN_DIR, names[i]);
+        tlog_reader *r1, *r2;
+        assert_int_equal(tlog_reader_open(p1, &r1), TLOG_OK);
+        assert_int_equal(tlog_reader_open(p2, &r2), TLOG_OK);
+        tlog_frame *f1, *f2;
+        int frames = 0;
+        while (tlog_reader_next(r1, &f1) == TLOG_OK) {
+            assert_int_equal(tlog_reader_next(r2, &f2), TLOG_OK);
+            char *d1 = dump_of(f1), *d2 = dump_of(f2);
+            assert_string_equal(d1, d2);
+            same_instances(f1, f2, &seen);
+            free(d1);
+            free(d2);
+            tlog_frame_release(f1);
+            tlog_frame_release(f2);
+            frames++;
+        }
+        assert_true(frames >= 2);
+        assert_int_equal(tlog_reader_next(r2, &f2), TLOG_ENOFRAME);
+        tlog_reader_info v1 = {.size = sizeof v1}, v2 = {.size = sizeof v2};
+        tlog_reader_get_info(r1, &v1);
+        tlog_reader_get_info(r2, &v2);
+        assert_int_equal(v1.version_major, 1);
+        assert_int_equal(v2.version_major, 2);
+        assert_true(v1.ended && v2.ended);
+        tlog_reader_close(r1);
+        tlog_reader_close(r2);
+    }
+    assert_true(seen.other_thread > 0);
+    assert_true(seen.launched > 0);
 }
 
 /* The command-line reader prints a frame exactly as the process did. */
@@ -423,11 +593,14 @@ static void future_version_is_refused(void **state)
     (void)state;
     size_t n;
     uint8_t *b = read_file(good_stream(), &n);
-    b[8] = 2;   /* major version 2 */
+    b[8] = 3;   /* major version 3 */
     char err[256];
     int frames;
     assert_int_equal(read_all(b, n, &frames, err, sizeof err), TLOG_EVERSION);
-    assert_non_null(strstr(err, "version 2.0"));
+    assert_non_null(strstr(err, "version 3.0"));
+    assert_non_null(strstr(err, "reads versions 1 to 2"));
+    b[8] = 0;
+    assert_int_equal(read_all(b, n, &frames, err, sizeof err), TLOG_EFORMAT);
     free(b);
 }
 
@@ -574,19 +747,119 @@ static void put_one_row_frame(hand_stream *s, uint64_t serial, uint64_t total)
     put_le(s, crc32_of(s->b + block, s->n - block), 4);
 }
 
+static void put_var(hand_stream *s, uint64_t v)
+{
+    for (; v >= 0x80; v >>= 7)
+        s->b[s->n++] = (uint8_t)(v | 0x80);
+    s->b[s->n++] = (uint8_t)v;
+}
+
+static void put_header(hand_stream *s, unsigned major)
+{
+    memset(s->b, 0, 64);
+    memcpy(s->b, "TLOGSTRM", 8);
+    s->n = 8;
+    put_le(s, major, 2);
+    put_le(s, 0, 2);
+    put_le(s, 64, 4);
+    put_le(s, UINT32_MAX, 4);   /* no rank */
+    s->n = 64;
+}
+
+/* A version 2 FRAME block of one row and one instance, whose row's parent
+ * is written as the bytes `parent` and whose thread is `thread`. */
+static void put_v2_frame(hand_stream *s, const uint8_t *parent, size_t nparent,
+                         uint64_t thread)
+{
+    size_t block = s->n;
+    put_le(s, 4, 4);   /* FRAME */
+    put_le(s, 0, 4);   /* payload length, set below */
+    put_le(s, 1, 8);   /* serial */
+    put_le(s, 1, 4);
+    put_string(s, "Main");
+    put_le(s, 0, 8);     /* start */
+    put_le(s, 500, 8);   /* duration */
+    for (int k = 0; k < 4; k++)
+        put_le(s, 0, 8);   /* dropped, repaired, device intervals, unresolved */
+    put_le(s, 1, 4);   /* rows */
+    put_le(s, 1, 4);   /* instances */
+    memcpy(s->b + s->n, parent, nparent);
+    s->n += nparent;
+    put_var(s, 0);   /* no site */
+    put_string(s, "Frame");
+    put_le(s, 0, 1);   /* kind */
+    put_le(s, 0, 1);   /* flags */
+    put_var(s, thread);
+    put_string(s, "Main");
+    put_var(s, 0);   /* start */
+    for (int k = 0; k < 4; k++)
+        put_var(s, 500);   /* total, self, min, max */
+    put_var(s, 1);   /* count */
+    put_var(s, 0);     /* instance: row 0, the frame's thread, no launcher */
+    put_var(s, 0);     /* start, from 0 */
+    put_var(s, 500);   /* duration */
+    size_t payload = s->n - block - 8;
+    for (int i = 0; i < 4; i++)
+        s->b[block + 4 + (size_t)i] = (uint8_t)(payload >> (8 * i));
+    put_le(s, crc32_of(s->b + block, s->n - block), 4);
+}
+
+/* Varints that run past the block's end, take more than ten bytes or
+ * exceed their field are damage, said as such; a well-formed one reads. */
+static void damaged_numbers_are_named(void **state)
+{
+    (void)state;
+    static const uint8_t zero[] = {0x00}, eleven[] = {0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+                                                      0x80, 0x80, 0x80, 0x80, 0x00},
+                         past_64[] = {0x80, 0x80, 0x80, 0x80, 0x80,
+                                      0x80, 0x80, 0x80, 0x80, 0x02};
+    struct {
+        const uint8_t *parent;
+        size_t n;
+        uint64_t thread;
+        int rc;
+        const char *why;
+    } cases[] = {
+        {zero, sizeof zero, 1, TLOG_ENOFRAME, NULL},
+        {eleven, sizeof eleven, 1, TLOG_EFORMAT, "a row holds a number too large"},
+        {past_64, sizeof past_64, 1, TLOG_EFORMAT, "a row holds a number too large"},
+        {zero, sizeof zero, (uint64_t)UINT32_MAX + 1, TLOG_EFORMAT,
+         "a row holds a number too large"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        hand_stream s;
+        put_header(&s, 2);
+        put_v2_frame(&s, cases[i].parent, cases[i].n, cases[i].thread);
+        char err[256];
+        int frames;
+        assert_int_equal(read_all(s.b, s.n, &frames, err, sizeof err), cases[i].rc);
+        assert_int_equal(frames, cases[i].rc == TLOG_ENOFRAME);
+        if (cases[i].why && !strstr(err, cases[i].why))
+            fail_msg("case %zu: %s", i, err);
+    }
+    /* Cut inside the instance's last varint, checksum made good. */
+    hand_stream s;
+    put_header(&s, 2);
+    put_v2_frame(&s, zero, sizeof zero, 1);
+    size_t block = 64, payload = s.n - block - 12;
+    s.b[s.n - 5] |= 0x80;   /* the duration's last byte now says more follow */
+    s.n -= 4;
+    s.b[block + 4] = (uint8_t)payload;
+    put_le(&s, crc32_of(s.b + block, s.n - block), 4);
+    char err[256];
+    int frames;
+    assert_int_equal(read_all(s.b, s.n, &frames, err, sizeof err), TLOG_EFORMAT);
+    assert_int_equal(frames, 0);
+    assert_non_null(strstr(err, "instances run past the block"));
+}
+
 /* The mean of totals near UINT64_MAX is 2^64 once a double: the reduced
  * frame's time saturates rather than overflow the conversion. */
 static void reduced_huge_totals_saturate(void **state)
 {
     (void)state;
-    hand_stream s = {.n = 0};
-    memcpy(s.b, "TLOGSTRM", 8);
-    s.n = 8;
-    put_le(&s, 1, 2);   /* version 1.0 */
-    put_le(&s, 0, 2);
-    put_le(&s, 64, 4);
-    put_le(&s, UINT32_MAX, 4);   /* no rank */
-    s.n = 64;
+    hand_stream s;
+    put_header(&s, 1);   /* version 1.0: fixed-width rows */
     put_one_row_frame(&s, 1, UINT64_MAX);
     put_one_row_frame(&s, 2, UINT64_MAX - 1);
     tlog_reader *r;
@@ -616,6 +889,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(stream_reads_back_as_the_in_process_dump),
+        cmocka_unit_test(instances_read_back_exactly),
+        cmocka_unit_test(version_1_and_2_files_read_alike),
+        cmocka_unit_test(damaged_numbers_are_named),
         cmocka_unit_test(cli_dump_matches_the_in_process_dump),
         cmocka_unit_test(cli_exit_codes_follow_convention),
         cmocka_unit_test(sites_first_seen_late_are_described),

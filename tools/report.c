@@ -24,6 +24,7 @@
 
 #include <timerlog/timerlog.h>
 
+#include "bytes.h"
 #include "diff.h"
 #include "map.h"
 #include "options.h"
@@ -121,18 +122,11 @@ static void buf_printf(buf *b, const char *fmt, ...)
     b->n += (size_t)n;
 }
 
-/* LEB128: seven bits a byte, low first, the high bit set on all but the
- * last; most totals take three or four bytes. */
+/* LEB128 (bytes.h); most totals take three or four bytes. */
 static void buf_varint(buf *b, uint64_t v)
 {
-    unsigned char bytes[10];
-    size_t n = 0;
-    do {
-        bytes[n] = (unsigned char)(v & 0x7f);
-        v >>= 7;
-        bytes[n++] |= v ? 0x80 : 0;
-    } while (v);
-    buf_add(b, bytes, n);
+    uint8_t bytes[TLOG_VARINT_MAX];
+    buf_add(b, bytes, tlog_put_varint_(bytes, v));
 }
 
 /* A JSON string that may stand inside an HTML <script>: '<' is escaped,

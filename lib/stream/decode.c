@@ -13,10 +13,12 @@
 #include "tree.h"
 
 #define NONE TLOG_STREAM_NONE
-/* The smallest encoded node and instance, to bound counts before
- * allocating. */
-#define MIN_NODE_BYTES 82u
-#define INSTANCE_BYTES 28u
+/* The smallest encoded node and instance of each major version, to bound
+ * counts before allocating. */
+#define MIN_NODE_BYTES_V1 82u
+#define INSTANCE_BYTES_V1 28u
+#define MIN_NODE_BYTES 15u
+#define MIN_INSTANCE_BYTES 3u
 /* A thread's scopes, a worker's row and its scopes, a device row. */
 #define MAX_DEPTH (2 * (int)TLOG_MAX_DEPTH + 8)
 
@@ -38,6 +40,29 @@ static uint32_t u32(in *c)
 static uint64_t u64(in *c)
 {
     return tlog_read_u64_(&c->c);
+}
+
+static uint64_t var(in *c)
+{
+    return tlog_read_varint_(&c->c);
+}
+
+/* A varint that must fit 32 bits; one that does not is as damaged as an
+ * overlong one. */
+static uint32_t var32(in *c)
+{
+    uint64_t v = var(c);
+    if (v <= UINT32_MAX)
+        return (uint32_t)v;
+    c->c.overlong = true;
+    return 0;
+}
+
+/* An index written plus one, 0 for none (version 2). */
+static uint32_t var_index(in *c)
+{
+    uint32_t v = var32(c);
+    return v == 0 ? NONE : v - 1;
 }
 
 /* Copies a string into the arena: it costs there at most what it takes in
@@ -82,14 +107,12 @@ typedef struct row_refs {
     uint32_t launcher, launch_site, device, queue;
 } row_refs;
 
-static int read_node(in *c, const tlog_decode_tables *t, tlog_tree *tree, uint32_t i,
-                     uint32_t nnodes, row_refs *refs, char *why, size_t size)
+/* A row's fields in version 1: fixed widths, every field present. */
+static void read_fields_v1(in *c, tlog_tree_row *n, uint32_t *parent, uint32_t *site,
+                           row_refs *refs)
 {
-    uint32_t parent = u32(c), site = u32(c);
-    uint32_t at = tlog_tree_append_(tree, parent);
-    if (at == TLOG_TREE_NONE)
-        return TLOG_ENOMEM;
-    tlog_tree_row *n = &tree->rows[at];
+    *parent = u32(c);
+    *site = u32(c);
     n->name = str(c);
     n->kind = u8(c);
     n->flags = u8(c);
@@ -105,6 +128,49 @@ static int read_node(in *c, const tlog_decode_tables *t, tlog_tree *tree, uint32
     refs->launch_site = u32(c);
     refs->device = u32(c);
     refs->queue = u32(c);
+}
+
+/* A row's fields in version 2: varints, the parent as the distance back
+ * to it, device fields only in device rows. */
+static void read_fields(in *c, uint32_t i, tlog_tree_row *n, uint32_t *parent, uint32_t *site,
+                        row_refs *refs)
+{
+    uint32_t back = var32(c);
+    /* Out of range, the parent becomes one the checks refuse. */
+    *parent = back == 0 ? NONE : back <= i ? i - back : i;
+    *site = var_index(c);
+    n->name = str(c);
+    n->kind = u8(c);
+    n->flags = u8(c);
+    n->thread = var32(c);
+    n->thread_name = str(c);
+    n->start = (uint64_t)tlog_unzigzag_(var(c));
+    n->total = var(c);
+    n->self = var(c);
+    n->min = var(c);
+    n->max = var(c);
+    n->count = var(c);
+    *refs = (row_refs){NONE, NONE, NONE, 0};
+    if (!(n->flags & TLOG_NODE_DEVICE))
+        return;
+    refs->launcher = var_index(c);
+    refs->launch_site = var_index(c);
+    refs->device = var_index(c);
+    refs->queue = var32(c);
+}
+
+static int read_node(in *c, const tlog_decode_tables *t, tlog_tree *tree, uint32_t i,
+                     uint32_t nnodes, row_refs *refs, char *why, size_t size)
+{
+    tlog_tree_row row = {0};
+    uint32_t parent, site;
+    if (t->major == 1)
+        read_fields_v1(c, &row, &parent, &site, refs);
+    else
+        read_fields(c, i, &row, &parent, &site, refs);
+    /* An overlong number leaves the cursor at the end: it comes first. */
+    if (c->c.overlong)
+        return bad(why, size, "a row holds a number too large for its field");
     if (c->c.short_read)
         return bad(why, size, "rows run past the block");
     if ((i == 0) != (parent == NONE) || (i && parent >= i))
@@ -116,13 +182,19 @@ static int read_node(in *c, const tlog_decode_tables *t, tlog_tree *tree, uint32
         return bad(why, size, "a row's launcher is out of range");
     if (refs->device != NONE && !t->device(t->user, refs->device))
         return bad(why, size, "a row names an undescribed device");
-    if (n->kind > TLOG_KIND_EXECUTION)
+    if (row.kind > TLOG_KIND_EXECUTION)
         return bad(why, size, "a row of unknown kind");
     /* A device row names its device; no other row has device fields. */
-    bool device = (n->flags & TLOG_NODE_DEVICE) != 0;
+    bool device = (row.flags & TLOG_NODE_DEVICE) != 0;
     if (device != (refs->device != NONE) ||
         (!device && (refs->launcher != NONE || refs->launch_site != NONE)))
         return bad(why, size, "a row's device fields contradict its flags");
+    uint32_t at = tlog_tree_append_(tree, parent);
+    if (at == TLOG_TREE_NONE)
+        return TLOG_ENOMEM;
+    tlog_tree_row *n = &tree->rows[at];
+    row.first = n->first;
+    *n = row;
     n->site = site == NONE ? NULL : t->sites[site];
     return TLOG_OK;
 }
@@ -182,7 +254,32 @@ static int read_rows(in *c, const tlog_decode_tables *t, tlog_frame *f, uint32_t
     return rc;
 }
 
-static int read_instances(in *c, tlog_frame *f, const uint32_t *num, char *why, size_t size)
+/* An instance's fields in version 1: fixed widths. */
+static void read_instance_v1(in *c, tlog_inst *x, uint32_t *launcher)
+{
+    x->node = u32(c);
+    x->thread = u32(c);
+    x->start_ns = (int64_t)u64(c);
+    x->duration_ns = u64(c);
+    *launcher = u32(c);
+}
+
+/* An instance in version 2 (encode.c: put_instance). A row out of range
+ * becomes NONE, which the caller refuses. */
+static void read_instance(in *c, const tlog_frame *f, tlog_inst *x, uint32_t *launcher,
+                          int64_t *last_start)
+{
+    uint64_t tag = var(c);
+    x->node = tag >> 2 < NONE ? (uint32_t)(tag >> 2) : NONE;
+    x->start_ns = (int64_t)((uint64_t)*last_start + (uint64_t)tlog_unzigzag_(var(c)));
+    *last_start = x->start_ns;
+    x->duration_ns = var(c);
+    x->thread = tag & 2 ? var32(c) : f->thread;
+    *launcher = tag & 1 ? var32(c) : NONE;
+}
+
+static int read_instances(in *c, tlog_frame *f, const uint32_t *num, unsigned major, char *why,
+                          size_t size)
 {
     if (f->device_rows > f->ninsts)
         return bad(why, size, "more device intervals than instances");
@@ -190,13 +287,16 @@ static int read_instances(in *c, tlog_frame *f, const uint32_t *num, char *why, 
     if (!f->inst_devs)
         return TLOG_ENOMEM;
     size_t ndev = 0;
+    int64_t last_start = 0;
     for (size_t k = 0; k < f->ninsts; k++) {
         tlog_inst *x = &f->insts[k];
-        x->node = u32(c);
-        x->thread = u32(c);
-        x->start_ns = (int64_t)u64(c);
-        x->duration_ns = u64(c);
-        uint32_t launcher = u32(c);
+        uint32_t launcher;
+        if (major == 1)
+            read_instance_v1(c, x, &launcher);
+        else
+            read_instance(c, f, x, &launcher, &last_start);
+        if (c->c.overlong)
+            return bad(why, size, "an instance holds a number too large for its field");
         if (c->c.short_read)
             return bad(why, size, "instances run past the block");
         if (x->node >= f->nnodes || (launcher != NONE && launcher >= f->nnodes))
@@ -225,15 +325,17 @@ int tlog_decode_frame_(const tlog_decode_tables *t, const uint8_t *p, size_t n,
         free(arena);
         return TLOG_ENOMEM;
     }
-    in c = {{p, p + n, false}, arena};
+    in c = {{.p = p, .end = p + n}, arena};
     f->strings = arena;
     atomic_store(&f->resolved, true);
     uint32_t nnodes, ninsts;
     read_head(&c, f, &nnodes, &ninsts);
     size_t left = (size_t)(c.c.end - c.c.p);
+    size_t node_bytes = t->major == 1 ? MIN_NODE_BYTES_V1 : MIN_NODE_BYTES;
+    size_t inst_bytes = t->major == 1 ? INSTANCE_BYTES_V1 : MIN_INSTANCE_BYTES;
     int rc = TLOG_OK;
-    if (c.c.short_read || nnodes == 0 || nnodes > left / MIN_NODE_BYTES ||
-        ninsts > (left - nnodes * (size_t)MIN_NODE_BYTES) / INSTANCE_BYTES)
+    if (c.c.short_read || nnodes == 0 || nnodes > left / node_bytes ||
+        ninsts > (left - nnodes * node_bytes) / inst_bytes)
         rc = bad(why, why_size, "row or instance counts do not fit the block");
     tlog_tree tree = {0};
     if (rc == TLOG_OK) {
@@ -242,7 +344,7 @@ int tlog_decode_frame_(const tlog_decode_tables *t, const uint8_t *p, size_t n,
         rc = f->insts ? read_rows(&c, t, f, nnodes, &tree, why, why_size) : TLOG_ENOMEM;
     }
     if (rc == TLOG_OK)
-        rc = read_instances(&c, f, tree.renumber, why, why_size);
+        rc = read_instances(&c, f, tree.renumber, t->major, why, why_size);
     tlog_tree_free_(&tree);
     if (rc == TLOG_OK && c.c.p != c.c.end)
         rc = bad(why, why_size, "bytes left over after the instances");

@@ -10,6 +10,7 @@ typedef struct tlog_decode_tables {
     size_t nsites;
     const char *(*device)(void *user, uint32_t index);   /* NULL if unknown */
     void *user;
+    unsigned major;          /* the stream's major version */
 } tlog_decode_tables;
 
 /* A resolved frame from a FRAME block's payload. TLOG_EFORMAT (with the

@@ -227,44 +227,82 @@ static uint32_t index_of(const tlog_frame *f, const tlog_node *n)
     return n ? (uint32_t)(n - f->nodes) : TLOG_STREAM_NONE;
 }
 
+/* A varint of an index that may be NONE: 0 for none, else index + 1. */
+static uint64_t index_plus_one(uint32_t i)
+{
+    return i == TLOG_STREAM_NONE ? 0 : (uint64_t)i + 1;
+}
+
+static void put_var(tlog_bytes *b, uint64_t v)
+{
+    if (reserve(b, TLOG_VARINT_MAX))
+        b->len += tlog_put_varint_(b->data + b->len, v);
+}
+
 static void put_node(tlog_seen *seen, tlog_bytes *b, const tlog_frame *f, const tlog_node *n)
 {
-    put_u32(b, index_of(f, n->parent));
-    put_u32(b, n->site ? map_find(&seen->sites, n->site) : TLOG_STREAM_NONE);
+    uint32_t i = index_of(f, n);
+    put_var(b, n->parent ? i - index_of(f, n->parent) : 0);
+    put_var(b, n->site ? index_plus_one(map_find(&seen->sites, n->site)) : 0);
     put_str(b, n->name);
     put_u8(b, n->kind);
     put_u8(b, n->flags);
-    put_u32(b, n->thread);
+    put_var(b, n->thread);
     put_str(b, n->thread_name);
-    put_u64(b, (uint64_t)n->start_ns);
-    put_u64(b, n->total_ns);
-    put_u64(b, n->self_ns);
-    put_u64(b, n->min_ns);
-    put_u64(b, n->max_ns);
-    put_u64(b, n->count);
+    put_var(b, tlog_zigzag_(n->start_ns));
+    put_var(b, n->total_ns);
+    put_var(b, n->self_ns);
+    put_var(b, n->min_ns);
+    put_var(b, n->max_ns);
+    put_var(b, n->count);
+    if (!(n->flags & TLOG_NODE_DEVICE))
+        return;
     const tlog_node_dev *d = n->dev;
-    put_u32(b, d ? index_of(f, d->launcher) : TLOG_STREAM_NONE);
-    put_u32(b, d && d->launch_site ? map_find(&seen->sites, d->launch_site)
-                                   : TLOG_STREAM_NONE);
-    put_u32(b, d && d->device ? map_find(&seen->devices, d->device) : TLOG_STREAM_NONE);
-    put_u32(b, d ? d->queue : 0);
+    put_var(b, d ? index_plus_one(index_of(f, d->launcher)) : 0);
+    put_var(b, d && d->launch_site ? index_plus_one(map_find(&seen->sites, d->launch_site))
+                                   : 0);
+    put_var(b, d && d->device ? index_plus_one(map_find(&seen->devices, d->device)) : 0);
+    put_var(b, d ? d->queue : 0);
+}
+
+/* An instance: its row and two flags in one varint, its start as the
+ * difference from the instance before (instances come in the order scopes
+ * began, so that is small), its duration, then its thread if not the
+ * frame's and its launcher if it has one. */
+enum { INST_THREAD = 2, INST_LAUNCHER = 1, INST_MAX_BYTES = 5 * TLOG_VARINT_MAX };
+
+static size_t put_instance(uint8_t *p, const tlog_inst *in, uint32_t frame_thread,
+                           uint32_t launcher, int64_t *last_start)
+{
+    uint64_t tag = (uint64_t)in->node << 2;
+    tag |= in->thread != frame_thread ? INST_THREAD : 0;
+    tag |= launcher != TLOG_STREAM_NONE ? INST_LAUNCHER : 0;
+    /* Wrapping difference: the reader adds it back the same way. */
+    int64_t delta = (int64_t)((uint64_t)in->start_ns - (uint64_t)*last_start);
+    *last_start = in->start_ns;
+    size_t n = tlog_put_varint_(p, tag);
+    n += tlog_put_varint_(p + n, tlog_zigzag_(delta));
+    n += tlog_put_varint_(p + n, in->duration_ns);
+    if (tag & INST_THREAD)
+        n += tlog_put_varint_(p + n, in->thread);
+    if (tag & INST_LAUNCHER)
+        n += tlog_put_varint_(p + n, launcher);
+    return n;
 }
 
 static void put_instances(tlog_bytes *b, const tlog_frame *f)
 {
     size_t dev = 0;
+    int64_t last_start = 0;
     for (size_t k = 0; k < f->ninsts; k++) {
-        const tlog_inst *in = &f->insts[k];
         uint32_t launcher = TLOG_STREAM_NONE;
         if (dev < f->device_rows && f->inst_devs[dev].inst == k) {
             uint32_t l = f->inst_devs[dev++].launcher;
             launcher = l == UINT32_MAX ? TLOG_STREAM_NONE : l;
         }
-        put_u32(b, in->node);
-        put_u32(b, in->thread);
-        put_u64(b, (uint64_t)in->start_ns);
-        put_u64(b, in->duration_ns);
-        put_u32(b, launcher);
+        if (!reserve(b, INST_MAX_BYTES))
+            return;
+        b->len += put_instance(b->data + b->len, &f->insts[k], f->thread, launcher, &last_start);
     }
 }
 

@@ -14,7 +14,10 @@
 #include "bytes.h"
 
 #define TLOG_STREAM_MAGIC "TLOGSTRM"
-#define TLOG_STREAM_MAJOR 1u
+/* Version 2 writes rows and instances with varints; this reader reads
+ * version 1 too (fixed-width rows and instances). */
+#define TLOG_STREAM_MAJOR 2u
+#define TLOG_STREAM_OLDEST_MAJOR 1u
 #define TLOG_STREAM_MINOR 0u
 #define TLOG_STREAM_HEADER_BYTES 64u
 #define TLOG_STREAM_NONE 0xffffffffu
@@ -33,7 +36,7 @@ enum tlog_block_type {
 #define TLOG_BLOCK_HEAD 8u
 #define TLOG_BLOCK_TAIL 4u
 
-/* CRC-32 (IEEE 802.3, as zlib's crc32), bytewise with a small table. */
+/* CRC-32 (IEEE 802.3, as zlib's crc32). */
 uint32_t tlog_crc32_(uint32_t crc, const void *data, size_t n)
     __attribute__((visibility("hidden")));
 

@@ -111,11 +111,13 @@ static int read_header(tlog_reader *r)
     r->info.version_major = tlog_get_u16_(h + 8);
     r->info.version_minor = tlog_get_u16_(h + 10);
     uint32_t header_bytes = tlog_get_u32_(h + 12);
-    if (r->info.version_major != TLOG_STREAM_MAJOR)
+    if (r->info.version_major < TLOG_STREAM_OLDEST_MAJOR ||
+        r->info.version_major > TLOG_STREAM_MAJOR)
         return damage(r, r->info.version_major > TLOG_STREAM_MAJOR ? TLOG_EVERSION
                                                                    : TLOG_EFORMAT,
-                      8, "stream version %u.%u; this reader reads version %u",
-                      r->info.version_major, r->info.version_minor, TLOG_STREAM_MAJOR);
+                      8, "stream version %u.%u; this reader reads versions %u to %u",
+                      r->info.version_major, r->info.version_minor,
+                      TLOG_STREAM_OLDEST_MAJOR, TLOG_STREAM_MAJOR);
     if (header_bytes < TLOG_STREAM_HEADER_BYTES || header_bytes > 65536)
         return damage(r, TLOG_EFORMAT, 12, "bad header size %u", header_bytes);
     uint32_t rank = tlog_get_u32_(h + 16);
@@ -295,9 +297,8 @@ static int next_block(tlog_reader *r, uint32_t *type, tlog_cursor *payload)
     if (checksums_checked && tlog_crc32_(0, r->block, TLOG_BLOCK_HEAD + len) != crc)
         return damage(r, TLOG_EFORMAT, r->block_at, "corrupt block (type %u): bad checksum",
                       *type);
-    payload->p = r->block + TLOG_BLOCK_HEAD;
-    payload->end = payload->p + len;
-    payload->short_read = false;
+    *payload = (tlog_cursor){.p = r->block + TLOG_BLOCK_HEAD,
+                             .end = r->block + TLOG_BLOCK_HEAD + len};
     return TLOG_OK;
 }
 
@@ -389,7 +390,7 @@ static const char *device_named(void *user, uint32_t index)
 
 static int read_frame(tlog_reader *r, const tlog_cursor *c, tlog_frame **out)
 {
-    tlog_decode_tables t = {r->sites, r->nsites, device_named, r};
+    tlog_decode_tables t = {r->sites, r->nsites, device_named, r, r->info.version_major};
     char why[160];
     int rc = tlog_decode_frame_(&t, c->p, (size_t)(c->end - c->p), out, why, sizeof why);
     if (rc == TLOG_ENOMEM)
