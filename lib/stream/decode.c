@@ -274,8 +274,8 @@ static void read_instance(in *c, const tlog_frame *f, tlog_inst *x, uint32_t *la
     x->start_ns = (int64_t)((uint64_t)*last_start + (uint64_t)tlog_unzigzag_(var(c)));
     *last_start = x->start_ns;
     x->duration_ns = var(c);
-    x->thread = tag & 2 ? var32(c) : f->thread;
-    *launcher = tag & 1 ? var32(c) : NONE;
+    x->thread = tag & TLOG_INST_OTHER_THREAD ? var32(c) : f->thread;
+    *launcher = tag & TLOG_INST_LAUNCHER ? var32(c) : NONE;
 }
 
 static int read_instances(in *c, tlog_frame *f, const uint32_t *num, unsigned major, char *why,

@@ -269,23 +269,23 @@ static void put_node(tlog_seen *seen, tlog_bytes *b, const tlog_frame *f, const 
  * difference from the instance before (instances come in the order scopes
  * began, so that is small), its duration, then its thread if not the
  * frame's and its launcher if it has one. */
-enum { INST_THREAD = 2, INST_LAUNCHER = 1, INST_MAX_BYTES = 5 * TLOG_VARINT_MAX };
+enum { INST_MAX_BYTES = 5 * TLOG_VARINT_MAX };
 
 static size_t put_instance(uint8_t *p, const tlog_inst *in, uint32_t frame_thread,
                            uint32_t launcher, int64_t *last_start)
 {
     uint64_t tag = (uint64_t)in->node << 2;
-    tag |= in->thread != frame_thread ? INST_THREAD : 0;
-    tag |= launcher != TLOG_STREAM_NONE ? INST_LAUNCHER : 0;
+    tag |= in->thread != frame_thread ? TLOG_INST_OTHER_THREAD : 0;
+    tag |= launcher != TLOG_STREAM_NONE ? TLOG_INST_LAUNCHER : 0;
     /* Wrapping difference: the reader adds it back the same way. */
     int64_t delta = (int64_t)((uint64_t)in->start_ns - (uint64_t)*last_start);
     *last_start = in->start_ns;
     size_t n = tlog_put_varint_(p, tag);
     n += tlog_put_varint_(p + n, tlog_zigzag_(delta));
     n += tlog_put_varint_(p + n, in->duration_ns);
-    if (tag & INST_THREAD)
+    if (tag & TLOG_INST_OTHER_THREAD)
         n += tlog_put_varint_(p + n, in->thread);
-    if (tag & INST_LAUNCHER)
+    if (tag & TLOG_INST_LAUNCHER)
         n += tlog_put_varint_(p + n, launcher);
     return n;
 }

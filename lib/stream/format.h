@@ -32,6 +32,12 @@ enum tlog_block_type {
     TLOG_BLOCK_END = 5
 };
 
+/* Version 2: the low bits of an instance's tag (its row shifted left by
+ * 2): it ran on another thread than the frame's, whose id follows; it has
+ * a launcher, which follows. */
+#define TLOG_INST_OTHER_THREAD 2u
+#define TLOG_INST_LAUNCHER 1u
+
 /* Block: u32 type, u32 payload length, payload, u32 CRC-32 of all before. */
 #define TLOG_BLOCK_HEAD 8u
 #define TLOG_BLOCK_TAIL 4u
