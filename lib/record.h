@@ -278,16 +278,6 @@ extern TLOG_TLS TLOG_INTERNAL tlog_thread *tlog_tls_clocked_;
 extern TLOG_TLS TLOG_INTERNAL tlog_thread *tlog_tls_recent_;
 #define TLOG_TLS_RECENT_DEFINITION TLOG_TLS TLOG_INTERNAL tlog_thread *tlog_tls_recent_
 
-/* The calling thread's state in `log` when it is the one last found there:
- * a log given by the application finds it with one TLS load and one
- * compare. A state whose log was destroyed has no log, so it never
- * matches a new log made at the same address. */
-static inline tlog_thread *tlog_thread_recent_(const tlog_log *log)
-{
-    tlog_thread *t = tlog_tls_recent_;
-    return t && atomic_load_explicit(&t->log, memory_order_relaxed) == log ? t : NULL;
-}
-
 /* thread.c */
 TLOG_INTERNAL tlog_thread *tlog_thread_get_(tlog_log *log);
 /* A begin or end on a thread with no state in the log because making it
@@ -342,6 +332,17 @@ static inline tlog_ticks tlog_read_clock_(const tlog_thread *t)
 static inline tlog_log *tlog_thread_log_(const tlog_thread *t)
 {
     return atomic_load_explicit(&((tlog_thread *)t)->log, memory_order_relaxed);
+}
+
+/* The calling thread's state in `log` when it is the one last found there:
+ * a log given by the application finds it with one TLS load and one
+ * compare. A state whose log was destroyed has no log: it matches neither
+ * a new log made at the same address nor NULL (the default log, which the
+ * caller resolves the long way). */
+static inline tlog_thread *tlog_thread_recent_(const tlog_log *log)
+{
+    tlog_thread *t = tlog_tls_recent_;
+    return t && log && tlog_thread_log_(t) == log ? t : NULL;
 }
 
 static inline size_t tlog_thread_depth_(const tlog_thread *t)

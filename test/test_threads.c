@@ -224,6 +224,47 @@ static void threads_outlive_destroyed_logs(void **state)
     pthread_join(t, NULL);
 }
 
+typedef struct orphan {
+    tlog_log *log;
+    pthread_barrier_t turns;
+} orphan;
+
+static void *record_before_and_after(void *arg)
+{
+    orphan *o = arg;
+    const tlog_site *s = site_named("Before");
+    tlog_log_begin(o->log, s);
+    tlog_log_end(o->log, s);
+    pthread_barrier_wait(&o->turns);   /* main destroys the log */
+    pthread_barrier_wait(&o->turns);
+    s = site_named("After destroy");
+    tlog_log_begin(NULL, s);
+    tlog_log_end(NULL, s);
+    return NULL;
+}
+
+/* A thread whose log another thread destroyed still holds its state there
+ * until it next looks: a scope it then records into the default log (NULL)
+ * goes there, not to that state. */
+static void a_destroyed_logs_thread_records_into_the_default_log(void **state)
+{
+    (void)state;
+    tlog_config c = {.size = sizeof c, .flags = TLOG_CONFIG_IGNORE_ENV};
+    orphan o = {make_log(&c), {{0}}};
+    pthread_barrier_init(&o.turns, NULL, 2);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, record_before_and_after, &o), 0);
+    pthread_barrier_wait(&o.turns);
+    tlog_destroy(o.log);
+    pthread_barrier_wait(&o.turns);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    pthread_barrier_destroy(&o.turns);
+    tlog_frame *f = tlog_frame_latest(NULL);
+    assert_non_null(f);
+    assert_string_equal(info_of(tlog_frame_root(f)).name, "After destroy");
+    tlog_frame_release(f);
+}
+
 /* ---- frames belong to their thread ---- */
 
 typedef struct loader {
@@ -380,6 +421,7 @@ int main(void)
         cmocka_unit_test(workers_hand_all_their_scopes_to_the_parent),
         cmocka_unit_test(destroy_races_cleanly_with_exiting_threads),
         cmocka_unit_test(threads_outlive_destroyed_logs),
+        cmocka_unit_test(a_destroyed_logs_thread_records_into_the_default_log),
         cmocka_unit_test(error_callback_may_call_the_library_at_thread_exit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
