@@ -117,6 +117,8 @@ void tlog_acc_add_(tlog_acc *into, const tlog_acc *from)
 uint64_t tlog_rank_of_(double q, uint64_t n)
 {
     double x = q * (double)n;
+    if (!(x < 0x1p64))   /* n near 2^64: past what converts */
+        return n ? n - 1 : 0;
     uint64_t r = (uint64_t)x;
     if ((double)r < x - 1e-9 * (x > 1 ? x : 1))
         r++;

@@ -708,7 +708,8 @@ count_nodes(tlog_summary *s, uint32_t g, const tlog_frame *f, uint64_t *refused,
         uint32_t p = parent < i ? map[parent] : NONE;
         uint32_t r = map[i];
         if (p == NONE) {
-            r = NONE;
+            r = NONE;   /* under a row left out: left out too */
+            ++*refused;
         } else if (!same_row(s, r, p, n, i < trusted && seen[i] == n->name, memo)) {
             if (!find_or_make_row(s, g, n, p, &r, refused))
                 goto failed;
@@ -948,9 +949,12 @@ static int map_merged_row(tlog_summary *into, const tlog_summary *from, uint32_t
             return rc;
         } else {
             to = into->groups[g].root;
-            into->rows[to].site_id = xr->site_id;
+            if (!into->rows[to].site_id)   /* the first site, as adding keeps */
+                into->rows[to].site_id = xr->site_id;
         }
-    } else if ((to = map[x->parent]) != NONE) {
+    } else if ((to = map[x->parent]) == NONE) {
+        *refused += x->frames;   /* under a row left out */
+    } else {
         uint32_t found = tlog_summary_find_row_(into, to, x->kind, x->name);
         if (found == NONE && into->nrows >= into->cfg.max_rows) {
             *refused += x->frames;

@@ -201,6 +201,10 @@ static int get_acc(reading *rd, uint32_t r, int q, bool kept)
         return TLOG_EFORMAT;
     if (kept && x->frames && (a->min > a->max || !n))
         return TLOG_EFORMAT;
+    /* A row of no frames has seen nothing: extremes it never saw would
+     * let counting take values whose buckets its histogram lacks. */
+    if (kept && !x->frames && (a->sum || a->min != UINT64_MAX || a->max))
+        return TLOG_EFORMAT;
     if (n && (!tlog_sketch_reserve_(&rd->s->bytes, &a->sk, lo) ||
               !tlog_sketch_reserve_(&rd->s->bytes, &a->sk, lo + n - 1)))
         return TLOG_ENOMEM;

@@ -142,15 +142,23 @@ static void put_percent(FILE *out, double mean, double parent_mean, bool root)
     fputs("% ", out);
 }
 
-/* "p99", "p99.9" */
+/* "p99", "p99.9", "p99.99": as many decimals as the quantile has (at
+ * most four), so that none rounds to a whole percentile it is not. */
 static void put_quantile_label(FILE *out, double q)
 {
     double pct = q * 100.0;
     fputc('p', out);
-    if (pct == (double)(uint64_t)pct)
+    if (pct == (double)(uint64_t)pct) {
         fprintf(out, "%llu", (unsigned long long)pct);
-    else
-        tlog_put_fixed_(out, pct, 1);
+        return;
+    }
+    int decimals = 1;
+    for (double scale = 10; decimals < 4; decimals++, scale *= 10) {
+        double near = (double)(uint64_t)(pct * scale + 0.5) / scale;
+        if (near - pct < 1e-7 && pct - near < 1e-7)
+            break;
+    }
+    tlog_put_fixed_(out, pct, decimals);
 }
 
 static void put_hitch_head(FILE *out, const tlog_summary *s, const tlog_hitch *h)

@@ -568,6 +568,49 @@ static void rows_past_the_limit_are_left_out_and_counted(void **state)
     tlog_destroy(log);
 }
 
+/* "Frame" > "A" > "B" > "C", or under another root title. */
+static tlog_frame *chain_frame(tlog_log *log, const char *root)
+{
+    static const char *const names[] = {"A", "B", "C"};
+    at_ns(0);
+    tlog_log_begin(log, site_named(root));
+    for (int k = 0; k < 3; k++)
+        tlog_log_begin(log, site_named(names[k]));
+    at_ns(100);
+    for (int k = 2; k >= 0; k--)
+        tlog_log_end(log, site_named(names[k]));
+    tlog_log_end(log, site_named(root));
+    return pop(log);
+}
+
+/* A row left out counts with every row of its subtree, whether the frame
+ * is added or a summary of it merged: each row of a frame left out once. */
+static void a_row_left_out_counts_with_its_subtree(void **state)
+{
+    (void)state;
+    tlog_log *log = plain_log();
+    tlog_summary_config sc = {.size = sizeof sc, .max_rows = 2};
+    tlog_summary *added = make_summary(&sc), *merged = make_summary(&sc),
+                 *whole = make_summary(NULL);
+    tlog_frame *f = chain_frame(log, "Frame");
+    assert_int_equal(tlog_summary_add(added, f), TLOG_OK);
+    assert_int_equal(tlog_summary_add(whole, f), TLOG_OK);
+    tlog_frame_release(f);
+    assert_int_equal(summary_info(added).rows_refused, 2);   /* B, and C under it */
+    f = chain_frame(log, "Other");   /* no room for its root: all four */
+    assert_int_equal(tlog_summary_add(added, f), TLOG_OK);
+    assert_int_equal(tlog_summary_add(whole, f), TLOG_OK);
+    tlog_frame_release(f);
+    assert_int_equal(summary_info(added).rows_refused, 6);
+    assert_int_equal(tlog_summary_merge(merged, whole), TLOG_OK);
+    assert_int_equal(summary_info(merged).rows_refused, 6);
+    assert_int_equal(summary_info(merged).rows, 2);
+    tlog_summary_destroy(added);
+    tlog_summary_destroy(merged);
+    tlog_summary_destroy(whole);
+    tlog_destroy(log);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Hitches                                                                  */
 /* ------------------------------------------------------------------------ */
@@ -675,6 +718,39 @@ static void hitches_over_a_quantile_of_recent_frames(void **state)
     assert_within_bound(h.quantile_ns, 1000 + 10 + 20 + 5, "window p90", 0.9);
     tlog_summary_destroy(s);
     tlog_destroy(log);
+}
+
+/* The quantile a hitch was over is named as configured, to as many
+ * decimals as it has: never rounded to a whole percentile it is not. */
+static void hitch_quantile_is_named_as_configured(void **state)
+{
+    (void)state;
+    static const struct {
+        double q;
+        const char *label;
+    } cases[] = {{0.9, " the p90 of "}, {0.999, " the p99.9 of "},
+                 {0.9999, " the p99.99 of "}, {0.12345, " the p12.345 of "}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        tlog_log *log = plain_log();
+        tlog_summary_config sc = {.size = sizeof sc, .hitch_quantile = cases[c].q,
+                                  .hitch_window = 4};
+        tlog_summary *s = make_summary(&sc);
+        uint64_t t = 0;
+        for (int k = 0; k < 6; k++) {
+            t = known_frame(log, t, k == 5 ? 100000 : 1000, 10) + 1;
+            tlog_frame *f = pop(log);
+            assert_int_equal(tlog_summary_add(s, f), TLOG_OK);
+            tlog_frame_release(f);
+        }
+        assert_int_equal(summary_info(s).hitches_seen, 1);
+        FILE *fp = tmpfile();
+        assert_int_equal(tlog_summary_dump(s, fp, NULL), TLOG_OK);
+        char *text = read_back(fp);
+        contains(text, cases[c].label);
+        free(text);
+        tlog_summary_destroy(s);
+        tlog_destroy(log);
+    }
 }
 
 /* The bucket of v and its middle, as summary histograms cut them: values
@@ -1712,6 +1788,173 @@ static void encoded_summary_reads_back_the_same(void **state)
     tlog_destroy(log);
 }
 
+/* An encoded summary written by hand, little-endian as the codec's. */
+typedef struct blob {
+    uint8_t b[4096];
+    size_t n;
+} blob;
+
+static void put_le(blob *w, uint64_t v, int bytes)
+{
+    for (int i = 0; i < bytes; i++)
+        w->b[w->n++] = (uint8_t)(v >> (8 * i));
+}
+
+static void put_text(blob *w, const char *t)
+{
+    size_t n = strlen(t);
+    put_le(w, n, 2);
+    memcpy(w->b + w->n, t, n);
+    w->n += n;
+}
+
+/* One group of one row, "Frame" of that thread and kind, a leaf (its self
+ * time its total), up to its quantities. */
+static void one_row_blob(blob *w, const char *thread, unsigned kind, uint64_t frames)
+{
+    memcpy(w->b, "TLSU", 4);
+    w->n = 4;
+    put_le(w, 1, 4);        /* version */
+    put_le(w, frames, 8);
+    put_le(w, 0, 16);       /* rows refused, hitches seen */
+    put_le(w, 1, 4);        /* groups */
+    put_le(w, 1, 4);        /* rows */
+    put_text(w, thread);
+    put_le(w, 1, 4);        /* rows of the group */
+    put_le(w, UINT32_MAX, 4);
+    put_le(w, kind, 1);
+    put_le(w, 0, 1);        /* flags */
+    put_le(w, 1, 1);        /* self_same */
+    put_text(w, "Frame");
+    put_le(w, 0, 1);        /* no device */
+    put_le(w, 0, 8);        /* site id */
+    put_le(w, frames, 8);
+}
+
+/* A quantity: its figures and n buckets from lo, empty but the last. */
+static void put_quantity(blob *w, uint64_t sum, uint64_t min, uint64_t max, unsigned lo,
+                         unsigned n, uint64_t last)
+{
+    put_le(w, sum, 8);
+    put_le(w, min, 8);
+    put_le(w, max, 8);
+    put_le(w, lo, 2);
+    put_le(w, n, 2);
+    for (unsigned k = 0; k < n; k++)
+        put_le(w, k + 1 == n ? last : 0, 8);
+}
+
+/* A row of no frames read back has seen nothing: extremes it claims would
+ * let later frames count into buckets its histogram lacks. */
+static void a_row_of_no_frames_read_back_has_seen_nothing(void **state)
+{
+    (void)state;
+    tlog_log *log = plain_log();
+    at_ns(0);
+    tlog_log_begin(log, site_named("Frame"));
+    at_ns(100);
+    tlog_log_end(log, site_named("Frame"));
+    tlog_frame *f[2] = {pop(log)};
+    at_ns(1000);
+    tlog_log_begin(log, site_named("Frame"));
+    at_ns(1000 + (1ull << 40));
+    tlog_log_end(log, site_named("Frame"));
+    f[1] = pop(log);
+    tlog_frame_info fi = {.size = sizeof fi};
+    tlog_node_info ni = {.size = sizeof ni};
+    assert_int_equal(tlog_frame_get_info(f[0], &fi), TLOG_OK);
+    assert_int_equal(tlog_node_get_info(tlog_frame_root(f[0]), &ni), TLOG_OK);
+    for (int claims = 0; claims < 2; claims++) {
+        blob w;
+        one_row_blob(&w, fi.thread_name, ni.kind, 0);
+        uint64_t min = claims ? 0 : UINT64_MAX, max = claims ? UINT64_MAX : 0;
+        put_quantity(&w, 0, min, max, 0, 2, 0);   /* total */
+        put_quantity(&w, 0, min, max, 0, 2, 0);   /* count */
+        put_quantity(&w, 0, 0, 0, 0, 0, 0);       /* self: its total */
+        tlog_summary *d = NULL;
+        int rc = tlog_summary_decode_(w.b, w.n, &d);
+        if (claims) {
+            assert_int_equal(rc, TLOG_EFORMAT);
+            assert_null(d);
+            continue;
+        }
+        assert_int_equal(rc, TLOG_OK);
+        for (int k = 0; k < 2; k++)
+            assert_int_equal(tlog_summary_add(d, f[k]), TLOG_OK);
+        tlog_stat_info si = stat_info(tlog_summary_root(d, 0));
+        assert_int_equal(si.frames, 2);
+        assert_int_equal(si.total_ns.min, 100);
+        assert_int_equal(si.total_ns.max, 1ull << 40);
+        tlog_summary_destroy(d);
+    }
+    for (int k = 0; k < 2; k++)
+        tlog_frame_release(f[k]);
+    tlog_destroy(log);
+}
+
+/* Quantiles of a row of 2^64 - 1 frames read back: the top one is the
+ * largest value's bucket, not a conversion past what a uint64 holds. */
+static void quantiles_of_a_row_of_the_most_frames(void **state)
+{
+    (void)state;
+    blob w;
+    one_row_blob(&w, "main", 0, UINT64_MAX);
+    /* All frames at 1 ns but one of 100 ns: buckets 1 to 100. */
+    put_le(&w, UINT64_MAX, 8);
+    put_le(&w, 1, 8);
+    put_le(&w, 100, 8);
+    put_le(&w, 1, 2);
+    put_le(&w, 100, 2);
+    put_le(&w, UINT64_MAX - 1, 8);
+    for (int k = 1; k < 99; k++)
+        put_le(&w, 0, 8);
+    put_le(&w, 1, 8);
+    put_quantity(&w, UINT64_MAX, 1, 1, 1, 1, UINT64_MAX);   /* count: 1 */
+    put_quantity(&w, 0, 0, 0, 0, 0, 0);
+    tlog_summary *d = NULL;
+    assert_int_equal(tlog_summary_decode_(w.b, w.n, &d), TLOG_OK);
+    uint64_t q;
+    assert_int_equal(tlog_stat_row_quantile(tlog_summary_root(d, 0), TLOG_STAT_TOTAL, 1.0, &q),
+                     TLOG_OK);
+    assert_int_equal(q, 100);
+    assert_int_equal(tlog_stat_row_quantile(tlog_summary_root(d, 0), TLOG_STAT_TOTAL, 0.5, &q),
+                     TLOG_OK);
+    assert_int_equal(q, 1);
+    tlog_summary_destroy(d);
+}
+
+/* Merging keeps each row's first site, the root's as the others'. */
+static void merge_keeps_each_row_s_first_site(void **state)
+{
+    (void)state;
+    tlog_log *log = plain_log();
+    const tlog_site *first[2] = {site_named("Frame"), site_named("Work")};
+    const tlog_site *later[2] = {
+        tlog_site_intern("Frame", "other.c", "test", 20, TLOG_LEVEL_COARSE),
+        tlog_site_intern("Work", "other.c", "test", 21, TLOG_LEVEL_COARSE)};
+    tlog_summary *s[2] = {make_summary(NULL), make_summary(NULL)};
+    for (int k = 0; k < 2; k++) {
+        const tlog_site *const *site = k ? later : first;
+        at_ns(0);
+        tlog_log_begin(log, site[0]);
+        tlog_log_begin(log, site[1]);
+        at_ns(50);
+        tlog_log_end(log, site[1]);
+        tlog_log_end(log, site[0]);
+        tlog_frame *f = pop(log);
+        assert_int_equal(tlog_summary_add(s[k], f), TLOG_OK);
+        tlog_frame_release(f);
+    }
+    assert_int_equal(tlog_summary_merge(s[0], s[1]), TLOG_OK);
+    const tlog_stat_row *root = tlog_summary_root(s[0], 0);
+    assert_int_equal(stat_info(root).frames, 2);
+    assert_int_equal(stat_info(root).site_id, tlog_site_id(first[0]));
+    assert_int_equal(stat_info(stat_child(root, "Work")).site_id, tlog_site_id(first[1]));
+    tlog_summary_destroy(s[0]);
+    tlog_summary_destroy(s[1]);
+    tlog_destroy(log);
+}
+
 static void bad_settings_are_refused(void **state)
 {
     (void)state;
@@ -1814,8 +2057,10 @@ int main(void)
         cmocka_unit_test(memory_stays_bounded_over_a_million_frames),
         cmocka_unit_test(a_title_shared_by_many_rows_is_kept_once),
         cmocka_unit_test(rows_past_the_limit_are_left_out_and_counted),
+        cmocka_unit_test(a_row_left_out_counts_with_its_subtree),
         cmocka_unit_test(hitches_over_the_budget_are_kept_and_the_oldest_evicted),
         cmocka_unit_test(hitches_over_a_quantile_of_recent_frames),
+        cmocka_unit_test(hitch_quantile_is_named_as_configured),
         cmocka_unit_test(hitch_quantile_follows_the_window_frame_by_frame),
         cmocka_unit_test(dump_prints_statistics_columns),
         cmocka_unit_test(reset_empties_the_statistics),
@@ -1831,6 +2076,9 @@ int main(void)
         cmocka_unit_test(threads_record_while_statistics_are_read),
         cmocka_unit_test(reduce_keeps_each_rank_s_spread),
         cmocka_unit_test(encoded_summary_reads_back_the_same),
+        cmocka_unit_test(a_row_of_no_frames_read_back_has_seen_nothing),
+        cmocka_unit_test(quantiles_of_a_row_of_the_most_frames),
+        cmocka_unit_test(merge_keeps_each_row_s_first_site),
         cmocka_unit_test(bad_settings_are_refused),
         cmocka_unit_test(report_variable_writes_the_statistics_when_the_log_goes),
     };

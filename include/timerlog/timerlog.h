@@ -1326,7 +1326,8 @@ typedef struct tlog_summary_info {
     size_t groups;            /* (thread name, root title) pairs */
     size_t rows;              /* over all groups, roots included */
     uint64_t frames;          /* frames counted */
-    uint64_t rows_refused;    /* rows of counted frames left out past max_rows */
+    uint64_t rows_refused;    /* rows of counted frames left out past max_rows,
+                               * each once a frame: a row's subtree with it */
     uint64_t hitches_seen;    /* frames found to be hitches */
     size_t hitches;           /* of those, kept now */
     size_t bytes;             /* memory the summary holds, besides hitch frames */
