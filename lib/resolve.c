@@ -614,21 +614,6 @@ static void walk_devices(resolver *r, tlog_ticks root_end)
         place_past(r, past, root_end, past_end);
 }
 
-/* The device row that instance `at` is, by its place among device
- * instances (inst_devs is in instance order, one per device row). */
-static size_t drow_of(const tlog_frame *f, uint32_t at)
-{
-    size_t lo = 0, hi = f->device_rows;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (f->inst_devs[mid].inst < at)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 int tlog_frame_alloc_devs_(tlog_frame *f, size_t n)
 {
     if (!n)
@@ -640,32 +625,41 @@ int tlog_frame_alloc_devs_(tlog_frame *f, size_t n)
     return TLOG_OK;
 }
 
-/* Device rows' extras: each from the row's first instance. */
+/* What finish_device marks a device row with until its extras are made. */
+static const tlog_node_dev extras_due;
+
+/* Device rows' extras: each from the row's first device interval. A host
+ * execution entry of the same title under the same scope shares the row,
+ * and may have come first. */
 static int finish_device(resolver *r)
 {
     tlog_frame *f = r->f;
-    const tlog_tree *t = r->tree;
+    const uint32_t *num = r->tree->renumber;
     size_t ndev = 0;
-    for (size_t j = 0; j < t->nrows; j++) {
-        size_t k = drow_of(f, t->rows[j].first);
-        ndev += k < f->device_rows && f->inst_devs[k].inst == t->rows[j].first;
+    for (size_t k = 0; k < f->device_rows; k++) {
+        tlog_node *n = &f->nodes[num[r->insts[f->inst_devs[k].inst].node]];
+        if (!n->dev) {
+            n->dev = &extras_due;
+            ndev++;
+        }
     }
     int rc = tlog_frame_alloc_devs_(f, ndev);
-    if (rc != TLOG_OK || !ndev)
-        return rc;
     ndev = 0;
-    for (size_t j = 0; j < t->nrows; j++) {
-        size_t k = drow_of(f, t->rows[j].first);
-        if (k == f->device_rows || f->inst_devs[k].inst != t->rows[j].first)
+    for (size_t k = 0; k < f->device_rows; k++) {
+        tlog_node *n = &f->nodes[num[r->insts[f->inst_devs[k].inst].node]];
+        if (n->dev != &extras_due)
             continue;
+        if (rc != TLOG_OK) {
+            n->dev = NULL;
+            continue;
+        }
         const tlog_drow *row = &f->drows[k];
         uint32_t l = f->inst_devs[k].launcher;
-        const uint32_t *num = t->renumber;
         f->node_devs[ndev] = (tlog_node_dev){l == NONE ? NULL : &f->nodes[num[l]],
                                              row->launch_site, row->device, row->queue};
-        f->nodes[num[j]].dev = &f->node_devs[ndev++];
+        n->dev = &f->node_devs[ndev++];
     }
-    return TLOG_OK;
+    return rc;
 }
 
 /* Instances and launchers named rows; they now name nodes. */

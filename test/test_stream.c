@@ -109,6 +109,62 @@ static void stream_reads_back_as_the_in_process_dump(void **state)
     tlog_reader_close(r);
 }
 
+/* The device of path Frame > GPU Sync > Kernel, and how often it ran. */
+static void shared_row_is_a_device_row(const tlog_frame *f, uint64_t count)
+{
+    const tlog_node *n = path(f, "GPU Sync", "Kernel", NULL);
+    assert_non_null(n);
+    tlog_node_info i = info_of(n);
+    assert_true(i.flags & TLOG_NODE_DEVICE);
+    assert_non_null(i.device);
+    assert_int_equal(i.count, count);
+}
+
+/* A host execution entry titled as device work under the same scope
+ * shares its row: the row keeps its device, whichever came first, and the
+ * file reads back whole, the frames after it included. */
+static void a_host_entry_in_a_device_row_streams(void **state)
+{
+    (void)state;
+    const char *path_name = path_in_dir("shared-row.tlog");
+    sim_fixture *fx = streaming_fixture(path_name, 0);
+    enum { FRAMES = 4 };
+    char *expected[FRAMES];
+    for (int k = 0; k < FRAMES; k++) {
+        host_begin(fx, "Frame");
+        kernel(fx, fx->q1, "Kernel", 1.0);
+        host_begin(fx, "GPU Sync");
+        if (k % 2)   /* the host's entry begins before the device's interval */
+            tlog_insert(fx->log, site_named("Kernel"), TLOG_KIND_EXECUTION,
+                        tlog_now(fx->log) - 2000000, tlog_now(fx->log));
+        sim_at(fx, sim_ms(fx) + 2.0);
+        tlog_sync_end(fx->dev, site_named("GPU Sync"));
+        host_end(fx, "Frame");
+        tlog_frame *f = tlog_frame_latest(fx->log);
+        assert_non_null(f);
+        shared_row_is_a_device_row(f, k % 2 ? 2 : 1);
+        expected[k] = dump_of(f);
+        tlog_frame_release(f);
+    }
+    assert_int_equal(tlog_stream_flush(fx->log), TLOG_OK);
+    tlog_reader *r;
+    assert_int_equal(tlog_reader_open(path_name, &r), TLOG_OK);
+    for (int k = 0; k < FRAMES; k++) {
+        tlog_frame *f;
+        assert_int_equal(tlog_reader_next(r, &f), TLOG_OK);
+        char *got = dump_of(f);
+        assert_string_equal(got, expected[k]);
+        shared_row_is_a_device_row(f, k % 2 ? 2 : 1);
+        free(got);
+        free(expected[k]);
+        tlog_frame_release(f);
+    }
+    tlog_frame *none;
+    assert_int_equal(tlog_reader_next(r, &none), TLOG_ENOFRAME);
+    tlog_reader_close(r);
+    sim_fixture_free(fx);
+}
+
 /* Nodes of a frame in walk order: an instance's row compares across
  * frames by its place there. */
 typedef struct node_list {
@@ -889,6 +945,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(stream_reads_back_as_the_in_process_dump),
+        cmocka_unit_test(a_host_entry_in_a_device_row_streams),
         cmocka_unit_test(instances_read_back_exactly),
         cmocka_unit_test(version_1_and_2_files_read_alike),
         cmocka_unit_test(damaged_numbers_are_named),

@@ -306,6 +306,19 @@ static void put_instances(tlog_bytes *b, const tlog_frame *f)
     }
 }
 
+/* The instances of device rows, which a reader takes for device intervals:
+ * the frame's device intervals, and a host execution entry that shares a
+ * device row's title and scope. */
+static uint64_t device_row_instances(const tlog_frame *f)
+{
+    if (!f->device_rows)
+        return 0;   /* no device interval: no device row */
+    uint64_t n = 0;
+    for (size_t k = 0; k < f->ninsts; k++)
+        n += (f->nodes[f->insts[k].node].flags & TLOG_NODE_DEVICE) != 0;
+    return n;
+}
+
 /* With `instances` false, the rows only (what a reduction needs). */
 static int encode_frame(tlog_seen *seen, const tlog_frame *f, tlog_bytes *b, bool instances)
 {
@@ -319,7 +332,7 @@ static int encode_frame(tlog_seen *seen, const tlog_frame *f, tlog_bytes *b, boo
     put_u64(b, f->duration_ns);
     put_u64(b, f->dropped);
     put_u64(b, f->repaired);
-    put_u64(b, instances ? f->device_rows : 0);
+    put_u64(b, instances ? device_row_instances(f) : 0);
     put_u64(b, f->device_unresolved);
     put_u32(b, (uint32_t)f->nnodes);
     put_u32(b, instances ? (uint32_t)f->ninsts : 0);
