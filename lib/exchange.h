@@ -11,7 +11,8 @@
  * A resolved frame's rows (not its instances) as a complete stream in
  * memory (doc/stream.md): header, what the frame refers to, the frame, the
  * end block. tlog_reader_open_memory reads it back. *data is malloc'd.
- * TLOG_EINVAL for a frame not resolved, TLOG_ENOMEM.
+ * TLOG_EINVAL for a frame not resolved, TLOG_ENOMEM, TLOG_EIO for a frame
+ * whose block would be larger than a reader takes.
  */
 TLOG_API int tlog_frame_encode_(const tlog_frame *frame, void **data, size_t *len);
 

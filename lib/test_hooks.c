@@ -101,6 +101,24 @@ __attribute__((destructor)) static void fail_if_reported_under_lock(void)
     }
 }
 
+/* A lower limit on the stream's block payload than a reader's
+ * (stream/encode.h): a test sees a frame too large for a reader refused
+ * without making one of hundreds of MiB. 0 puts the reader's back. */
+TLOG_API void tlog_test_stream_block_limit(size_t bytes);
+size_t tlog_test_block_limit_(void);
+
+static _Atomic size_t block_limit;
+
+size_t tlog_test_block_limit_(void)
+{
+    return atomic_load_explicit(&block_limit, memory_order_relaxed);
+}
+
+void tlog_test_stream_block_limit(size_t bytes)
+{
+    atomic_store(&block_limit, bytes);
+}
+
 /* Ends that took the slow path (record.c: end_slow), on the calling thread:
  * a test checks which ends the short ways take. */
 TLOG_API uint64_t tlog_test_slow_ends(void);

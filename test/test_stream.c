@@ -524,6 +524,57 @@ static void full_disk_keeps_what_was_written(void **state)
     tlog_reader_close(r);
 }
 
+void tlog_test_stream_block_limit(size_t bytes) __attribute__((weak));
+
+/* A frame whose block would be larger than a reader takes is left out,
+ * counted and said, and the frames around it stream and read back: it
+ * never ends the readable file. The limit is lowered by the test build's
+ * hook rather than by making a frame of hundreds of MiB. */
+static void a_frame_too_large_for_a_reader_is_left_out(void **state)
+{
+    (void)state;
+    if (!tlog_test_stream_block_limit)
+        skip();   /* a build without the hooks */
+    const char *path = path_in_dir("large.tlog");
+    sim_fixture *fx = streaming_fixture(path, 0);
+    tlog_test_stream_block_limit(2048);
+    for (int k = 0; k < 3; k++) {
+        host_begin(fx, "Frame");
+        for (int i = 0; i < (k == 1 ? 4000 : 10); i++) {   /* the second: ~12 KB */
+            host_begin(fx, "Step");
+            host_end(fx, "Step");
+        }
+        host_end(fx, "Frame");
+    }
+    assert_int_equal(tlog_stream_flush(fx->log), TLOG_OK);
+    tlog_test_stream_block_limit(0);
+    tlog_stats st = stats_of(fx->log);
+    assert_int_equal(st.frames_streamed, 2);
+    assert_int_equal(st.frames_not_streamed, 1);
+    assert_int_equal(count_code(&fx->errors, TLOG_EIO), 1);
+    assert_non_null(strstr(fx->errors.last, "frame 2 not streamed"));
+    assert_non_null(strstr(fx->errors.last, "larger than a reader takes"));
+    sim_fixture_free(fx);   /* ends the file */
+    tlog_reader *r;
+    assert_int_equal(tlog_reader_open(path, &r), TLOG_OK);
+    static const uint64_t serials[] = {1, 3};
+    for (int k = 0; k < 2; k++) {
+        tlog_frame *f;
+        assert_int_equal(tlog_reader_next(r, &f), TLOG_OK);
+        tlog_frame_info fi = {.size = sizeof fi};
+        assert_int_equal(tlog_frame_get_info(f, &fi), TLOG_OK);
+        assert_int_equal(fi.serial, serials[k]);
+        tlog_frame_release(f);
+    }
+    tlog_frame *none;
+    assert_int_equal(tlog_reader_next(r, &none), TLOG_ENOFRAME);
+    tlog_reader_info info = {.size = sizeof info};
+    tlog_reader_get_info(r, &info);
+    assert_true(info.ended);
+    assert_int_equal(info.frames_lost, 1);
+    tlog_reader_close(r);
+}
+
 /* A forked child has none of the writer threads: the parent's log, and so
  * its stream, is refused there, the child never waits for a writer, and the
  * parent's stream goes on. */
@@ -956,6 +1007,7 @@ int main(void)
         cmocka_unit_test(percent_in_the_path_becomes_the_rank),
         cmocka_unit_test(unwritable_path_is_reported_and_recording_goes_on),
         cmocka_unit_test(full_disk_keeps_what_was_written),
+        cmocka_unit_test(a_frame_too_large_for_a_reader_is_left_out),
         cmocka_unit_test(forked_child_neither_hangs_nor_writes),
         cmocka_unit_test(small_buffer_loses_nothing),
         cmocka_unit_test(foreign_file_is_named_as_such),

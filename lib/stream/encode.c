@@ -340,11 +340,12 @@ static int encode_frame(tlog_seen *seen, const tlog_frame *f, tlog_bytes *b, boo
         put_node(seen, b, f, &f->nodes[k]);
     if (instances)
         put_instances(b, f);
+    bool too_large = !b->failed && b->len - at - TLOG_BLOCK_HEAD > tlog_stream_block_limit_();
     block_end(b, at);
-    if (!b->failed)
+    if (!b->failed && !too_large)
         return TLOG_OK;
     b->len = described;   /* the descriptions stand; the frame is not written */
-    return TLOG_ENOMEM;
+    return too_large ? TLOG_EIO : TLOG_ENOMEM;
 }
 
 int tlog_encode_frame_(tlog_seen *seen, const tlog_frame *f, tlog_bytes *b)
@@ -387,7 +388,7 @@ int tlog_frame_encode_(const tlog_frame *f, void **data, size_t *len)
     tlog_seen_free_(&seen);
     if (rc != TLOG_OK || b.failed) {
         free(b.data);
-        return TLOG_ENOMEM;
+        return rc != TLOG_OK ? rc : TLOG_ENOMEM;
     }
     *data = b.data;
     *len = b.len;

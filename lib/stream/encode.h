@@ -24,10 +24,28 @@ typedef struct tlog_seen {
 
 TLOG_INTERNAL void tlog_seen_free_(tlog_seen *seen);
 
+/* A lower block limit a test build has set (test_hooks.c), or 0. */
+#ifdef TIMERLOG_TEST_HOOKS
+TLOG_INTERNAL size_t tlog_test_block_limit_(void);
+#else
+static inline size_t tlog_test_block_limit_(void)
+{
+    return 0;
+}
+#endif
+
+/* The largest block payload written: what a reader takes. */
+static inline size_t tlog_stream_block_limit_(void)
+{
+    size_t lowered = tlog_test_block_limit_();
+    return lowered ? lowered : TLOG_STREAM_MAX_PAYLOAD;
+}
+
 /* Appends the blocks describing what `f` refers to that `seen` lacks, then
- * f's FRAME block. `f` must be resolved. TLOG_ENOMEM if memory ran out: `b`
- * then ends with the descriptions that were whole, which `seen` counts as
- * written, and holds no part of the frame. */
+ * f's FRAME block. `f` must be resolved. TLOG_ENOMEM if memory ran out,
+ * TLOG_EIO if the FRAME block would be larger than a reader takes
+ * (tlog_stream_block_limit_): `b` then ends with the descriptions that were
+ * whole, which `seen` counts as written, and holds no part of the frame. */
 TLOG_INTERNAL int tlog_encode_frame_(tlog_seen *seen, const tlog_frame *f, tlog_bytes *b);
 
 TLOG_INTERNAL void tlog_encode_header_(uint8_t out[TLOG_STREAM_HEADER_BYTES], uint32_t rank,

@@ -200,15 +200,18 @@ static void write_frame(tlog_stream *s, tlog_frame *f)
         put(s, s->scratch.data, s->scratch.len, true);
         return;
     }
-    /* A frame that found no memory is lost, counted and said; the stream
-     * goes on with the next, and the descriptions that were whole are
-     * written, as the encoder now counts them described. */
+    /* A frame that found no memory, or too large for a reader to take, is
+     * lost, counted and said; the stream goes on with the next, and the
+     * descriptions that were whole are written, as the encoder now counts
+     * them described. */
     s->frames_lost++;
     if (s->scratch.len)
         put(s, s->scratch.data, s->scratch.len, false);
     tlog_report_(s->log, NULL, rc, NULL, "frame %llu not streamed to %s: %s (the stream "
                  "goes on; the count of frames not streamed ends the file)",
-                 (unsigned long long)f->serial, s->path, tlog_strerror(rc));
+                 (unsigned long long)f->serial, s->path,
+                 rc == TLOG_EIO ? "its block would be larger than a reader takes"
+                                : tlog_strerror(rc));
 }
 
 static void finish_file(tlog_stream *s)
