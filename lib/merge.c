@@ -3,7 +3,8 @@
  * the same path add up (count, total, min, max), so many frames read as one
  * (`timerlog dump --aggregate`, dashboards over a window of frames).
  * Reducing also keeps, per row, the spread of its total over the inputs
- * (one per rank), for spotting imbalance.
+ * (one per rank), for spotting imbalance. A device row keeps the device,
+ * queue and launcher of the first input row it came from.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -15,10 +16,20 @@
 
 #define NONE TLOG_TREE_NONE
 
+/* A merged device row's extras, from the first input row that had them:
+ * its launcher as a merged row. */
+typedef struct merged_dev {
+    const char *device;       /* NULL: none yet */
+    const tlog_site *launch_site;
+    uint32_t queue;
+    uint32_t launcher;        /* merged row, or NONE */
+} merged_dev;
+
 typedef struct merger {
     tlog_frame *out;
     tlog_tree tree;
     char *arena;
+    merged_dev *devs;         /* by merged row; NULL when no input has any */
     /* Reducing: per row, the spread over the inputs, its total in the
      * input being merged, and which input that is (+1; 0 = none yet). */
     tlog_node_ranks *ranks;
@@ -112,6 +123,23 @@ static void add_row(tlog_tree_row *r, const tlog_node *n)
     r->flags |= n->flags;
 }
 
+/* Device extras for the merged rows of input frame f that have none yet,
+ * once every row of f is mapped (a launcher may come after its device
+ * row). */
+static void take_devs(merger *m, const tlog_frame *f, const uint32_t *map)
+{
+    for (size_t i = 0; i < f->nnodes; i++) {
+        const tlog_node_dev *d = f->nodes[i].dev;
+        merged_dev *to = &m->devs[map[i]];
+        if (!d || to->device)
+            continue;
+        to->device = keep(m, d->device);
+        to->launch_site = d->launch_site;
+        to->queue = d->queue;
+        to->launcher = d->launcher ? map[d->launcher - f->nodes] : NONE;
+    }
+}
+
 /* Walks input frame `input`, parents first, mapping each row to its merged
  * row. */
 static bool merge_frame(merger *m, const tlog_frame *f, uint32_t input, uint32_t *map)
@@ -125,14 +153,40 @@ static bool merge_frame(merger *m, const tlog_frame *f, uint32_t input, uint32_t
         if (m->input_of)
             count_input(m, map[i], input, n->total_ns);
     }
+    if (m->devs)
+        take_devs(m, f, map);
     return true;
+}
+
+/* The merged frame's device rows point at their extras. */
+static int finish_devs(merger *m)
+{
+    tlog_frame *o = m->out;
+    const uint32_t *num = m->tree.renumber;
+    size_t n = 0;
+    for (size_t r = 0; r < m->tree.nrows; r++)
+        n += m->devs[r].device != NULL;
+    int rc = tlog_frame_alloc_devs_(o, n);
+    if (rc != TLOG_OK)
+        return rc;
+    n = 0;
+    for (size_t r = 0; r < m->tree.nrows; r++) {
+        const merged_dev *d = &m->devs[r];
+        if (!d->device)
+            continue;
+        o->node_devs[n] = (tlog_node_dev){d->launcher == NONE ? NULL : &o->nodes[num[d->launcher]],
+                                          d->launch_site, d->device, d->queue};
+        o->nodes[num[r]].dev = &o->node_devs[n++];
+    }
+    return TLOG_OK;
 }
 
 /* Room for every row and name of the inputs. */
 static size_t sizes(const tlog_frame *const *frames, size_t n, size_t *rows, size_t *bytes,
-                    size_t *widest)
+                    size_t *widest, bool *devs)
 {
     *rows = *bytes = *widest = 0;
+    *devs = false;
     for (size_t i = 0; i < n; i++) {
         if (!frames[i] || !frames[i]->nnodes)
             return i + 1;
@@ -142,6 +196,10 @@ static size_t sizes(const tlog_frame *const *frames, size_t n, size_t *rows, siz
         for (size_t k = 0; k < frames[i]->nnodes; k++) {
             const tlog_node *x = &frames[i]->nodes[k];
             *bytes += strlen(x->name) + strlen(x->thread_name ? x->thread_name : "") + 2;
+            if (x->dev) {
+                *bytes += strlen(x->dev->device ? x->dev->device : "") + 1;
+                *devs = true;
+            }
         }
     }
     return 0;
@@ -175,7 +233,8 @@ static int merge_all(merger *m, const tlog_frame *const *frames, size_t n, uint3
         if (!merge_frame(m, frames[i], (uint32_t)i, map))
             return TLOG_ENOMEM;
     tlog_tree_finish how = {TLOG_TREE_AS_MADE, false, 0, 0};
-    return tlog_tree_finish_(&m->tree, m->out, &how);
+    int rc = tlog_tree_finish_(&m->tree, m->out, &how);
+    return rc == TLOG_OK && m->devs ? finish_devs(m) : rc;
 }
 
 static void take_frame_fields(tlog_frame *o, const tlog_frame *const *frames, size_t n)
@@ -201,18 +260,23 @@ static int merge_frames(const tlog_frame *const *frames, size_t n, bool spread,
     if (!out || !frames || !n || n > UINT32_MAX - 1)
         return TLOG_EINVAL;
     size_t rows, bytes, widest;
-    if (sizes(frames, n, &rows, &bytes, &widest))
+    bool devs;
+    if (sizes(frames, n, &rows, &bytes, &widest, &devs))
         return TLOG_EINVAL;
     tlog_frame *o = new_frame(bytes);
     merger m = {.out = o, .arena = o ? o->strings : NULL};
     uint32_t *map = tlog_malloc_(widest * sizeof *map);
+    if (devs)
+        m.devs = tlog_calloc_(rows, sizeof *m.devs);
     if (spread) {
         m.ranks = tlog_calloc_(rows, sizeof *m.ranks);
         m.input_total = tlog_malloc_(rows * sizeof *m.input_total);
         m.input_of = tlog_calloc_(rows, sizeof *m.input_of);
     }
-    int rc = o && map && (!spread || (m.ranks && m.input_total && m.input_of)) ? TLOG_OK
-                                                                               : TLOG_ENOMEM;
+    int rc = o && map && (!devs || m.devs) &&
+                     (!spread || (m.ranks && m.input_total && m.input_of))
+                 ? TLOG_OK
+                 : TLOG_ENOMEM;
     if (rc == TLOG_OK)
         rc = merge_all(&m, frames, n, map);
     if (rc == TLOG_OK && spread) {
@@ -225,6 +289,7 @@ static int merge_frames(const tlog_frame *const *frames, size_t n, bool spread,
             finish_spread(&m, (uint32_t)n);
     }
     tlog_tree_free_(&m.tree);
+    free(m.devs);
     free(m.ranks);
     free(m.input_total);
     free(m.input_of);

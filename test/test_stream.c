@@ -788,6 +788,72 @@ static void frames_merge_into_one_tree(void **state)
     tlog_reader_close(r);
 }
 
+/* The first node of that title, in walk order. */
+typedef struct titled {
+    const char *name;
+    const tlog_node *found;
+} titled;
+
+static int find_titled(void *user, const tlog_node *node, const tlog_node_info *info)
+{
+    titled *t = user;
+    if (!t->found && strcmp(info->name, t->name) == 0)
+        t->found = node;
+    return 0;
+}
+
+static const tlog_node *node_titled(const tlog_frame *f, const char *name)
+{
+    titled t = {name, NULL};
+    tlog_frame_walk(f, find_titled, &t);
+    assert_non_null(t.found);
+    return t.found;
+}
+
+int tlog_frame_encode_(const tlog_frame *frame, void **data, size_t *len);
+
+/* A merged device row keeps the device, queue and launcher of the rows it
+ * came from, and the merged frame encodes to bytes that read back. */
+static void merged_device_rows_keep_their_device(void **state)
+{
+    (void)state;
+    tlog_reader *r;
+    assert_int_equal(tlog_reader_open(good_stream(), &r), TLOG_OK);
+    tlog_frame *f[3];
+    for (int k = 0; k < 3; k++)
+        assert_int_equal(tlog_reader_next(r, &f[k]), TLOG_OK);
+    tlog_frame *m;
+    assert_int_equal(tlog_frame_merge((const tlog_frame *const *)f, 3, &m), TLOG_OK);
+    tlog_node_info want = info_of(node_titled(f[0], "Filter: GPU"));
+    tlog_node_info got = info_of(node_titled(m, "Filter: GPU"));
+    assert_true(got.flags & TLOG_NODE_DEVICE);
+    assert_non_null(want.device);
+    assert_non_null(got.device);
+    assert_string_equal(got.device, want.device);
+    assert_int_equal(got.queue, want.queue);
+    assert_ptr_equal(got.launch_site, want.launch_site);
+    assert_non_null(want.launcher);
+    assert_non_null(got.launcher);
+    assert_string_equal(info_of(got.launcher).name, info_of(want.launcher).name);
+    void *bytes;
+    size_t len;
+    assert_int_equal(tlog_frame_encode_(m, &bytes, &len), TLOG_OK);
+    tlog_reader *back;
+    assert_int_equal(tlog_reader_open_memory(bytes, len, &back), TLOG_OK);
+    tlog_frame *b;
+    assert_int_equal(tlog_reader_next(back, &b), TLOG_OK);
+    tlog_node_info again = info_of(node_titled(b, "Filter: GPU"));
+    assert_string_equal(again.device, want.device);
+    assert_int_equal(again.total_ns, got.total_ns);
+    tlog_frame_release(b);
+    tlog_reader_close(back);
+    free(bytes);
+    tlog_frame_release(m);
+    for (int k = 0; k < 3; k++)
+        tlog_frame_release(f[k]);
+    tlog_reader_close(r);
+}
+
 /* A stream written by hand, for values no recording makes. */
 typedef struct hand_stream {
     uint8_t b[1024];
@@ -1015,6 +1081,7 @@ int main(void)
         cmocka_unit_test(corrupt_block_is_found_and_what_precedes_kept),
         cmocka_unit_test(truncated_file_keeps_the_frames_before),
         cmocka_unit_test(frames_merge_into_one_tree),
+        cmocka_unit_test(merged_device_rows_keep_their_device),
         cmocka_unit_test(reduced_huge_totals_saturate),
     };
     return cmocka_run_group_tests(tests, make_dir, NULL);

@@ -1115,8 +1115,10 @@ TLOG_API int tlog_dump_frame(const tlog_frame *frame, FILE *out,
 /*
  * One tree out of n frames: rows with the same titles and kinds along the
  * same path from the root add up (count, total, min, max); the roots merge
- * under the first frame's title. The result has rows only (no instances) and
- * is released with tlog_frame_release. The inputs may be released first; the
+ * under the first frame's title; a device row keeps the device, queue and
+ * launcher of the first input row it came from. The result has rows only (no
+ * instances) and is released with tlog_frame_release. The inputs may be
+ * released first; the
  * rows keep the inputs' call sites (for frames from a reader: until it is
  * closed). TLOG_EINVAL, with *out NULL, when frames or out is NULL, n is 0
  * or one of the frames is NULL.
