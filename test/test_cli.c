@@ -81,10 +81,9 @@ static int remove_stream(void **state)
 
 /* Runs `timerlog ARGS`; returns its standard output and error as one
  * malloc'd string, and its exit status. */
-static char *cli_line(const char *args, int *status)
+/* What a shell command printed, and its exit status. */
+static char *shell_output(const char *cmd, int *status)
 {
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s %s 2>&1", TIMERLOG_CLI, args);
     FILE *p = popen(cmd, "r");
     assert_non_null(p);
     size_t n = 0, cap = 4096;
@@ -102,6 +101,14 @@ static char *cli_line(const char *args, int *status)
     int st = pclose(p);
     *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
     return out;
+}
+
+/* `timerlog ARGS`, its output and errors together. */
+static char *cli_line(const char *args, int *status)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s %s 2>&1", TIMERLOG_CLI, args);
+    return shell_output(cmd, status);
 }
 
 /* Runs `timerlog COMMAND ARGS` on the stream. */
@@ -441,6 +448,24 @@ static void unwritable_output_names_path_and_reason(void **state)
     }
 }
 
+/* Every command whose output is a device that is full says so, and exits 1
+ * rather than 0 with its output lost. */
+static void output_that_cannot_be_written_is_said(void **state)
+{
+    (void)state;
+    static const char *const commands[] = {"dump", "stats", "export --csv", "info"};
+    for (size_t k = 0; k < sizeof commands / sizeof *commands; k++) {
+        char cmd[2048];
+        snprintf(cmd, sizeof cmd, "%s %s '%s' 2>&1 >/dev/full", TIMERLOG_CLI, commands[k], path);
+        int status;
+        char *out = shell_output(cmd, &status);
+        if (status != 1 || !strstr(out, "cannot write the output"))
+            fail_msg("'timerlog %s' into /dev/full: status %d, said: %s", commands[k], status,
+                     out);
+        free(out);
+    }
+}
+
 /* A frame the file does not hold: the serials it does. */
 static void missing_frame_names_the_frames_held(void **state)
 {
@@ -613,6 +638,8 @@ static void stats_options_are_checked(void **state)
         {"stats --max-hitches 0 x.tlog", "--max-hitches"},
         {"stats --max-hitches 2.5 x.tlog", "2.5"},
         {"stats --hitch -3 x.tlog", "-3"},
+        {"stats --hitch 2e13 x.tlog", "2e13"},         /* past what a uint64 of ns holds */
+        {"stats --hitch 0.0000001 x.tlog", "0.0000001"},   /* under a nanosecond */
         {"stats --bogus x.tlog", "--bogus"},
         {"stats --hitch", "--hitch"},
         {"stats", "no FILE"},
@@ -658,6 +685,7 @@ int main(void)
         cmocka_unit_test(directory_is_named_as_such),
         cmocka_unit_test(empty_file_is_named_as_such),
         cmocka_unit_test(unwritable_output_names_path_and_reason),
+        cmocka_unit_test(output_that_cannot_be_written_is_said),
         cmocka_unit_test(missing_frame_names_the_frames_held),
         cmocka_unit_test(bad_option_is_named),
         cmocka_unit_test(stats_prints_a_tree_per_thread_and_root),

@@ -517,6 +517,27 @@ static void unreadable_files_say_why_and_exit_2(void **state)
     expect_trouble(diff("-o", out, good, good, NULL), out, "No such file or directory");
 }
 
+/* A report written to a file leaves the status the comparison's, every
+ * time: the file's state is read before it is closed. */
+static void output_to_a_file_keeps_the_status(void **state)
+{
+    (void)state;
+    const char *good = path_in_dir("same.tlog"), *out = path_in_dir("report.txt");
+    write_run(good, &(run_spec){.seed = 12, .frames = 40});
+    for (int k = 0; k < 20; k++) {
+        result r = diff("--resamples", "10", "-o", out, good, good, NULL);
+        if (r.status != 0)
+            fail_msg("run %d: status %d: %s", k, r.status, r.err);
+        result_free(&r);
+    }
+    FILE *f = fopen(out, "r");
+    assert_non_null(f);
+    char line[256] = "";
+    assert_non_null(fgets(line, sizeof line, f));
+    fclose(f);
+    assert_true(line[0] != '\0');
+}
+
 static void usage_errors_exit_2_with_the_help(void **state)
 {
     (void)state;
@@ -598,6 +619,7 @@ int main(void)
         cmocka_unit_test(runs_without_a_common_root_are_trouble),
         cmocka_unit_test(output_repeats_for_a_seed),
         cmocka_unit_test(unreadable_files_say_why_and_exit_2),
+        cmocka_unit_test(output_to_a_file_keeps_the_status),
         cmocka_unit_test(usage_errors_exit_2_with_the_help),
         cmocka_unit_test(selection_that_leaves_nothing_is_trouble),
     };

@@ -750,6 +750,7 @@ static int cmd_info(cli *c, int argc, char **argv)
         report_end(c, r, argv[i], rc);
         tlog_reader_close(r);
     }
+    check_output(c);
     return c->status;
 }
 
@@ -778,14 +779,6 @@ typedef struct stats_run {
     const char *out_path;
 } stats_run;
 
-/* A number from the command line, whole of its argument. */
-static bool number_arg(const char *s, double *v)
-{
-    char *end;
-    *v = strtod(s, &end);
-    return end != s && !*end && *v >= 0 && *v < 1e15;
-}
-
 /* Reads the option at argv[*i] into `run`; false when it is not one, or
  * its value is bad. */
 static bool take_stats_option(int argc, char **argv, int *i, stats_run *run)
@@ -805,19 +798,21 @@ static bool take_stats_option(int argc, char **argv, int *i, stats_run *run)
     if (!has_value)
         return false;
     const char *value = argv[*i + 1];
-    if (strcmp(opt, "-o") == 0)
+    if (strcmp(opt, "-o") == 0) {
         run->out_path = value;
-    else if (strcmp(opt, "--hitch") == 0 && number_arg(value, &v) && v > 0)
-        run->cfg.hitch_ns = (uint64_t)(v * 1e6 + 0.5);
-    else if (strcmp(opt, "--hitch-quantile") == 0 && number_arg(value, &v) && v > 0 && v < 1)
+    } else if (strcmp(opt, "--hitch") == 0) {
+        if (!ms_arg(value, &run->cfg.hitch_ns))
+            return false;
+    } else if (strcmp(opt, "--hitch-quantile") == 0 && number_arg(value, &v) && v > 0 && v < 1) {
         run->cfg.hitch_quantile = v;
-    else if (strcmp(opt, "--max-hitches") == 0 && number_arg(value, &v) && v >= 1 &&
-             v <= 4096 && v == (double)(uint32_t)v)
+    } else if (strcmp(opt, "--max-hitches") == 0 && number_arg(value, &v) && v >= 1 &&
+               v <= 4096 && v == (double)(uint32_t)v) {
         run->cfg.max_hitches = (uint32_t)v;
-    else if (strcmp(opt, "--min-percent") == 0 && number_arg(value, &v))
+    } else if (strcmp(opt, "--min-percent") == 0 && number_arg(value, &v)) {
         run->sel.min_percent = v;
-    else
+    } else {
         return false;
+    }
     ++*i;
     return true;
 }

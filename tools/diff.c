@@ -1124,14 +1124,17 @@ static void write_report(diff_cmd *d, const root_diff *rds, size_t n, long slowe
         write_json(d, out, rds, n, slower);
     else
         write_text(d, out, rds, n, slower);
-    int why = ferror(out) ? errno : 0;
-    if (d->opt.output ? fclose(out) != 0 : fflush(out) != 0)
-        why = errno ? errno : EIO;
-    else if (!why && ferror(out))
-        why = EIO;
-    if (why)
+    /* The stream's error is read before fclose, after which it is gone. */
+    bool failed = ferror(out) != 0;
+    int why = failed ? errno : 0;
+    errno = 0;
+    if (d->opt.output ? fclose(out) != 0 : fflush(out) != 0 || ferror(out)) {
+        failed = true;
+        why = why ? why : errno;
+    }
+    if (failed)
         trouble(d, "cannot write %s: %s", d->opt.output ? d->opt.output : "the output",
-                strerror(why));
+                strerror(why ? why : EIO));
 }
 
 /* Reads, compares and reports; the status. */

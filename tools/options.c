@@ -1,7 +1,9 @@
 /* Options that take a value (options.h). */
 #include "options.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char *option_value_wanted(const option_value *table, const char *option)
@@ -24,4 +26,24 @@ void option_problem(const option_value *table, int argc, char **argv, int i, cha
         snprintf(msg, size, "%s takes %s, not an empty string", argv[i], wanted);
     else
         snprintf(msg, size, "%s takes %s, not \"%s\"", argv[i], wanted, argv[i + 1]);
+}
+
+bool number_arg(const char *s, double *v)
+{
+    char *end;
+    errno = 0;
+    *v = strtod(s, &end);
+    return end != s && !*end && errno == 0 && *v >= 0 && *v < 1e15;
+}
+
+bool ms_arg(const char *s, uint64_t *ns)
+{
+    double ms;
+    if (!number_arg(s, &ms))
+        return false;
+    double rounded = ms * 1e6 + 0.5;
+    if (rounded < 1 || rounded >= 18446744073709551616.0)
+        return false;
+    *ns = (uint64_t)rounded;
+    return true;
 }

@@ -2,7 +2,9 @@
 #ifndef TIMERLOG_TOOLS_OPTIONS_H
 #define TIMERLOG_TOOLS_OPTIONS_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* An option and what its value must be, in words; a table ends with
  * {NULL, NULL}. */
@@ -17,5 +19,12 @@ const char *option_value_wanted(const option_value *table, const char *option);
  * one whose value is missing, empty or bad. */
 void option_problem(const option_value *table, int argc, char **argv, int i, char *msg,
                     size_t size);
+
+/* A number that is the whole of its argument, at least 0 and below 1e15. */
+bool number_arg(const char *s, double *v);
+
+/* A duration in milliseconds as whole nanoseconds: a number_arg of at
+ * least one nanosecond, and no more than a uint64 of them holds. */
+bool ms_arg(const char *s, uint64_t *ns);
 
 #endif

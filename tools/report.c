@@ -1064,14 +1064,6 @@ static int bad_option(report_cmd *c, int argc, char **argv, int i)
     return usage(c, "%s", msg);
 }
 
-static bool number_arg(const char *s, double *v)
-{
-    char *end;
-    errno = 0;
-    *v = strtod(s, &end);
-    return end != s && !*end && errno == 0 && *v >= 0 && *v < 1e15;
-}
-
 /* Reads the option at argv[*i] and its value; false when it is bad. */
 static bool take_option(report_cmd *c, int argc, char **argv, int *i, bool *budget_given)
 {
@@ -1079,26 +1071,28 @@ static bool take_option(report_cmd *c, int argc, char **argv, int *i, bool *budg
     double x;
     if (!v || !*v)
         return false;
-    if (strcmp(o, "--base") == 0)
+    if (strcmp(o, "--base") == 0) {
         c->base[c->nbase++] = v;
-    else if (strcmp(o, "--thread") == 0)
+    } else if (strcmp(o, "--thread") == 0) {
         c->thread = v;
-    else if (strcmp(o, "--root") == 0)
+    } else if (strcmp(o, "--root") == 0) {
         c->root = v;
-    else if (strcmp(o, "-o") == 0)
+    } else if (strcmp(o, "-o") == 0) {
         c->out_path = v;
-    else if (strcmp(o, "--hitch") == 0 && number_arg(v, &x) && x > 0)
-        c->cfg.hitch_ns = (uint64_t)(x * 1e6 + 0.5);
-    else if (strcmp(o, "--hitch-quantile") == 0 && number_arg(v, &x) && x > 0 && x < 1)
+    } else if (strcmp(o, "--hitch") == 0) {
+        if (!ms_arg(v, &c->cfg.hitch_ns))
+            return false;
+    } else if (strcmp(o, "--hitch-quantile") == 0 && number_arg(v, &x) && x > 0 && x < 1) {
         c->cfg.hitch_quantile = x;
-    else if (strcmp(o, "--max-hitches") == 0 && number_arg(v, &x) && x >= 1 && x <= 4096 &&
-             x == (double)(uint32_t)x)
+    } else if (strcmp(o, "--max-hitches") == 0 && number_arg(v, &x) && x >= 1 && x <= 4096 &&
+               x == (double)(uint32_t)x) {
         c->cfg.max_hitches = (uint32_t)x;
-    else if (strcmp(o, "--samples") == 0 && number_arg(v, &x) && x <= SAMPLES_MAX &&
-             x == (double)(uint32_t)x)
+    } else if (strcmp(o, "--samples") == 0 && number_arg(v, &x) && x <= SAMPLES_MAX &&
+               x == (double)(uint32_t)x) {
         c->max_samples = (size_t)x;
-    else
+    } else {
         return false;
+    }
     *budget_given |= strcmp(o, "--hitch") == 0 || strcmp(o, "--hitch-quantile") == 0;
     ++*i;
     return true;
