@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <locale.h>
@@ -50,13 +51,18 @@ typedef struct collected_errors {
     char last[256];  /* the last message */
 } collected_errors;
 
+/* Reports may come from several threads at once (device polls, writers). */
+static pthread_mutex_t collect_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static inline void collect_error(void *user, const tlog_error *e)
 {
     collected_errors *c = user;
+    pthread_mutex_lock(&collect_lock);
     if (c->count < 256)
         c->codes[c->count] = e->code;
     c->count++;
     snprintf(c->last, sizeof c->last, "%s", e->message);
+    pthread_mutex_unlock(&collect_lock);
 }
 
 static inline int count_code(const collected_errors *c, int code)

@@ -2,6 +2,7 @@
  * device, captured queues, a full pool, scopes outside frames, wrong ends,
  * threads. Each is reported, counted, and loses nothing else. */
 #include <pthread.h>
+#include <time.h>
 
 #include "device_fixture.h"
 
@@ -324,10 +325,248 @@ static void device_scopes_from_adopting_threads_join_the_owner_frame(void **stat
     tlog_frame_release(f);
 }
 
+/* ------------------------------------------------------------------------ */
+/* A forced sync while other threads poll, fail or destroy                  */
+/* ------------------------------------------------------------------------ */
+
+/* Until the simulated device has been waited on more than `waits` times
+ * (a forced sync is waiting on a marker), or a second has passed: whether
+ * it was. */
+static bool sim_waited_past(tlog_sim *sim, uint64_t waits)
+{
+    for (int i = 0; i < 1000; i++) {
+        tlog_sim_stats st = {.size = sizeof st};
+        if (tlog_sim_get_stats(sim, &st) == TLOG_OK && st.waits > waits)
+            return true;
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
+    return false;
+}
+
+static uint64_t sim_waits(tlog_sim *sim)
+{
+    tlog_sim_stats st = {.size = sizeof st};
+    tlog_sim_get_stats(sim, &st);
+    return st.waits;
+}
+
+/* Lets the device run to `ms` once the forced sync waits on it. */
+typedef struct advance_arg {
+    sim_fixture *fx;
+    double ms[2];
+} advance_arg;
+
+static void *advance_when_waited(void *p)
+{
+    advance_arg *a = p;
+    for (int k = 0; k < 2 && a->ms[k] > 0; k++) {
+        sim_waited_past(a->fx->sim, sim_waits(a->fx->sim));
+        sim_at(a->fx, a->ms[k]);
+    }
+    return NULL;
+}
+
+/* A query that fails once while the forced sync looks at a marker: the
+ * sync waits for the marker all the same, and the interval resolves. */
+static void failed_query_in_a_forced_sync_is_waited_out(void **state)
+{
+    sim_fixture *fx = *state;
+    host_begin(fx, "Frame");
+    kernel(fx, fx->q1, "Long", 100.0);
+    host_end(fx, "Frame");
+    uint64_t waits = sim_waits(fx->sim);
+    advance_arg a = {fx, {100.0, 0}};
+    pthread_t th;
+    pthread_create(&th, NULL, advance_when_waited, &a);
+    tlog_sim_inject(fx->sim, TLOG_SIM_FAULT_QUERY_ERROR, 1);
+    int rc = tlog_sync(fx->log);
+    pthread_join(th, NULL);
+    assert_true(sim_waits(fx->sim) > waits);
+    assert_int_equal(rc, TLOG_OK);
+    tlog_frame *f = tlog_frame_pop_ready(fx->log);
+    assert_non_null(f);
+    tlog_node_info i = info_of(path(f, "Device past frame end", "Long", NULL));
+    assert_false(i.flags & TLOG_NODE_UNRESOLVED);
+    assert_int_equal(i.total_ns, 100 * NS_PER_MS);
+    tlog_frame_release(f);
+}
+
+/* Another thread's poll meets a failing marker that a forced sync holds:
+ * once the sync lets the slot go, its markers are retired, not put back
+ * while still in flight. */
+typedef struct failing_poll_arg {
+    sim_fixture *fx;
+    uint64_t waits;
+} failing_poll_arg;
+
+static void *fail_and_poll(void *p)
+{
+    failing_poll_arg *a = p;
+    sim_waited_past(a->fx->sim, a->waits);   /* the sync waits on "Stuck" */
+    tlog_sim_inject(a->fx->sim, TLOG_SIM_FAULT_QUERY_ERROR, 1);
+    tlog_log_begin(a->fx->log, site_named("Other frame"));
+    tlog_sync_end(a->fx->dev, site_named("Other frame"));   /* polls */
+    return NULL;
+}
+
+/* Frame > Stuck: a device scope whose end marker never completes. */
+static void stuck_frame(sim_fixture *fx)
+{
+    host_begin(fx, "Frame");
+    tlog_device_scope s = tlog_device_begin(fx->dev, fx->q1, site_named("Stuck"));
+    tlog_sim_inject(fx->sim, TLOG_SIM_FAULT_HANG, 1);
+    tlog_device_end(&s);
+    host_end(fx, "Frame");
+}
+
+static void a_slot_failed_under_a_forced_sync_is_retired(void **state)
+{
+    (void)state;
+    sim_options o = {.sync_timeout_ns = 100 * NS_PER_MS};
+    sim_fixture *fx = sim_fixture_make(&o);
+    stuck_frame(fx);
+    failing_poll_arg a = {fx, sim_waits(fx->sim)};
+    pthread_t th;
+    pthread_create(&th, NULL, fail_and_poll, &a);
+    assert_int_equal(tlog_sync(fx->log), TLOG_ETIMEDOUT);
+    pthread_join(th, NULL);
+    assert_true(count_code(&fx->errors, TLOG_EDEVICE) >= 1);   /* the poll's */
+    /* The next scopes take slots from the pool: none may record again the
+     * marker still in flight. */
+    host_begin(fx, "Again");
+    for (int i = 0; i < 8; i++)
+        kernel(fx, fx->q2, "Short", 0.01);
+    host_end(fx, "Again");
+    assert_int_equal(sim_stats(fx).rerecords_in_flight, 0);
+    sim_fixture_free(fx);
+}
+
+/* A device destroyed while a forced sync waits on its markers: the
+ * destroy waits for the sync, which reads no freed marker (the sanitizer
+ * builds watch). */
+static void *destroy_when_waited(void *p)
+{
+    failing_poll_arg *a = p;
+    sim_waited_past(a->fx->sim, a->waits);
+    tlog_device_destroy(a->fx->dev);
+    return NULL;
+}
+
+static void destroying_a_device_waits_for_a_forced_sync(void **state)
+{
+    (void)state;
+    sim_options o = {.sync_timeout_ns = 100 * NS_PER_MS};
+    sim_fixture *fx = sim_fixture_make(&o);
+    stuck_frame(fx);
+    failing_poll_arg a = {fx, sim_waits(fx->sim)};
+    pthread_t th;
+    pthread_create(&th, NULL, destroy_when_waited, &a);
+    assert_int_equal(tlog_sync(fx->log), TLOG_ETIMEDOUT);
+    pthread_join(th, NULL);
+    fx->dev = NULL;
+    tlog_frame *f = tlog_frame_pop_ready(fx->log);
+    assert_non_null(f);
+    assert_true(info_of(path(f, "Stuck", NULL, NULL)).flags & TLOG_NODE_UNRESOLVED);
+    tlog_frame_release(f);
+    sim_fixture_free(fx);
+}
+
+/* More queues than are kept once empty, emptied by another thread's poll
+ * while a forced sync waits on a queue made after them: the sync still
+ * waits on the queues after that one, and nothing it waited for shows
+ * unresolved. On a device that runs in real time (waits block). */
+static uint64_t wall_ns(void *user)
+{
+    (void)user;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+enum { EMPTIED = 33 };   /* past the 32 queues kept empty */
+
+typedef struct many_queues_arg {
+    tlog_sim *sim;
+    tlog_log *log;
+    tlog_device *dev;
+    tlog_sim_queue *queues[EMPTIED];
+    pthread_barrier_t launched;
+    uint64_t waits;
+} many_queues_arg;
+
+static void *empty_queues_while_waited(void *p)
+{
+    many_queues_arg *a = p;
+    tlog_log_begin(a->log, site_named("Other frame"));
+    for (int i = 0; i < EMPTIED; i++) {
+        tlog_device_scope s = tlog_device_begin(a->dev, a->queues[i], site_named("Small"));
+        tlog_sim_launch(a->sim, a->queues[i], 50 * NS_PER_MS);
+        tlog_device_end(&s);
+    }
+    pthread_barrier_wait(&a->launched);
+    pthread_barrier_wait(&a->launched);   /* main's frame ended, its sync begins */
+    sim_waited_past(a->sim, a->waits);   /* the sync waits on "First" */
+    nanosleep(&(struct timespec){0, 80 * NS_PER_MS}, NULL);   /* "Small" is done */
+    tlog_sync_end(a->dev, site_named("Other frame"));   /* empties their queues */
+    return NULL;
+}
+
+static void queues_emptied_during_a_forced_sync_are_not_skipped(void **state)
+{
+    (void)state;
+    collected_errors errors = {0};
+    many_queues_arg a = {0};
+    tlog_sim_config sc = {.size = sizeof sc, .clock = wall_ns};
+    assert_int_equal(tlog_sim_create(&sc, &a.sim), TLOG_OK);
+    tlog_config c = test_config(&errors);
+    c.sync_timeout_ns = 5000 * NS_PER_MS;
+    a.log = make_log(&c);
+    assert_int_equal(tlog_sim_device_create(a.sim, a.log, NULL, &a.dev), TLOG_OK);
+    for (int i = 0; i < EMPTIED; i++)
+        a.queues[i] = tlog_sim_queue_create(a.sim);
+    tlog_sim_queue *first = tlog_sim_queue_create(a.sim), *second = tlog_sim_queue_create(a.sim);
+    pthread_barrier_init(&a.launched, NULL, 2);
+    pthread_t th;
+    pthread_create(&th, NULL, empty_queues_while_waited, &a);
+    pthread_barrier_wait(&a.launched);   /* their queues come first */
+    tlog_log_begin(a.log, site_named("Frame"));
+    const char *names[] = {"First", "Second"};
+    tlog_sim_queue *queues[] = {first, second};
+    for (int k = 0; k < 2; k++) {
+        tlog_device_scope s = tlog_device_begin(a.dev, queues[k], site_named(names[k]));
+        tlog_sim_launch(a.sim, queues[k], (uint64_t)(k + 1) * 250 * NS_PER_MS);
+        tlog_device_end(&s);
+    }
+    tlog_log_end(a.log, site_named("Frame"));
+    a.waits = sim_waits(a.sim);
+    pthread_barrier_wait(&a.launched);
+    assert_int_equal(tlog_sync(a.log), TLOG_OK);
+    pthread_join(th, NULL);
+    pthread_barrier_destroy(&a.launched);
+    tlog_frame *f = tlog_frame_pop(a.log);
+    assert_non_null(f);
+    for (int k = 0; k < 2; k++) {
+        const tlog_node *n = child_named(tlog_frame_root(f), names[k]);
+        if (!n)
+            n = path(f, "Device past frame end", names[k], NULL);
+        if (info_of(n).flags & TLOG_NODE_UNRESOLVED)
+            fail_msg("\"%s\" shows unresolved", names[k]);
+    }
+    tlog_frame_release(f);
+    assert_int_equal(count_code(&errors, TLOG_ETIMEDOUT), 0);
+    tlog_destroy(a.log);
+    tlog_sim_destroy(a.sim);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(marker_that_never_completes_times_out_and_is_shown_unresolved),
+        cmocka_unit_test_setup_teardown(failed_query_in_a_forced_sync_is_waited_out, sim_setup,
+                                        sim_teardown),
+        cmocka_unit_test(a_slot_failed_under_a_forced_sync_is_retired),
+        cmocka_unit_test(queues_emptied_during_a_forced_sync_are_not_skipped),
+        cmocka_unit_test(destroying_a_device_waits_for_a_forced_sync),
         cmocka_unit_test(refused_end_after_a_stuck_begin_never_reuses_the_begin),
         cmocka_unit_test(stalled_queue_loses_only_its_own_intervals),
         cmocka_unit_test(error_callback_may_call_the_library),

@@ -295,6 +295,7 @@ void tlog_pool_put_locked_(tlog_device *d, tlog_slot *s, bool markers_bad)
     tlog_assert_device_held_(d, lock);
     if (markers_bad)
         slot_markers_destroy(d, s);
+    s->retire = false;
     s->frame = NULL;
     s->queue = NULL;
     slot_set(s, SLOT_FREE);

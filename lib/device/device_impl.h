@@ -47,6 +47,9 @@ typedef struct tlog_slot {
     dqueue *queue;
     tlog_frame *frame;              /* the launching frame, referenced */
     uint64_t sync_epoch;            /* the last forced sync that took it on */
+    bool retire;                    /* its markers misbehaved: when it is
+                                     * recycled, they go (kept listed, done,
+                                     * while a forced sync held it) */
 } tlog_slot;
 
 struct dqueue {

@@ -287,13 +287,14 @@ static void examine(tlog_device *d, tlog_slot *s, poll_ctx *c, outcome *o)
     *o = (outcome){.slot = s, .action = DELIVER};
     if (st == SLOT_DONE) {
         o->action = pinned(d, s) ? SKIP : RECYCLE;
+        o->retire = s->retire;
         return;
     }
     int rc = d->ops->query(d->impl, s->probe);
     DCOUNT(d, queries, 1);
     if (st == SLOT_ZOMBIE) {
         o->action = rc == TLOG_PENDING || pinned(d, s) ? SKIP : RECYCLE;
-        o->retire = rc != TLOG_OK && rc != TLOG_PENDING;
+        o->retire = s->retire || (rc != TLOG_OK && rc != TLOG_PENDING);
         return;
     }
     if (rc == TLOG_PENDING) {
@@ -357,6 +358,7 @@ static void apply_locked(tlog_device *d, const outcome *o, poll_ctx *c)
     if (o->action == DELIVER)
         deliver_locked(d, o, c);
     if (o->keep || (o->action == DELIVER && pinned(d, s))) {
+        s->retire |= o->retire;   /* for when it is recycled */
         slot_set(s, o->keep ? SLOT_ZOMBIE : SLOT_DONE);
         return;
     }
@@ -412,7 +414,10 @@ static void poll_device_locked(tlog_device *d, poll_ctx *c)
     for (size_t i = 0; (q = queue_at(d, i)) != NULL; i++)
         poll_queue(d, q, c);
     tlog_lock_(&d->devs->lock, TLOG_LOCK_DEVICES);
-    tlog_dqueues_prune_locked_(d);
+    /* Not while a forced sync waits: it walks the queues by index without
+     * the poll lock, and would skip, or read freed, queues pruned under it. */
+    if (!atomic_load_explicit(&d->devs->wait_epoch, memory_order_acquire))
+        tlog_dqueues_prune_locked_(d);
     tlog_unlock_(&d->devs->lock);
 }
 
@@ -578,9 +583,20 @@ static tlog_slot *next_to_wait(tlog_device *d, dqueue *q, tlog_slot *s, uint64_t
     return s;
 }
 
+/* What a device answered, other than done, while the forced sync waited
+ * on its markers: said once the sync is over, unless its poll says it. */
+typedef struct wait_errors {
+    size_t count;
+    int code;
+    const char *device;
+    const char *site;
+} wait_errors;
+
 /* Waits for the pinned intervals of `d`, without the poll lock: sync scopes
- * and readiness checks go on meanwhile. False once the deadline passed. */
-static bool wait_device(tlog_device *d, uint64_t epoch, int64_t deadline)
+ * and readiness checks go on meanwhile. A query that fails is waited on all
+ * the same (the failure may pass); a wait that fails is noted in `errs`.
+ * False once the deadline passed. */
+static bool wait_device(tlog_device *d, uint64_t epoch, int64_t deadline, wait_errors *errs)
 {
     dqueue *q;
     for (size_t i = 0; (q = queue_at(d, i)) != NULL; i++) {
@@ -590,7 +606,7 @@ static bool wait_device(tlog_device *d, uint64_t epoch, int64_t deadline)
             d->forced_waited = true;
             int rc = d->ops->query(d->impl, m);
             DCOUNT(d, queries, 1);
-            if (rc != TLOG_PENDING)
+            if (rc == TLOG_OK)
                 continue;
             int64_t left = deadline - tlog_mono_ns_();
             if (left <= 0)
@@ -599,6 +615,11 @@ static bool wait_device(tlog_device *d, uint64_t epoch, int64_t deadline)
             DCOUNT(d, waits, 1);
             if (rc == TLOG_ETIMEDOUT)
                 return false;
+            if (rc != TLOG_OK && errs->count++ == 0) {
+                errs->code = rc;
+                errs->device = d->name;
+                errs->site = s->site && s->site->name ? s->site->name : "(unnamed)";
+            }
         }
     }
     return true;
@@ -624,8 +645,9 @@ static int forced_sync(tlog_log *log, const tlog_frame *only)
     uint64_t epoch = pin_pending(ds, only);
     int64_t deadline = deadline_after(timeout);
     bool in_time = true;
+    wait_errors errs = {0};
     for (tlog_device *d = next_device(ds, NULL); d && in_time; d = next_device(ds, d))
-        in_time = wait_device(d, epoch, deadline);
+        in_time = wait_device(d, epoch, deadline, &errs);
 
     tlog_lock_(&ds->poll_lock, TLOG_LOCK_DEVICE_POLL);
     unpin(ds);
@@ -640,12 +662,17 @@ static int forced_sync(tlog_log *log, const tlog_frame *only)
     tlog_unlock_(&ds->poll_lock);
     tlog_unlock_(&ds->force_lock);
     poll_finish(log, &c);
+    if (errs.count && !c.err.count)
+        tlog_report_(log, NULL, TLOG_EDEVICE, NULL,
+                     "device %s: waiting for \"%s\" in a forced sync failed (%s); what it "
+                     "could not wait for is shown unresolved",
+                     errs.device, errs.site, tlog_strerror(errs.code));
     if (!in_time)
         tlog_report_(log, NULL, TLOG_ETIMEDOUT, NULL,
                      "forced sync gave up after %.3f s: %zu device interval(s) never "
                      "completed and are shown unresolved",
                      (double)timeout / 1e9, c.unresolved);
-    return !in_time ? TLOG_ETIMEDOUT : c.err.count ? TLOG_EDEVICE : TLOG_OK;
+    return !in_time ? TLOG_ETIMEDOUT : c.err.count || errs.count ? TLOG_EDEVICE : TLOG_OK;
 }
 
 int tlog_sync(tlog_log *log)
@@ -681,6 +708,9 @@ void tlog_device_retire_(tlog_device *d)
 {
     tlog_devices *ds = d->devs;
     poll_ctx c = poll_start(d->log, POLL_FINAL);
+    /* A forced sync on another thread may be waiting on its markers without
+     * the poll lock: it finishes first. */
+    tlog_lock_(&ds->force_lock, TLOG_LOCK_DEVICE_FORCE);
     tlog_lock_(&ds->poll_lock, TLOG_LOCK_DEVICE_POLL);
     poll_device_locked(d, &c);
     tlog_lock_(&ds->lock, TLOG_LOCK_DEVICES);
@@ -688,5 +718,6 @@ void tlog_device_retire_(tlog_device *d)
     tlog_pool_abandon_open_locked_(d);
     tlog_unlock_(&ds->lock);
     tlog_unlock_(&ds->poll_lock);
+    tlog_unlock_(&ds->force_lock);
     poll_finish(d->log, &c);
 }
