@@ -534,9 +534,10 @@ static int finish_adoption(tlog_thread *t, tlog_log *log, tlog_ticks now)
     if (base == 0)
         t->room = 0;
     if (!a) {
+        /* Its recorded scopes and its row; those it dropped were counted
+         * when they were. */
         TLOG_COUNT(log, alloc_failures);
-        atomic_fetch_add_explicit(&log->counters.scopes_dropped, n + 1 + dropped,
-                                  memory_order_relaxed);
+        atomic_fetch_add_explicit(&log->counters.scopes_dropped, n + 1, memory_order_relaxed);
         tlog_report_(log, t, TLOG_ENOMEM, NULL,
                      "out of memory: adopted work (%zu scopes) is lost", n);
         return TLOG_ENOMEM;
@@ -813,7 +814,9 @@ static void push_dropped(tlog_thread *t, tlog_log *log, const tlog_site *site)
     o->seq = 0;
     o->noted = 0;
     TLOG_COUNT(log, scopes_dropped);
-    if (t->frame_dropped++ == 0)
+    /* Starved, the budget was not the cause: running out of memory was,
+     * and was said (use_reserve). */
+    if (t->frame_dropped++ == 0 && !t->starved)
         tlog_report_(log, t, TLOG_EFULL, site,
                      "thread budget of %zu bytes used up at \"%s\": dropping "
                      "new scopes in this frame",

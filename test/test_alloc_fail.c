@@ -372,6 +372,63 @@ static void lost_thread_state_drops_the_frame_with_its_children(void **state)
     tlog_destroy(log);
 }
 
+/* Record memory running out in the middle of a frame is said as such, once:
+ * the scopes dropped after it are not blamed on the thread budget. */
+static void memory_running_out_mid_frame_is_said_as_such(void **state)
+{
+    (void)state;
+    collected_errors errors = {0};
+    tlog_config c = test_config(&errors);
+    tlog_log *log = make_log(&c);
+    assert_non_null(site_named("Frame"));   /* interned before any failure */
+    assert_non_null(site_named("Step"));
+    begin_at(log, "Frame", 0);
+    tlog_test_fail_allocs_from(1);   /* the frame's next chunk, and all after */
+    for (int k = 0; k < 20000; k++) {
+        tlog_log_begin(log, site_named("Step"));
+        tlog_log_end(log, site_named("Step"));
+    }
+    end_at(log, "Frame", 1);
+    bool failed = tlog_test_alloc_failed();
+    tlog_test_fail_alloc(0);
+    assert_true(failed);
+    assert_true(count_code(&errors, TLOG_ENOMEM) >= 1);
+    assert_int_equal(count_code(&errors, TLOG_EFULL), 0);
+    assert_true(stats_of(log).scopes_dropped > 0);
+    tlog_destroy(log);
+}
+
+/* Adopted work lost for lack of memory when the adoption ends counts its
+ * scopes once: those it recorded and its row, not again those it had
+ * dropped already. */
+static void lost_adopted_work_counts_each_scope_once(void **state)
+{
+    (void)state;
+    collected_errors errors = {0};
+    tlog_config c = test_config(&errors);
+    c.thread_budget = 64;   /* room for a few records */
+    tlog_log *log = make_log(&c);
+    assert_non_null(site_named("Frame"));
+    assert_non_null(site_named("Step"));
+    begin_at(log, "Frame", 0);
+    tlog_token token = tlog_handoff(log);
+    assert_int_equal(tlog_adopt_begin(&token), TLOG_OK);
+    for (int k = 0; k < 6; k++)
+        tlog_log_begin(log, site_named("Step"));
+    for (int k = 0; k < 6; k++)
+        tlog_log_end(log, site_named("Step"));
+    tlog_stats before = stats_of(log);
+    assert_true(before.scopes_dropped > 0 && before.scopes_dropped < 6);
+    uint64_t recorded = 6 - before.scopes_dropped;
+    tlog_test_fail_allocs_from(1);
+    int rc = tlog_adopt_end(&token);
+    tlog_test_fail_alloc(0);
+    assert_int_equal(rc, TLOG_ENOMEM);
+    assert_int_equal(stats_of(log).scopes_dropped, before.scopes_dropped + recorded + 1);
+    end_at(log, "Frame", 1);
+    tlog_destroy(log);
+}
+
 typedef struct adopt_sweep {
     tlog_log *log;
     tlog_token token;
@@ -725,6 +782,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(lost_thread_state_drops_the_frame_with_its_children),
+        cmocka_unit_test(memory_running_out_mid_frame_is_said_as_such),
+        cmocka_unit_test(lost_adopted_work_counts_each_scope_once),
         cmocka_unit_test(dump_without_memory_says_so_and_keeps_the_frame),
         cmocka_unit_test(failed_adoption_leaves_the_thread_ready_for_a_frame),
         cmocka_unit_test_setup_teardown(every_allocation_may_fail, sweep_setup, sweep_teardown),
