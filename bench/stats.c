@@ -9,16 +9,27 @@
  *    steady state of a frame loop);
  *  - "log on/off": the first measure with TLOG_CONFIG_STATS on against
  *    off, run alternately: what an application pays per frame, lock and
- *    frame reference included.
- * Prints ns per frame and what statistics add to record+resolve, by either
- * measure, in percent (the target is at most 10%); every figure is the
- * median of repeated runs, each of many frames (fewer for bigger frames).
+ *    frame reference included;
+ *  - two floors, measured in runs of their own beside a record+resolve and
+ *    taking turns with "add" (in memory as far from the caches): "one
+ *    line a row", the least that
+ *    keeping anything per row that every frame updates costs (a value a
+ *    row read from a packed array, one 64-byte line of the row's own read
+ *    and written); and "the add's memory", the lines the add reads and
+ *    writes with no work besides (a node-sized record's first line read
+ *    from the frame, the row's line and one scattered line, as a
+ *    histogram's, read and written).
+ * Prints ns per frame and what each adds to record+resolve in percent (the
+ * target for statistics is at most 10%), and the add against its memory;
+ * every figure is the median of repeated runs, each of many frames (fewer
+ * for bigger frames).
  *
  * Usage: bench_stats [runs]   (default 11)
  */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <timerlog/timerlog.h>
 
@@ -88,9 +99,130 @@ static double add_cost(tlog_summary *s, tlog_frame *const *f, const shape *sh)
     return (now_ns() - t0) / sh->frames;
 }
 
+/* A row's state in the floors: one line, a sum and counts. */
+typedef struct floor_line {
+    _Alignas(64) uint64_t sum;
+    uint64_t count[7];
+} floor_line;
+
+/* A frame's figures as the floors read them: in "one line a row" a value
+ * a row, packed; in "the add's memory" a value a node-sized record. */
+enum { NODE_WORDS = 16 };   /* a resolved frame's node: two 64-byte lines */
+
+typedef struct floors {
+    size_t rows;                /* of the frames measured; at most cap */
+    size_t cap;
+    floor_line *lines;          /* by row */
+    floor_line *scattered;      /* by perm[row]: a histogram's line */
+    uint32_t *perm;
+    uint64_t *packed[DISTINCT]; /* rows values each */
+    uint64_t *nodes[DISTINCT];  /* rows records of NODE_WORDS each */
+} floors;
+
+static void *bench_alloc(size_t n)
+{
+    void *p = aligned_alloc(64, (n + 63) / 64 * 64);
+    if (!p) {
+        fprintf(stderr, "no memory\n");
+        exit(1);
+    }
+    memset(p, 0, n);
+    return p;
+}
+
+static floors floors_make(size_t rows)
+{
+    floors fl = {.rows = rows,
+                 .cap = rows,
+                 .lines = bench_alloc(rows * sizeof(floor_line)),
+                 .scattered = bench_alloc(rows * sizeof(floor_line)),
+                 .perm = bench_alloc(rows * sizeof(uint32_t))};
+    for (int k = 0; k < DISTINCT; k++) {
+        fl.packed[k] = bench_alloc(rows * sizeof(uint64_t));
+        fl.nodes[k] = bench_alloc(rows * NODE_WORDS * sizeof(uint64_t));
+        for (size_t i = 0; i < rows; i++) {
+            uint64_t ns = 20 + (i * 7 + (size_t)k * 3) % 29;   /* as empty scopes */
+            fl.packed[k][i] = ns;
+            fl.nodes[k][i * NODE_WORDS] = ns;
+        }
+    }
+    return fl;
+}
+
+/* The floors measure frames of `rows` rows: their scattered lines are
+ * those of `rows` rows, in an order of their own. */
+static void floors_for(floors *fl, size_t rows)
+{
+    fl->rows = rows < fl->cap ? rows : fl->cap;
+    for (size_t i = 0; i < fl->rows; i++)
+        fl->perm[i] = (uint32_t)i;
+    srand(1);
+    for (size_t i = fl->rows - 1; i > 0; i--) {
+        size_t j = (size_t)rand() % (i + 1);
+        uint32_t t = fl->perm[i];
+        fl->perm[i] = fl->perm[j];
+        fl->perm[j] = t;
+    }
+}
+
+static void floors_free(floors *fl)
+{
+    free(fl->lines);
+    free(fl->scattered);
+    free(fl->perm);
+    for (int k = 0; k < DISTINCT; k++) {
+        free(fl->packed[k]);
+        free(fl->nodes[k]);
+    }
+}
+
+static inline void floor_count(floor_line *l, uint64_t v)
+{
+    l->sum += v;
+    l->count[v % 7]++;
+}
+
+/* ns per frame of "one line a row", over as many frames as add_cost. */
+static double one_line_cost(floors *fl, const shape *sh)
+{
+    double t0 = now_ns();
+    for (int k = 0; k < sh->frames; k++) {
+        const uint64_t *v = fl->packed[k % DISTINCT];
+        for (size_t i = 0; i < fl->rows; i++)
+            floor_count(&fl->lines[i], v[i]);
+    }
+    return (now_ns() - t0) / sh->frames;
+}
+
+/* ns per frame of "the add's memory": for each row, its node's first line
+ * read, its line and a scattered line read and written (asked for ahead,
+ * as the add asks for them). */
+static double add_memory_cost(floors *fl, const shape *sh)
+{
+    enum { AHEAD = 16 };
+    double t0 = now_ns();
+    for (int k = 0; k < sh->frames; k++) {
+        const uint64_t *node = fl->nodes[k % DISTINCT];
+        for (size_t i = 0; i < fl->rows; i++) {
+            if (i + AHEAD < fl->rows)
+                __builtin_prefetch(&fl->scattered[fl->perm[i + AHEAD]]);
+            uint64_t v = node[i * NODE_WORDS];
+            floor_count(&fl->lines[i], v);
+            floor_count(&fl->scattered[fl->perm[i]], v);
+        }
+    }
+    return (now_ns() - t0) / sh->frames;
+}
+
+/* Made once, for the largest frame, before any log: memory of its own
+ * (mapped apart from the heap), which the logs' allocations never meet. */
+static floors the_floors;
+
 static void measure(const shape *sh)
 {
-    double base[64], add[64], ratio_add[64], ratio_log[64];
+    double base[64], add[64], ratio_add[64], ratio_log[64], ratio_line[64], ratio_mem[64],
+        add_mem[64];
+    floors *fl = &the_floors;
     tlog_log *plain = make_log(false), *with = make_log(true);
     tlog_summary *s = NULL;
     tlog_summary_create(NULL, &s);
@@ -120,6 +252,30 @@ static void measure(const shape *sh)
            "log on/off %.3f: +%.1f%% | summary %.1f MiB\n",
            fi.nodes, median(base, runs), median(add, runs), 100 * ra, rl, 100 * (rl - 1),
            (double)si.bytes / (1 << 20));
+    /* The floors in runs of their own, which leave the runs above as they
+     * were: their memory would push the statistics' out of the caches. */
+    floors_for(fl, fi.nodes);
+    one_line_cost(fl, sh);
+    add_memory_cost(fl, sh);
+    for (int k = 0; k < runs; k++) {
+        double off = record_and_resolve(plain, sh);
+        /* The add and the floors in turns, so that none is always first
+         * after the frames recorded (whose memory pushes theirs out). */
+        double t[3];
+        for (int j = 0; j < 3; j++) {
+            int which = (j + k) % 3;
+            t[which] = which == 0   ? add_cost(s, f, sh)
+                       : which == 1 ? one_line_cost(fl, sh)
+                                    : add_memory_cost(fl, sh);
+        }
+        ratio_line[k] = t[1] / off;
+        ratio_mem[k] = t[2] / off;
+        add_mem[k] = t[0] / t[2];
+    }
+    printf("             floors: one line a row +%.1f%% | the add's memory (a node line, two "
+           "lines a row) +%.1f%%, the add %.2f of it\n",
+           100 * median(ratio_line, runs), 100 * median(ratio_mem, runs),
+           median(add_mem, runs));
     for (int k = 0; k < DISTINCT; k++)
         tlog_frame_release(f[k]);
     tlog_summary_destroy(s);
@@ -144,7 +300,9 @@ int main(int argc, char **argv)
            TIMERLOG_VERSION_MAJOR, TIMERLOG_VERSION_MINOR, TIMERLOG_VERSION_PATCH,
            tlog_clock_name(NULL), runs);
     const shape shapes[] = {{9, 0, 20000}, {27, 36, 400}, {369, 270, 4}};
+    the_floors = floors_make(1 + 369 + 369 * 270);
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         measure(&shapes[i]);
+    floors_free(&the_floors);
     return 0;
 }
