@@ -704,8 +704,7 @@ void tlog_thread_end_at_(tlog_thread *t, const tlog_site *site, tlog_ticks now, 
     end_slow(t, site, now, tag);
 }
 
-/* Open scopes: markers are not scopes; scopes past max_depth are. */
-static size_t open_scopes(const tlog_thread *t)
+size_t tlog_thread_open_scopes_(const tlog_thread *t)
 {
     size_t n = t->nover + t->blind;
     for (const tlog_open *o = t->stack; o < t->top; o++)
@@ -718,7 +717,7 @@ void tlog_thread_close_all_(tlog_thread *t, int code)
     tlog_log *log = tlog_thread_log_(t);
     if (!log || !tlog_thread_depth_(t))
         return;
-    size_t open = open_scopes(t);
+    size_t open = tlog_thread_open_scopes_(t);
     if (open) {
         TLOG_COUNT(log, open_at_thread_exit);
         tlog_report_(log, t, code, NULL,
@@ -1112,7 +1111,7 @@ int tlog_depth(tlog_log *log)
 {
     log = tlog_resolve_log_(log);
     tlog_thread *t = log ? tlog_thread_peek_(log) : NULL;
-    return t ? (int)open_scopes(t) : 0;
+    return t ? (int)tlog_thread_open_scopes_(t) : 0;
 }
 
 /* ------------------------------------------------------------------------ */

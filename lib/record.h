@@ -293,6 +293,9 @@ TLOG_INTERNAL void tlog_thread_tidy_(void);
 TLOG_INTERNAL void tlog_threads_orphan_(tlog_log *log);
 
 /* record.c */
+/* Scopes open on the thread: markers are not scopes; scopes past max_depth
+ * are. */
+TLOG_INTERNAL size_t tlog_thread_open_scopes_(const tlog_thread *t);
 TLOG_INTERNAL void tlog_thread_close_all_(tlog_thread *t, int code);
 /* Ends `site` on t as of `now` (a reading taken earlier); a non-zero `tag`
  * marks its record as a sync scope's (tlog_frame_add_sync_). */

@@ -44,7 +44,8 @@ void tlog_thread_atfork_(int phase)
     if (phase != TLOG_FORK_CHILD)
         return;
     tlog_thread *t = tls_default ? tls_default : tls_default_clocked;
-    tls_forked_open = t ? tlog_thread_depth_(t) : 0;
+    /* Added to: a child forked again keeps the ends its own parent owes. */
+    tls_forked_open += t ? tlog_thread_open_scopes_(t) : 0;
     tls_default = tls_default_clocked = tls_recent = NULL;
     tls_states = NULL;
     if (exit_key_made)

@@ -249,6 +249,34 @@ static void scope_open_across_fork_ends_quietly_in_the_child(void **state)
     assert_int_equal(wait_for(pid), 0);
 }
 
+/* Forked twice inside a scope: the grandchild ends it quietly too, and a
+ * stray end after it is still reported, once. */
+static void scope_open_across_two_forks_ends_quietly_in_the_grandchild(void **state)
+{
+    (void)state;
+    const tlog_site *open = tlog_site_intern("Open across forks", __FILE__, __func__, __LINE__,
+                                             TLOG_LEVEL_COARSE);
+    const tlog_site *stray = tlog_site_intern("Stray", __FILE__, __func__, __LINE__,
+                                              TLOG_LEVEL_COARSE);
+    tlog_log_begin(NULL, open);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        pid_t grandchild = fork();
+        if (grandchild == 0) {
+            tlog_log_end(NULL, open);    /* begun two processes up: quiet */
+            tlog_log_end(NULL, stray);   /* nothing open: reported */
+            tlog_stats st = {.size = sizeof st};
+            _exit(tlog_get_stats(NULL, &st) != TLOG_OK ? 3 : st.unmatched_ends != 1 ? 4 : 0);
+        }
+        int status = grandchild < 0 ? 5 : wait_for(grandchild);
+        tlog_log_end(NULL, open);
+        _exit(status);
+    }
+    tlog_log_end(NULL, open);
+    assert_int_equal(wait_for(pid), 0);
+}
+
 /* The forking thread's last scopes were in a log of its own: in the child,
  * that log is refused like any inherited one (said once), although the
  * thread found its state there last. */
@@ -297,6 +325,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(children_forked_mid_recording_finish),
         cmocka_unit_test(scope_open_across_fork_ends_quietly_in_the_child),
+        cmocka_unit_test(scope_open_across_two_forks_ends_quietly_in_the_grandchild),
         cmocka_unit_test(a_log_the_forking_thread_used_last_is_refused_in_the_child),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
