@@ -188,6 +188,7 @@ static int create_log(const tlog_config *config, bool is_default, tlog_log **out
     log->wall0_ns = (uint64_t)wall.tv_sec * 1000000000u + (uint64_t)wall.tv_nsec;
     long rank = tlog_env_rank_();
     log->rank = rank > 0 ? (uint32_t)rank : 0;
+    log->errors.creator = pthread_self();
     atomic_init(&log->errors.creating, true);
     tlog_stream_open_(log);   /* before any frame can complete */
     *out = log;
@@ -210,7 +211,8 @@ static void tell_deferred(tlog_log *log)
 /* Keeps a report made while the log is being made; false once it is made. */
 static bool defer_report(tlog_log *log, int code, const char *msg)
 {
-    if (!atomic_load(&log->errors.creating))
+    if (!atomic_load(&log->errors.creating) ||
+        !pthread_equal(log->errors.creator, pthread_self()))
         return false;
     tlog_lock_(&log->errors.lock, TLOG_LOCK_ERRORS);
     bool kept = atomic_load(&log->errors.creating);

@@ -16,8 +16,11 @@ typedef struct tlog_log_errors {
     /* Reports made while the log is being made, when a library lock may be
      * held (the default log's): told once it is made, with no lock held.
      * The list is guarded by `lock`; making a log reports at most two
-     * things (TIMERLOG_BUFSIZE, then the stream). */
+     * things (TIMERLOG_BUFSIZE, then the stream). Only the reports of the
+     * thread making it are kept: other threads that find the default log
+     * made hold none of its locks, and their reports go out at once. */
     atomic_bool creating;
+    pthread_t creator;
     struct { int code; char msg[256]; } deferred[4];
     unsigned ndeferred;
 } tlog_log_errors;

@@ -277,6 +277,48 @@ static void scope_open_across_two_forks_ends_quietly_in_the_grandchild(void **st
     assert_int_equal(wait_for(pid), 0);
 }
 
+/* Threads that meet the default log as it is being made: every one's
+ * report reaches the callback (one a site), none held back for the thread
+ * that made the log. In children, whose default logs are made afresh. */
+enum { MEETING = 8 };
+
+static pthread_barrier_t meeting;
+
+static void *end_nothing(void *arg)
+{
+    char title[32];
+    snprintf(title, sizeof title, "Stray %d", (int)(intptr_t)arg);
+    const tlog_site *site = tlog_site_intern(title, __FILE__, __func__, __LINE__,
+                                             TLOG_LEVEL_COARSE);
+    pthread_barrier_wait(&meeting);
+    tlog_log_end(NULL, site);
+    return NULL;
+}
+
+static void reports_as_the_default_log_is_made_all_arrive(void **state)
+{
+    (void)state;
+    for (int trial = 0; trial < 30; trial++) {
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            memset(&errors, 0, sizeof errors);
+            pthread_barrier_init(&meeting, NULL, MEETING);
+            pthread_t th[MEETING];
+            for (intptr_t k = 0; k < MEETING; k++)
+                pthread_create(&th[k], NULL, end_nothing, (void *)k);
+            for (int k = 0; k < MEETING; k++)
+                pthread_join(th[k], NULL);
+            tlog_stats st = {.size = sizeof st};
+            _exit(tlog_get_stats(NULL, &st) != TLOG_OK           ? 3
+                  : st.unmatched_ends != MEETING                 ? 4
+                  : count_code(&errors, TLOG_ENOTOPEN) != MEETING ? 5
+                                                                   : 0);
+        }
+        assert_int_equal(wait_for(pid), 0);
+    }
+}
+
 /* The forking thread's last scopes were in a log of its own: in the child,
  * that log is refused like any inherited one (said once), although the
  * thread found its state there last. */
@@ -326,6 +368,7 @@ int main(void)
         cmocka_unit_test(children_forked_mid_recording_finish),
         cmocka_unit_test(scope_open_across_fork_ends_quietly_in_the_child),
         cmocka_unit_test(scope_open_across_two_forks_ends_quietly_in_the_grandchild),
+        cmocka_unit_test(reports_as_the_default_log_is_made_all_arrive),
         cmocka_unit_test(a_log_the_forking_thread_used_last_is_refused_in_the_child),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
