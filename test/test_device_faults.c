@@ -419,17 +419,25 @@ static void stuck_frame(sim_fixture *fx)
     host_end(fx, "Frame");
 }
 
-static void a_slot_failed_under_a_forced_sync_is_retired(void **state)
+/* A fixture whose stuck frame a forced sync waits on, until it gives up,
+ * while `other` runs on a thread of its own. */
+static sim_fixture *forced_sync_beside(void *(*other)(void *))
 {
-    (void)state;
     sim_options o = {.sync_timeout_ns = 100 * NS_PER_MS};
     sim_fixture *fx = sim_fixture_make(&o);
     stuck_frame(fx);
     failing_poll_arg a = {fx, sim_waits(fx->sim)};
     pthread_t th;
-    pthread_create(&th, NULL, fail_and_poll, &a);
+    pthread_create(&th, NULL, other, &a);
     assert_int_equal(tlog_sync(fx->log), TLOG_ETIMEDOUT);
     pthread_join(th, NULL);
+    return fx;
+}
+
+static void a_slot_failed_under_a_forced_sync_is_retired(void **state)
+{
+    (void)state;
+    sim_fixture *fx = forced_sync_beside(fail_and_poll);
     assert_true(count_code(&fx->errors, TLOG_EDEVICE) >= 1);   /* the poll's */
     /* The next scopes take slots from the pool: none may record again the
      * marker still in flight. */
@@ -455,14 +463,7 @@ static void *destroy_when_waited(void *p)
 static void destroying_a_device_waits_for_a_forced_sync(void **state)
 {
     (void)state;
-    sim_options o = {.sync_timeout_ns = 100 * NS_PER_MS};
-    sim_fixture *fx = sim_fixture_make(&o);
-    stuck_frame(fx);
-    failing_poll_arg a = {fx, sim_waits(fx->sim)};
-    pthread_t th;
-    pthread_create(&th, NULL, destroy_when_waited, &a);
-    assert_int_equal(tlog_sync(fx->log), TLOG_ETIMEDOUT);
-    pthread_join(th, NULL);
+    sim_fixture *fx = forced_sync_beside(destroy_when_waited);
     fx->dev = NULL;
     tlog_frame *f = tlog_frame_pop_ready(fx->log);
     assert_non_null(f);

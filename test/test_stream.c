@@ -765,16 +765,22 @@ static void truncated_file_keeps_the_frames_before(void **state)
     free(b);
 }
 
+/* The first three frames of the good stream, read by `r`, and their merge. */
+static tlog_frame *merge_of_three(tlog_reader **r, tlog_frame *f[3])
+{
+    assert_int_equal(tlog_reader_open(good_stream(), r), TLOG_OK);
+    for (int k = 0; k < 3; k++)
+        assert_int_equal(tlog_reader_next(*r, &f[k]), TLOG_OK);
+    tlog_frame *m;
+    assert_int_equal(tlog_frame_merge((const tlog_frame *const *)f, 3, &m), TLOG_OK);
+    return m;
+}
+
 static void frames_merge_into_one_tree(void **state)
 {
     (void)state;
     tlog_reader *r;
-    assert_int_equal(tlog_reader_open(good_stream(), &r), TLOG_OK);
-    tlog_frame *f[3];
-    for (int k = 0; k < 3; k++)
-        assert_int_equal(tlog_reader_next(r, &f[k]), TLOG_OK);
-    tlog_frame *m;
-    assert_int_equal(tlog_frame_merge((const tlog_frame *const *)f, 3, &m), TLOG_OK);
+    tlog_frame *f[3], *m = merge_of_three(&r, f);
     tlog_node_info root = info_of(tlog_frame_root(m));
     assert_int_equal(root.count, 3);
     uint64_t sum = 0;
@@ -818,12 +824,7 @@ static void merged_device_rows_keep_their_device(void **state)
 {
     (void)state;
     tlog_reader *r;
-    assert_int_equal(tlog_reader_open(good_stream(), &r), TLOG_OK);
-    tlog_frame *f[3];
-    for (int k = 0; k < 3; k++)
-        assert_int_equal(tlog_reader_next(r, &f[k]), TLOG_OK);
-    tlog_frame *m;
-    assert_int_equal(tlog_frame_merge((const tlog_frame *const *)f, 3, &m), TLOG_OK);
+    tlog_frame *f[3], *m = merge_of_three(&r, f);
     tlog_node_info want = info_of(node_titled(f[0], "Filter: GPU"));
     tlog_node_info got = info_of(node_titled(m, "Filter: GPU"));
     assert_true(got.flags & TLOG_NODE_DEVICE);
