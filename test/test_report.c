@@ -198,6 +198,10 @@ static void bad_arguments_files_and_outputs(void **state)
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "unknown option --colour"));
     result_free(&r);
+    r = run("report", "--hitch", "2e13", stream, NULL);   /* past 64 bits of ns */
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "--hitch takes a number of milliseconds, not \"2e13\""));
+    result_free(&r);
     r = run("report", stream, "-o", NULL);
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "-o takes the path to write to, and none is given"));
