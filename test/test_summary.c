@@ -1816,7 +1816,8 @@ static void one_row_blob(blob *w, const char *thread, unsigned kind, uint64_t fr
     w->n = 4;
     put_le(w, 1, 4);        /* version */
     put_le(w, frames, 8);
-    put_le(w, 0, 16);       /* rows refused, hitches seen */
+    put_le(w, 0, 8);        /* rows refused */
+    put_le(w, 0, 8);        /* hitches seen */
     put_le(w, 1, 4);        /* groups */
     put_le(w, 1, 4);        /* rows */
     put_text(w, thread);
