@@ -448,6 +448,32 @@ static void unwritable_output_names_path_and_reason(void **state)
     }
 }
 
+/* Options may follow the files, as `timerlog report` takes them: each
+ * command gives what it gives with them first. */
+static void options_may_follow_the_files(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *command, *options;
+    } cases[] = {
+        {"dump", "--frame 2 --min-percent 5"},
+        {"stats", "--csv --thread Main"},
+        {"export", "--json --root Frame"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        char first[1200], after[1200];
+        snprintf(first, sizeof first, "%s %s '%s'", cases[k].command, cases[k].options, path);
+        snprintf(after, sizeof after, "%s '%s' %s", cases[k].command, path, cases[k].options);
+        int s1, s2;
+        char *want = cli_line(first, &s1), *got = cli_line(after, &s2);
+        assert_int_equal(s1, 0);
+        assert_int_equal(s2, 0);
+        assert_string_equal(got, want);
+        free(want);
+        free(got);
+    }
+}
+
 /* Every command whose output is a device that is full says so, and exits 1
  * rather than 0 with its output lost. */
 static void output_that_cannot_be_written_is_said(void **state)
@@ -686,6 +712,7 @@ int main(void)
         cmocka_unit_test(empty_file_is_named_as_such),
         cmocka_unit_test(unwritable_output_names_path_and_reason),
         cmocka_unit_test(output_that_cannot_be_written_is_said),
+        cmocka_unit_test(options_may_follow_the_files),
         cmocka_unit_test(missing_frame_names_the_frames_held),
         cmocka_unit_test(bad_option_is_named),
         cmocka_unit_test(stats_prints_a_tree_per_thread_and_root),

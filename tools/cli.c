@@ -500,6 +500,7 @@ static int cmd_dump(cli *c, int argc, char **argv)
     if (wants_help(argc, argv))
         return usage(c, usage_dump, NULL);
     selection sel = {0, UINT64_MAX, false, false, 0, NULL, NULL};
+    options_first(argc, argv, dump_values);
     int i = 0;
     for (; i < argc && argv[i][0] == '-'; i++) {
         const char *opt = argv[i];
@@ -646,6 +647,7 @@ static int cmd_export(cli *c, int argc, char **argv)
     int (*export)(const tlog_frame *const *, size_t, FILE *) = NULL;
     const char *out_path = NULL;
     selection sel = {.first = 0, .last = UINT64_MAX};
+    options_first(argc, argv, export_values);
     int i = 0;
     for (; i < argc && argv[i][0] == '-'; i++) {
         if (take_filter(argc, argv, &i, &sel)) {
@@ -897,6 +899,7 @@ static int cmd_stats(cli *c, int argc, char **argv)
         return usage(c, usage_stats, NULL);
     stats_run run = {.sel = {.first = 0, .last = UINT64_MAX}, .output = STATS_TEXT};
     run.cfg.size = sizeof run.cfg;
+    options_first(argc, argv, stats_values);
     int i = 0;
     for (; i < argc && argv[i][0] == '-'; i++)
         if (!take_stats_option(argc, argv, &i, &run))

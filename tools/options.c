@@ -47,3 +47,32 @@ bool ms_arg(const char *s, uint64_t *ns)
     *ns = (uint64_t)rounded;
     return true;
 }
+
+static bool is_option(const char *arg)
+{
+    return arg[0] == '-' && arg[1];
+}
+
+void options_first(int argc, char **argv, const option_value *table)
+{
+    char **moved = malloc((size_t)(argc > 0 ? argc : 1) * sizeof *moved);
+    if (!moved)
+        return;   /* as given: files after options still read */
+    int n = 0;
+    for (int i = 0; i < argc; i++) {
+        if (!is_option(argv[i]))
+            continue;
+        moved[n++] = argv[i];
+        if (option_value_wanted(table, argv[i]) && i + 1 < argc)
+            moved[n++] = argv[++i];
+    }
+    for (int i = 0; i < argc; i++) {
+        if (is_option(argv[i])) {
+            i += option_value_wanted(table, argv[i]) && i + 1 < argc;
+            continue;
+        }
+        moved[n++] = argv[i];
+    }
+    memcpy(argv, moved, (size_t)argc * sizeof *argv);
+    free(moved);
+}

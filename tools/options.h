@@ -20,6 +20,12 @@ const char *option_value_wanted(const option_value *table, const char *option);
 void option_problem(const option_value *table, int argc, char **argv, int i, char *msg,
                     size_t size);
 
+/* Moves the options of argv, each with its value where `table` says it
+ * takes one, before the other arguments, each kind in the order given:
+ * options may come after the files (`FILE... -o OUT`). "-" alone is not an
+ * option. */
+void options_first(int argc, char **argv, const option_value *table);
+
 /* A number that is the whole of its argument, at least 0 and below 1e15. */
 bool number_arg(const char *s, double *v);
 
