@@ -448,6 +448,31 @@ static void unwritable_output_names_path_and_reason(void **state)
     }
 }
 
+/* A stream that holds no frame is no output to make: every command says
+ * so and exits 1. */
+static void stream_without_frames_is_said(void **state)
+{
+    (void)state;
+    char empty[600];
+    snprintf(empty, sizeof empty, "%s/no-frames.tlog", dir);
+    tlog_config c = {.size = sizeof c, .flags = TLOG_CONFIG_IGNORE_ENV, .stream_path = empty};
+    tlog_log *log = NULL;
+    assert_int_equal(tlog_create(&c, &log), TLOG_OK);
+    tlog_destroy(log);   /* a header and an end block */
+    static const char *const commands[] = {"dump", "stats", "export --csv", "report"};
+    for (size_t k = 0; k < sizeof commands / sizeof *commands; k++) {
+        char args[800];
+        snprintf(args, sizeof args, "%s '%s'%s", commands[k], empty,
+                 strcmp(commands[k], "report") == 0 ? " -o /dev/null" : "");
+        int status;
+        char *out = cli_line(args, &status);
+        if (status != 1 || !strstr(out, "no frames"))
+            fail_msg("'timerlog %s': status %d, said: %s", args, status, out);
+        free(out);
+    }
+    unlink(empty);
+}
+
 /* Options may follow the files, as `timerlog report` takes them: each
  * command gives what it gives with them first. */
 static void options_may_follow_the_files(void **state)
@@ -713,6 +738,7 @@ int main(void)
         cmocka_unit_test(unwritable_output_names_path_and_reason),
         cmocka_unit_test(output_that_cannot_be_written_is_said),
         cmocka_unit_test(options_may_follow_the_files),
+        cmocka_unit_test(stream_without_frames_is_said),
         cmocka_unit_test(missing_frame_names_the_frames_held),
         cmocka_unit_test(bad_option_is_named),
         cmocka_unit_test(stats_prints_a_tree_per_thread_and_root),

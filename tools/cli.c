@@ -676,8 +676,9 @@ static int cmd_export(cli *c, int argc, char **argv)
     progress_start(c);
     for (; i < argc; i++)
         collect_file(c, &col, &sel, argv[i]);
-    if (!col.nframes && c->status == 0 && (sel.thread || sel.root)) {
-        fprintf(c->err, "timerlog: no frame selected\n");
+    if (!col.nframes && c->status == 0) {
+        fprintf(c->err, "timerlog: %s\n", sel.thread || sel.root ? "no frame selected"
+                                                                  : "no frames in the files");
         c->status = EXIT_DAMAGED;
     }
     write_export(c, export, &col, out_path);
