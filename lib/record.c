@@ -273,6 +273,20 @@ static size_t reserve_slots(const tlog_log *log)
     return 2 * ((size_t)log->cfg.max_depth + 1u);
 }
 
+/* No reserve could be made: an end that then found no memory would be
+ * lost, and its scope's children would hang under another row. Only the
+ * scope that opens the budget (a frame's root) is recorded; new scopes are
+ * dropped until the frame ends, as once the reserve is in use. */
+static void open_without_reserve(tlog_thread *t, tlog_log *log)
+{
+    TLOG_COUNT(log, alloc_failures);
+    tlog_report_(log, t, TLOG_ENOMEM, NULL,
+                 "out of record memory: no reserve for the ends of this frame's scopes; "
+                 "new scopes are dropped until the frame ends");
+    t->starved = true;
+    t->room = 1;
+}
+
 /* Records may start: a frame, or adopted work outside any frame. Every open
  * scope, up to max_depth, must be able to write its end. */
 static void open_budget(tlog_thread *t, tlog_log *log)
@@ -281,6 +295,8 @@ static void open_budget(tlog_thread *t, tlog_log *log)
         t->reserve = chunk_new(log, reserve_slots(log));
     t->starved = false;
     t->room = log->budget_recs;
+    if (!t->reserve)
+        open_without_reserve(t, log);
 }
 
 static void start_frame(tlog_thread *t, tlog_log *log)

@@ -305,6 +305,64 @@ static tlog_log *stingy_log(stingy *mem, collected_errors *errors, uint32_t max_
     return make_log(&c);
 }
 
+/* Record memory that fails while `failing` is set. */
+static void *failing_alloc(void *user, size_t bytes)
+{
+    return *(bool *)user ? NULL : malloc(bytes);
+}
+
+static void plain_free(void *user, void *block)
+{
+    (void)user;
+    free(block);
+}
+
+/* A frame that begins when no reserve can be made for the ends of its
+ * scopes records its root alone: a later end that found no memory would
+ * be lost, and its scope's children hung under another row. Its scopes
+ * are dropped, counted, and the cause is said once. */
+static void frame_without_a_reserve_records_its_root_alone(void **state)
+{
+    (void)state;
+    bool failing = false;
+    collected_errors errors = {0};
+    tlog_config c = test_config(&errors);
+    c.record_alloc = failing_alloc;
+    c.record_free = plain_free;
+    c.alloc_user = &failing;
+    tlog_log *log = make_log(&c);
+    failing = true;   /* the reserve of the frame begun now */
+    begin_at(log, "Frame", 0);
+    failing = false;
+    for (int i = 0; i < 10; i++) {
+        begin_at(log, "P", 1);
+        begin_at(log, "C", 2);
+        end_at(log, "C", 3);
+        end_at(log, "P", 4);
+    }
+    end_at(log, "Frame", 5);
+    tlog_stats s = stats_of(log);
+    assert_int_equal(s.scopes_dropped, 20);
+    assert_true(s.alloc_failures >= 1);
+    assert_int_equal(count_code(&errors, TLOG_ENOMEM), 1);
+    assert_int_equal(count_code(&errors, TLOG_EFULL), 0);
+    assert_non_null(strstr(errors.last, "no reserve"));
+    tlog_frame *f = tlog_frame_latest(log);
+    assert_non_null(f);
+    assert_int_equal(child_count(tlog_frame_root(f)), 0);
+    assert_int_equal(info_of(tlog_frame_root(f)).total_ns, 5 * NS_PER_MS);
+    tlog_frame_release(f);
+    /* The next frame has its reserve again, and records whole. */
+    begin_at(log, "Frame", 10);
+    begin_at(log, "P", 11);
+    end_at(log, "P", 12);
+    end_at(log, "Frame", 13);
+    f = tlog_frame_latest(log);
+    assert_non_null(child_named(tlog_frame_root(f), "P"));
+    tlog_frame_release(f);
+    tlog_destroy(log);
+}
+
 static void out_of_record_memory_keeps_open_scopes_and_hand_offs_in_place(void **state)
 {
     (void)state;
@@ -505,6 +563,7 @@ int main(void)
         cmocka_unit_test(forgotten_end_is_named_at_max_depth),
         cmocka_unit_test(nesting_past_the_kept_titles_is_said_and_balances),
         cmocka_unit_test(out_of_record_memory_keeps_open_scopes_and_hand_offs_in_place),
+        cmocka_unit_test(frame_without_a_reserve_records_its_root_alone),
         cmocka_unit_test(out_of_record_memory_inside_adopted_work),
         cmocka_unit_test(adopting_with_memory_gone_drops_and_counts_everything),
     };
