@@ -709,8 +709,18 @@ static void end_slow(tlog_thread *t, const tlog_site *site, tlog_ticks now, uint
                                                         : tlog_open_site(&t->stack[depth - 1]);
         size_t closed = depth - match - 1 - (past_depth ? 1 : 0) + t->nover + t->blind;
         report_mismatch(t, log, site, inner, closed);
-        while (tlog_thread_depth_(t) > match + 1)
+        /* The error callback, and the subscribers told of each repaired
+         * end, may end scopes themselves: the stack is read again after
+         * each, and a scope they ended is not ended again. */
+        for (;;) {
+            depth = tlog_thread_depth_(t);
+            match = find_open(t, site);
+            if (match == depth)
+                return;
+            if (match + 1 >= depth)
+                break;
             close_top(t, log, now, TLOG_REC_REPAIRED, 0);
+        }
     }
     close_top(t, log, now, 0, tag);
 }
@@ -1221,8 +1231,12 @@ int tlog_adopt_end(const tlog_token *token)
         TLOG_COUNT(log, mismatched_ends);
         tlog_report_(log, t, TLOG_EMISMATCH, NULL,
                      "adopted work ended with %zu scope(s) open; closed them", inner);
-        while (inner--)
+        /* Callbacks run as they close, and may end scopes themselves: up to
+         * the marker, whatever is left. */
+        while (t->adopt.active && t->top[-1].site != &tlog_adopt_marker_)
             close_top(t, log, now, TLOG_REC_REPAIRED, 0);
+        if (!t->adopt.active)
+            return TLOG_OK;   /* a callback ended the adoption */
     }
     return finish_adoption(t, log, now);
 }

@@ -668,6 +668,113 @@ static void ends_inside_callbacks_of_told_begins_are_reported(void **state)
     tlog_destroy(log);
 }
 
+/* Ends "Frame" from the end callback of a repaired "Inner", or from the
+ * error callback that reports the repair. */
+static void end_frame_on_repair(void *user, const tlog_scope_event *e)
+{
+    inside *in = user;
+    in->ends++;
+    if (strcmp(e->site->name, "Inner") == 0 && !in->ended_frame) {
+        in->ended_frame = true;
+        tlog_log_end(in->log, site_named("Frame"));
+    }
+}
+
+static void end_frame_on_error(void *user, const tlog_error *e)
+{
+    inside *in = user;
+    if (e->code == TLOG_EMISMATCH && !in->ended_frame) {
+        in->ended_frame = true;
+        tlog_log_end(in->log, site_named("Frame"));
+    }
+}
+
+/* An end that repairs the scopes inside it runs callbacks (the report, and
+ * each repaired scope's end), which may end the very scope being ended:
+ * nothing is ended twice, and the stack never goes below its bottom. */
+static void callbacks_of_a_repair_may_end_the_scope_being_ended(void **state)
+{
+    (void)state;
+    for (int from_error = 0; from_error < 2; from_error++) {
+        inside in = {0};
+        tlog_config c = test_config(NULL);
+        if (from_error) {
+            c.on_error = end_frame_on_error;
+            c.error_user = &in;
+        }
+        tlog_log *log = make_log(&c);
+        in.log = log;
+        tlog_subscriber s = {.size = sizeof s, .user = &in, .scope_end = end_frame_on_repair};
+        tlog_subscription *sub;
+        assert_int_equal(tlog_subscribe(log, &s, &sub), TLOG_OK);
+        begin_at(log, "Frame", 0);
+        begin_at(log, "Inner", 1);
+        end_at(log, "Frame", 2);   /* "Inner" is repaired first */
+        assert_true(in.ended_frame);
+        assert_int_equal(tlog_depth(log), 0);
+        assert_int_equal(in.ends, 2);   /* each once */
+        begin_at(log, "Frame", 3);     /* the next frame is whole */
+        end_at(log, "Frame", 4);
+        assert_int_equal(tlog_depth(log), 0);
+        tlog_frame *f = tlog_frame_pop(log);
+        assert_non_null(f);
+        assert_non_null(child_named(tlog_frame_root(f), "Inner"));
+        tlog_frame_release(f);
+        tlog_destroy(log);
+    }
+}
+
+/* The same when adopted work ends with scopes open: a callback of a
+ * repaired scope ends the one around it, and the adoption still ends. */
+static void end_outer_on_repair(void *user, const tlog_scope_event *e)
+{
+    inside *in = user;
+    if (strcmp(e->site->name, "B") == 0 && !in->ended_frame) {
+        in->ended_frame = true;
+        tlog_log_end(in->log, site_named("A"));
+    }
+}
+
+typedef struct adopter {
+    tlog_log *log;
+    tlog_token token;
+    int rc, depth;
+} adopter;
+
+static void *adopt_and_leave_open(void *arg)
+{
+    adopter *a = arg;
+    tlog_adopt_begin(&a->token);
+    tlog_log_begin(a->log, site_named("A"));
+    tlog_log_begin(a->log, site_named("B"));
+    a->rc = tlog_adopt_end(&a->token);
+    a->depth = tlog_depth(a->log);
+    return NULL;
+}
+
+static void callbacks_of_an_adoption_s_repair_may_end_its_scopes(void **state)
+{
+    (void)state;
+    tlog_log *log = plain_log();
+    inside in = {.log = log};
+    tlog_subscriber s = {.size = sizeof s, .user = &in, .scope_end = end_outer_on_repair};
+    tlog_subscription *sub;
+    assert_int_equal(tlog_subscribe(log, &s, &sub), TLOG_OK);
+    begin_at(log, "Frame", 0);
+    adopter a = {.log = log, .token = tlog_handoff(log)};
+    pthread_t th;
+    pthread_create(&th, NULL, adopt_and_leave_open, &a);
+    pthread_join(th, NULL);
+    end_at(log, "Frame", 5);
+    assert_true(in.ended_frame);
+    assert_int_equal(a.rc, TLOG_OK);
+    assert_int_equal(a.depth, 0);
+    tlog_frame *f = tlog_frame_pop(log);
+    assert_non_null(f);
+    tlog_frame_release(f);
+    tlog_destroy(log);
+}
+
 static void leave_one_open(void *user, const tlog_scope_event *e)
 {
     inside *in = user;
@@ -1100,6 +1207,8 @@ int main(void)
         cmocka_unit_test(unresolved_device_intervals_are_reported_flagged),
         cmocka_unit_test(unsubscribing_is_safe_while_threads_record),
         cmocka_unit_test(ends_inside_callbacks_of_told_begins_are_reported),
+        cmocka_unit_test(callbacks_of_a_repair_may_end_the_scope_being_ended),
+        cmocka_unit_test(callbacks_of_an_adoption_s_repair_may_end_its_scopes),
         cmocka_unit_test(begin_pushed_past_max_depth_by_a_callback_still_balances),
         cmocka_unit_test_setup_teardown(device_intervals_resolved_inside_a_callback_are_reported,
                                         sim_setup, sim_teardown),
