@@ -18,8 +18,9 @@ TLOG_API int tlog_frame_encode_(const tlog_frame *frame, void **data, size_t *le
 
 /*
  * Points the rows of a frame made by tlog_frame_merge or tlog_frame_reduce
- * at interned copies of their call sites (tlog_site_intern), so that the
- * frame outlives the readers its inputs came from.
+ * at interned copies of their call sites and of their launching scopes'
+ * (tlog_site_intern), so that the frame outlives the readers its inputs
+ * came from.
  */
 TLOG_API int tlog_frame_intern_sites_(tlog_frame *frame);
 

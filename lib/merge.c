@@ -312,19 +312,29 @@ int tlog_frame_reduce(const tlog_frame *const *frames, size_t n, tlog_frame **ou
     return merge_frames(frames, n, true, out);
 }
 
+/* The interned copy of *site (NULL stays NULL); false when memory ran out. */
+static bool intern(const tlog_site **site)
+{
+    const tlog_site *s = *site;
+    if (!s)
+        return true;
+    const tlog_site *kept = tlog_site_intern(s->name ? s->name : "", s->file, s->function,
+                                             s->line, s->level);
+    if (!kept)
+        return false;
+    *site = kept;
+    return true;
+}
+
 int tlog_frame_intern_sites_(tlog_frame *f)
 {
     if (!f)
         return TLOG_EINVAL;
-    for (size_t i = 0; i < f->nnodes; i++) {
-        const tlog_site *s = f->nodes[i].site;
-        if (!s)
-            continue;
-        const tlog_site *kept = tlog_site_intern(s->name ? s->name : "", s->file, s->function,
-                                                 s->line, s->level);
-        if (!kept)
+    for (size_t i = 0; i < f->nnodes; i++)
+        if (!intern(&f->nodes[i].site))
             return TLOG_ENOMEM;
-        f->nodes[i].site = kept;
-    }
+    for (size_t i = 0; i < f->nnode_devs; i++)   /* the launching scopes' sites */
+        if (!intern(&f->node_devs[i].launch_site))
+            return TLOG_ENOMEM;
     return TLOG_OK;
 }

@@ -855,6 +855,33 @@ static void merged_device_rows_keep_their_device(void **state)
     tlog_reader_close(r);
 }
 
+int tlog_frame_intern_sites_(tlog_frame *frame);
+
+/* A merged frame whose call sites were interned outlives its reader: its
+ * rows' sites and its device rows' launching sites are the interned ones
+ * (the sanitizer builds watch the reads after the reader is closed). */
+static void merged_frame_with_interned_sites_outlives_its_reader(void **state)
+{
+    (void)state;
+    tlog_reader *r;
+    tlog_frame *f[3], *m = merge_of_three(&r, f);
+    assert_int_equal(tlog_frame_intern_sites_(m), TLOG_OK);
+    for (int k = 0; k < 3; k++)
+        tlog_frame_release(f[k]);
+    tlog_reader_close(r);
+    tlog_node_info i = info_of(node_titled(m, "Filter: GPU"));
+    const tlog_site *l = i.launch_site;
+    assert_non_null(l);
+    assert_ptr_equal(l, tlog_site_intern(l->name, l->file, l->function, l->line, l->level));
+    const tlog_site *s = info_of(node_titled(m, "Simulation")).site;
+    assert_ptr_equal(s, tlog_site_intern(s->name, s->file, s->function, s->line, s->level));
+    FILE *fp = tmpfile();
+    const tlog_frame *one[] = {m};
+    assert_int_equal(tlog_export_json(one, 1, fp), TLOG_OK);
+    fclose(fp);
+    tlog_frame_release(m);
+}
+
 /* A stream written by hand, for values no recording makes. */
 typedef struct hand_stream {
     uint8_t b[1024];
@@ -1083,6 +1110,7 @@ int main(void)
         cmocka_unit_test(truncated_file_keeps_the_frames_before),
         cmocka_unit_test(frames_merge_into_one_tree),
         cmocka_unit_test(merged_device_rows_keep_their_device),
+        cmocka_unit_test(merged_frame_with_interned_sites_outlives_its_reader),
         cmocka_unit_test(reduced_huge_totals_saturate),
     };
     return cmocka_run_group_tests(tests, make_dir, NULL);
