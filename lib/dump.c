@@ -395,7 +395,7 @@ int tlog_dump_frame_headed_(const tlog_frame *frame, FILE *out,
         fprintf(out, "# %llu device intervals unresolved (forced sync timed out or "
                      "device error)\n",
                 (unsigned long long)frame->device_unresolved);
-    return ferror(out) ? TLOG_EIO : TLOG_OK;
+    return tlog_written_(out);
 }
 
 int tlog_dump(tlog_log *log, FILE *out)

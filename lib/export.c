@@ -270,7 +270,7 @@ int tlog_export_chrome(const tlog_frame *const *frames, size_t n, FILE *out)
     free(c.devices);
     if (rc == TLOG_OK && c.no_memory)
         rc = TLOG_ENOMEM;
-    return rc != TLOG_OK ? rc : ferror(out) ? TLOG_EIO : TLOG_OK;
+    return rc != TLOG_OK ? rc : tlog_written_(out);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -393,7 +393,7 @@ int tlog_export_json(const tlog_frame *const *frames, size_t n, FILE *out)
         rc = json_frame(out, frames[i]);
     }
     fputs("\n]}\n", out);
-    return rc != TLOG_OK ? rc : ferror(out) ? TLOG_EIO : TLOG_OK;
+    return rc != TLOG_OK ? rc : tlog_written_(out);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -480,5 +480,5 @@ int tlog_export_csv(const tlog_frame *const *frames, size_t n, FILE *out)
             fputc('\n', out);
         }
     }
-    return ferror(out) ? TLOG_EIO : TLOG_OK;
+    return tlog_written_(out);
 }

@@ -341,7 +341,7 @@ int tlog_summary_dump(const tlog_summary *s, FILE *out, const tlog_dump_options 
         fputc('\n', out);
     }
     scratch_free(&sc);
-    return ferror(out) ? TLOG_EIO : TLOG_OK;
+    return tlog_written_(out);
 }
 
 typedef struct hitch_head {
@@ -376,7 +376,7 @@ int tlog_summary_dump_hitch(const tlog_summary *s, size_t index, FILE *out,
     if (rc == TLOG_OK) {
         put_culprits(out, s, h, map, "# ");
         fputc('\n', out);
-        rc = ferror(out) ? TLOG_EIO : TLOG_OK;
+        rc = tlog_written_(out);
     }
     free(map);
     return rc;
@@ -533,7 +533,7 @@ int tlog_summary_export_json(const tlog_summary *s, FILE *out)
     }
     fputs("\n]}\n", out);
     scratch_free(&sc);
-    return ferror(out) ? TLOG_EIO : TLOG_OK;
+    return tlog_written_(out);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -609,7 +609,7 @@ int tlog_summary_export_csv(const tlog_summary *s, FILE *out)
         }
     }
     scratch_free(&sc);
-    return ferror(out) ? TLOG_EIO : TLOG_OK;
+    return tlog_written_(out);
 }
 
 int tlog_summary_export_hitches_csv(const tlog_summary *s, FILE *out)
@@ -648,5 +648,5 @@ int tlog_summary_export_hitches_csv(const tlog_summary *s, FILE *out)
         fputs("\"\n", out);
     }
     scratch_free(&sc);
-    return ferror(out) ? TLOG_EIO : TLOG_OK;
+    return tlog_written_(out);
 }

@@ -17,19 +17,24 @@ TLOG_INTERNAL void tlog_put_utf8_(FILE *out, const char *s, bool quote);
 /* Writes v >= 0 with `decimals` (at most 9) digits after a '.', whatever
  * the locale (printf's %f would write a ',' in some), into buf, which
  * holds at least 32 bytes; its length. Digit by digit: the dump writes one
- * per row. */
+ * per row. Any v a uint64 holds (a mean of nanoseconds) is written whole;
+ * NaN and negatives (never from real data) as 0, and past 2^64 its
+ * largest double below. */
 static inline int tlog_format_fixed_(char *buf, double v, int decimals)
 {
-    if (!(v >= 0) || v > 1e12) {   /* NaN, negative or absurd: never from real data */
-        const char *text = v > 1e12 ? "1e12" : "0";
-        memcpy(buf, text, strlen(text) + 1);
-        return (int)strlen(text);
-    }
+    if (!(v >= 0))
+        v = 0;
+    if (v >= 0x1p64)
+        v = 0x1p64 - 2048;
     uint64_t scale = 1;
     for (int i = 0; i < decimals; i++)
         scale *= 10;
-    uint64_t units = (uint64_t)(v * (double)scale + 0.5);
-    uint64_t whole = units / scale, fraction = units % scale;
+    uint64_t whole = (uint64_t)v;
+    uint64_t fraction = (uint64_t)((v - (double)whole) * (double)scale + 0.5);
+    if (fraction >= scale) {   /* rounded up to the next whole */
+        whole++;
+        fraction -= scale;
+    }
     char backwards[32];
     int n = 0, i = 0;
     do {   /* at least one digit, as "%0*llu" writes */
@@ -45,6 +50,14 @@ static inline int tlog_format_fixed_(char *buf, double v, int decimals)
         buf[i] = backwards[n - 1 - i];
     buf[n] = '\0';
     return n;
+}
+
+/* The result of writing to `out`: TLOG_EIO if any write failed, what was
+ * still buffered included (flushed here, rather than left for a close the
+ * caller may not check). */
+static inline int tlog_written_(FILE *out)
+{
+    return fflush(out) != 0 || ferror(out) ? TLOG_EIO : TLOG_OK;
 }
 
 static inline void tlog_put_fixed_(FILE *out, double v, int decimals)

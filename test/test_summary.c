@@ -1956,6 +1956,65 @@ static void merge_keeps_each_row_s_first_site(void **state)
     tlog_destroy(log);
 }
 
+/* Means of a quarter of an hour and more are written whole, beside the
+ * minimum and maximum they lie between. */
+static void long_means_are_written_whole(void **state)
+{
+    (void)state;
+    tlog_log *log = plain_log();
+    tlog_summary *s = make_summary(NULL);
+    for (int k = 0; k < 2; k++) {
+        uint64_t t = (uint64_t)k * 3000000000000u;
+        at_ns(t);
+        tlog_log_begin(log, site_named("Frame"));
+        at_ns(t + 2000000000001u + (uint64_t)k * 2);   /* 2000 s and a bit */
+        tlog_log_end(log, site_named("Frame"));
+        tlog_frame *f = pop(log);
+        assert_int_equal(tlog_summary_add(s, f), TLOG_OK);
+        tlog_frame_release(f);
+    }
+    char *json = json_of(s), *csv = csv_of(s);
+    contains(json, "\"mean\":2000000000002.000");
+    contains(csv, ",2000000000002.000,");
+    lacks(json, "1e12");
+    lacks(csv, "1e12");
+    free(json);
+    free(csv);
+    tlog_summary_destroy(s);
+    tlog_destroy(log);
+}
+
+/* Every writer says a write that failed, also when the stream buffered it
+ * (into a full device, the failure comes at the flush). */
+static void writers_say_a_buffered_write_that_failed(void **state)
+{
+    (void)state;
+    tlog_log *log = plain_log();
+    tlog_summary *s = make_summary(NULL);
+    known_frame(log, 0, 100, 10);
+    tlog_frame *f = pop(log);
+    assert_int_equal(tlog_summary_add(s, f), TLOG_OK);
+    const tlog_frame *frames[] = {f};
+    for (int k = 0; k < 7; k++) {
+        FILE *full = fopen("/dev/full", "w");
+        if (!full)
+            skip();
+        int rc = k == 0   ? tlog_dump_frame(f, full, NULL)
+                 : k == 1 ? tlog_export_json(frames, 1, full)
+                 : k == 2 ? tlog_export_csv(frames, 1, full)
+                 : k == 3 ? tlog_export_chrome(frames, 1, full)
+                 : k == 4 ? tlog_summary_dump(s, full, NULL)
+                 : k == 5 ? tlog_summary_export_json(s, full)
+                          : tlog_summary_export_csv(s, full);
+        if (rc != TLOG_EIO)
+            fail_msg("writer %d into /dev/full: %d, not TLOG_EIO", k, rc);
+        fclose(full);
+    }
+    tlog_frame_release(f);
+    tlog_summary_destroy(s);
+    tlog_destroy(log);
+}
+
 static void bad_settings_are_refused(void **state)
 {
     (void)state;
@@ -2080,6 +2139,8 @@ int main(void)
         cmocka_unit_test(a_row_of_no_frames_read_back_has_seen_nothing),
         cmocka_unit_test(quantiles_of_a_row_of_the_most_frames),
         cmocka_unit_test(merge_keeps_each_row_s_first_site),
+        cmocka_unit_test(long_means_are_written_whole),
+        cmocka_unit_test(writers_say_a_buffered_write_that_failed),
         cmocka_unit_test(bad_settings_are_refused),
         cmocka_unit_test(report_variable_writes_the_statistics_when_the_log_goes),
     };
