@@ -720,6 +720,43 @@ static size_t block_offset(const uint8_t *b, size_t n, int k)
     return at;
 }
 
+/* A file still being written, opened when it ended inside a frame's block:
+ * the rest arrives before the read, and every frame reads, none called
+ * truncated. */
+static void a_file_that_grows_after_opening_reads_whole(void **state)
+{
+    (void)state;
+    size_t n;
+    uint8_t *b = read_file(good_stream(), &n);
+    char err[256];
+    int all;
+    assert_int_equal(read_all(b, n, &all, err, sizeof err), TLOG_ENOFRAME);
+    const char *path = path_in_dir("growing.tlog");
+    for (int k = 1; k <= 4; k++) {   /* cut inside the first blocks, one after another */
+        size_t cut = block_offset(b, n, k) + 9;
+        if (cut >= n)
+            break;
+        FILE *f = fopen(path, "wb");
+        assert_non_null(f);
+        assert_int_equal(fwrite(b, 1, cut, f), cut);
+        fflush(f);
+        tlog_reader *r;
+        assert_int_equal(tlog_reader_open(path, &r), TLOG_OK);
+        assert_int_equal(fwrite(b + cut, 1, n - cut, f), n - cut);
+        fclose(f);
+        int frames = 0, rc;
+        tlog_frame *fr;
+        while ((rc = tlog_reader_next(r, &fr)) == TLOG_OK) {
+            frames++;
+            tlog_frame_release(fr);
+        }
+        if (rc != TLOG_ENOFRAME || frames != all)
+            fail_msg("cut at %zu: %d of %d frames, %s", cut, frames, all, tlog_reader_error(r));
+        tlog_reader_close(r);
+    }
+    free(b);
+}
+
 static void corrupt_block_is_found_and_what_precedes_kept(void **state)
 {
     (void)state;
@@ -1107,6 +1144,7 @@ int main(void)
         cmocka_unit_test(foreign_file_is_named_as_such),
         cmocka_unit_test(future_version_is_refused),
         cmocka_unit_test(corrupt_block_is_found_and_what_precedes_kept),
+        cmocka_unit_test(a_file_that_grows_after_opening_reads_whole),
         cmocka_unit_test(truncated_file_keeps_the_frames_before),
         cmocka_unit_test(frames_merge_into_one_tree),
         cmocka_unit_test(merged_device_rows_keep_their_device),

@@ -268,6 +268,20 @@ static const bool checksums_checked = false;
 static const bool checksums_checked = true;
 #endif
 
+/* Whether a block of `len` bytes from the offset lies past the file's
+ * size. A file still being written grows after it is opened: the size is
+ * asked again before a block is called truncated. */
+static bool past_the_file(tlog_reader *r, uint32_t len)
+{
+    uint64_t need = (uint64_t)len + TLOG_BLOCK_TAIL;
+    if (!r->total || (r->offset <= r->total && need <= r->total - r->offset))
+        return false;
+    struct stat st;
+    if (r->fp && fstat(fileno(r->fp), &st) == 0 && (uint64_t)st.st_size > r->total)
+        r->total = (uint64_t)st.st_size;
+    return r->offset > r->total || need > r->total - r->offset;
+}
+
 /* Reads the next whole block, checksum checked. TLOG_ENOFRAME at a clean
  * end of input (between blocks). */
 static int next_block(tlog_reader *r, uint32_t *type, tlog_cursor *payload)
@@ -281,8 +295,7 @@ static int next_block(tlog_reader *r, uint32_t *type, tlog_cursor *payload)
         return damage(r, TLOG_EFORMAT, r->block_at, "truncated block header");
     *type = tlog_get_u32_(head);
     uint32_t len = tlog_get_u32_(head + 4);
-    if (len > TLOG_STREAM_MAX_PAYLOAD ||
-        (r->total && (uint64_t)len + TLOG_BLOCK_TAIL > r->total - r->offset))
+    if (len > TLOG_STREAM_MAX_PAYLOAD || past_the_file(r, len))
         return damage(r, TLOG_EFORMAT, r->block_at,
                       "truncated block (type %u, %u bytes announced)", tlog_get_u32_(head),
                       len);
