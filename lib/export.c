@@ -77,12 +77,18 @@ static int64_t dur_ns(uint64_t d)
 /* Chrome Trace Event format                                                */
 /* ------------------------------------------------------------------------ */
 
+/* A device's queue, as frames name it. */
+typedef struct device_queue {
+    const char *device;
+    uint32_t queue;
+} device_queue;
+
 typedef struct chrome {
     FILE *out;
     bool first;
     tlog_map named;             /* tracks whose name was written: pid << 32 | tid */
-    const char **devices;       /* device names, numbered for their tids */
-    size_t ndevices, capdevices;
+    device_queue *queues;       /* device queues, numbered for their tids */
+    size_t nqueues, capqueues;
     uint64_t flows;
     uint64_t wall_origin;       /* the earliest log creation among the frames */
     bool no_memory;             /* a track went unnamed: TLOG_ENOMEM */
@@ -103,19 +109,23 @@ static void event_sep(chrome *c)
     c->first = false;
 }
 
-static uint32_t device_number(chrome *c, const char *device)
+/* The track of a device's queue: numbered in the order first met, so that
+ * no two queues share one, whatever their numbers. */
+static uint32_t queue_number(chrome *c, const char *device, uint32_t queue)
 {
     if (!device)
         device = "?";
-    for (size_t i = 0; i < c->ndevices; i++)
-        if (c->devices[i] == device || strcmp(c->devices[i], device) == 0)
+    for (size_t i = 0; i < c->nqueues; i++)
+        if (c->queues[i].queue == queue &&
+            (c->queues[i].device == device || strcmp(c->queues[i].device, device) == 0))
             return (uint32_t)i;
-    if (!TLOG_GROW(c->devices, c->capdevices, c->ndevices + 1)) {
+    if (c->nqueues >= SIDE_TRACKS - DEVICE_TRACKS ||
+        !TLOG_GROW(c->queues, c->capqueues, c->nqueues + 1)) {
         c->no_memory = true;
         return 0;
     }
-    c->devices[c->ndevices] = device;
-    return (uint32_t)c->ndevices++;
+    c->queues[c->nqueues] = (device_queue){device, queue};
+    return (uint32_t)c->nqueues++;
 }
 
 /* One "M" thread_name event per track, the first time it is used. */
@@ -146,8 +156,7 @@ static void name_track(chrome *c, uint32_t pid, uint32_t tid, const char *name,
 static uint32_t track_of(chrome *c, const tlog_frame *f, const tlog_node *n, uint32_t thread)
 {
     if (n->dev && (n->flags & TLOG_NODE_DEVICE)) {
-        uint32_t tid = DEVICE_TRACKS + device_number(c, n->dev->device) * 1000u +
-                       (n->dev->queue % 1000u);
+        uint32_t tid = DEVICE_TRACKS + queue_number(c, n->dev->device, n->dev->queue);
         char label[160];
         snprintf(label, sizeof label, " queue %u", n->dev->queue);
         name_track(c, f->rank, tid, n->dev->device, label);
@@ -267,7 +276,7 @@ int tlog_export_chrome(const tlog_frame *const *frames, size_t n, FILE *out)
     fputs("\n]}\n", out);
     free(ranks);
     tlog_map_free_(&c.named);
-    free(c.devices);
+    free(c.queues);
     if (rc == TLOG_OK && c.no_memory)
         rc = TLOG_ENOMEM;
     return rc != TLOG_OK ? rc : tlog_written_(out);

@@ -98,6 +98,40 @@ static void exports_parse_and_follow_the_rules(void **state)
     assert_int_equal(check("csv", "rows.csv", NULL), 0);
 }
 
+/* Every queue a track of its own, whatever its number: queue 1 and queue
+ * 1001 of one device overlap in time, and not on one track. */
+static void every_queue_has_a_track_of_its_own(void **state)
+{
+    (void)state;
+    sim_fixture *fx = sim_fixture_make(NULL);
+    assert_int_equal(tlog_device_reserve(fx->dev, 1001), TLOG_OK);   /* none dropped */
+    host_begin(fx, "Frame");
+    kernel(fx, fx->q1, "On queue 1", 1000.0);   /* [0, 1000] ms */
+    for (int k = 2; k < 1001; k++) {   /* queues 2 to 1000, used once each */
+        tlog_sim_queue *q = tlog_sim_queue_create(fx->sim);
+        tlog_device_scope d = tlog_device_begin(fx->dev, q, site_named("Short"));
+        tlog_device_end(&d);
+        if (k % 100 == 0)   /* their slots go back to the pool */
+            sync_until(fx, "Sync", sim_ms(fx) + 0.001);
+    }
+    tlog_sim_queue *late = tlog_sim_queue_create(fx->sim);   /* the 1001st */
+    kernel(fx, late, "On queue 1001", 1000.0);   /* from about 0.01 ms on */
+    sync_until(fx, "Sync", 1010.0);
+    host_end(fx, "Frame");
+    tlog_frame *f = tlog_frame_latest(fx->log);
+    assert_non_null(f);
+    uint32_t first = info_of(path(f, "Sync", "On queue 1", NULL)).queue,
+             last = info_of(path(f, "Sync", "On queue 1001", NULL)).queue;
+    assert_int_equal(last - first, 1000);
+    const tlog_frame *const one[] = {f};
+    FILE *fp = create("queues.json");
+    assert_int_equal(tlog_export_chrome(one, 1, fp), TLOG_OK);
+    fclose(fp);
+    tlog_frame_release(f);
+    sim_fixture_free(fx);
+    assert_int_equal(check("chrome", "queues.json", NULL), 0);
+}
+
 /* The checker itself catches a partial overlap. */
 static void checker_rejects_partial_overlap(void **state)
 {
@@ -256,6 +290,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(exports_parse_and_follow_the_rules),
         cmocka_unit_test(checker_rejects_partial_overlap),
+        cmocka_unit_test(every_queue_has_a_track_of_its_own),
         cmocka_unit_test(ranks_become_processes),
         cmocka_unit_test(reduce_keeps_the_spread_over_inputs),
         cmocka_unit_test(reduced_means_are_rounded_once),
