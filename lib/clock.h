@@ -8,7 +8,8 @@
 
 /* clock.c */
 TLOG_INTERNAL void tlog_clock_init_(tlog_log *log);
-/* A fresh measurement of the rate (may wait up to 10 ms after load). */
+/* A fresh measurement of the rate (spins for the rest of the first 20 us
+ * after load). */
 TLOG_INTERNAL double tlog_clock_calibrate_(tlog_log *log);
 /* The last measured rate. */
 TLOG_INTERNAL double tlog_ns_per_tick_(tlog_log *log);

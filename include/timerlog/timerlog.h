@@ -420,8 +420,9 @@ TLOG_API tlog_ticks tlog_now(tlog_log *log) TLOG_NOEXCEPT;
 TLOG_API const char *tlog_clock_name(tlog_log *log) TLOG_NOEXCEPT;
 
 /* Converts a difference of two tlog_now() readings to nanoseconds, at most
- * UINT64_MAX. Never waits, except in the process's first millisecond (for
- * the rest of it), while the counter's rate has too short a baseline. */
+ * UINT64_MAX. Never waits, except in the process's first 20 us (it spins
+ * for the rest of them), while the counter's rate has too short a
+ * baseline. */
 TLOG_API uint64_t tlog_ticks_to_ns(tlog_log *log, tlog_ticks ticks) TLOG_NOEXCEPT;
 
 /* Counters of what happened; all only grow. */
