@@ -56,6 +56,20 @@ static void put_text(line *l, const char *s)
     put_bytes(l, s, strlen(s));
 }
 
+/* A title, one line whatever it holds (tlog_line_char_). */
+static void put_title(line *l, const char *s)
+{
+    const char *from = s;
+    for (; *s; s++) {
+        if (tlog_line_char_((unsigned char)*s))
+            continue;
+        put_bytes(l, from, (size_t)(s - from));
+        put_bytes(l, " ", 1);
+        from = s + 1;
+    }
+    put_bytes(l, from, (size_t)(s - from));
+}
+
 /* v in decimal at p, at least `width` digits (zero-padded; at most 20);
  * returns the end. */
 static char *write_uint(char *p, uint64_t v, int width)
@@ -253,7 +267,7 @@ static void print_row(line *l, const tlog_node *n, uint32_t ranks, const stat_co
                                sc->columns, n->total_ns);
     }
     put_bytes(l, n->kind == TLOG_KIND_EXECUTION ? " | (E) " : " | (C) ", 7);
-    put_text(l, n->name);
+    put_title(l, n->name);
     if (spread && spread->present < ranks) {
         put_text(l, " [on ");
         put_uint(l, spread->present, 1);

@@ -164,9 +164,11 @@ static void put_quantile_label(FILE *out, double q)
 static void put_hitch_head(FILE *out, const tlog_summary *s, const tlog_hitch *h)
 {
     const tlog_group *g = &s->groups[h->group];
-    fprintf(out, "# hitch %llu: thread \"%s\", root \"%s\", frame %llu",
-            (unsigned long long)h->number, g->thread_name, s->hot[g->root].name,
-            (unsigned long long)h->frame->serial);
+    fprintf(out, "# hitch %llu: thread \"", (unsigned long long)h->number);
+    tlog_put_line_text_(out, g->thread_name);
+    fputs("\", root \"", out);
+    tlog_put_line_text_(out, s->hot[g->root].name);
+    fprintf(out, "\", frame %llu", (unsigned long long)h->frame->serial);
     if (h->frame->rank)
         fprintf(out, " (rank %u)", h->frame->rank);
     fputs(": ", out);
@@ -200,7 +202,9 @@ static void put_culprits(FILE *out, const tlog_summary *s, const tlog_hitch *h, 
     fputs(n ? "slower than their median self time: " : "no row stands out against its median",
           out);
     for (size_t k = 0; k < n; k++) {
-        fprintf(out, "%s%s +", k ? ", " : "", h->frame->nodes[nodes[k]].name);
+        fputs(k ? ", " : "", out);
+        tlog_put_line_text_(out, h->frame->nodes[nodes[k]].name);
+        fputs(" +", out);
         tlog_put_seconds_(out, excess[k]);
     }
 }
@@ -223,7 +227,8 @@ static void print_stat_row(FILE *out, const tlog_summary *s, const tlog_stat_row
         tlog_put_seconds_(out, k->p99_max);
         fprintf(out, " (rank %u)", k->p99_max_rank);
     }
-    fprintf(out, " | (%c) %s", h->kind == TLOG_KIND_EXECUTION ? 'E' : 'C', h->name);
+    fprintf(out, " | (%c) ", h->kind == TLOG_KIND_EXECUTION ? 'E' : 'C');
+    tlog_put_line_text_(out, h->name);
     uint64_t count = median_of(r, TLOG_STAT_COUNT);
     if (count > 1)
         fprintf(out, " [x%llu]", (unsigned long long)count);
@@ -278,9 +283,12 @@ static void print_group(FILE *out, const tlog_summary *s, const tlog_group *g,
                         const tlog_dump_options *o)
 {
     const tlog_row_hot *root = &s->hot[g->root];
-    fprintf(out, "# thread \"%s\", root \"%s\": %llu frames; time: mean per frame, "
-                 "quantiles within 0.79%%\n",
-            g->thread_name, root->name, (unsigned long long)root->frames);
+    fputs("# thread \"", out);
+    tlog_put_line_text_(out, g->thread_name);
+    fputs("\", root \"", out);
+    tlog_put_line_text_(out, root->name);
+    fprintf(out, "\": %llu frames; time: mean per frame, quantiles within 0.79%%\n",
+            (unsigned long long)root->frames);
     unsigned columns = o->columns ? o->columns : TLOG_COLUMNS_SUMMARY;
     size_t hidden = 0;
     for (uint32_t r = g->root; r != NONE;) {

@@ -285,6 +285,37 @@ static void dump_reports_missing_frames_and_write_errors(void **state)
     tlog_destroy(log);
 }
 
+/* A title holding a newline or a tab (a run-time name) is written with a
+ * space for each, in the frame's dump and in the statistics': every row
+ * stays one line. */
+static void titles_with_control_characters_stay_on_one_line(void **state)
+{
+    (void)state;
+    tlog_config c = test_config(NULL);
+    tlog_log *log = make_log(&c);
+    begin_at(log, "Frame", 0);
+    begin_at(log, "Line\nbreak\tand tab", 1);
+    end_at(log, "Line\nbreak\tand tab", 2);
+    end_at(log, "Frame", 3);
+    tlog_frame *f = tlog_frame_latest(log);
+    char *text = dump_string(f, NULL);
+    if (!strstr(text, "| (C) Line break and tab\n") || strchr(text, '\t'))
+        fail_msg("dump:\n%s", text);
+    free(text);
+    tlog_summary *s = NULL;
+    assert_int_equal(tlog_summary_create(NULL, &s), TLOG_OK);
+    assert_int_equal(tlog_summary_add(s, f), TLOG_OK);
+    FILE *fp = tmpfile();
+    assert_int_equal(tlog_summary_dump(s, fp, NULL), TLOG_OK);
+    text = read_back(fp);
+    if (!strstr(text, "| (C) Line break and tab\n") || strchr(text, '\t'))
+        fail_msg("statistics:\n%s", text);
+    free(text);
+    tlog_summary_destroy(s);
+    tlog_frame_release(f);
+    tlog_destroy(log);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -297,6 +328,7 @@ int main(void)
         cmocka_unit_test(figures_are_rounded_half_up),
         cmocka_unit_test(rows_come_in_the_walks_order),
         cmocka_unit_test(deep_rows_are_indented_a_step_a_level),
+        cmocka_unit_test(titles_with_control_characters_stay_on_one_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
