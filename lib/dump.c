@@ -337,6 +337,19 @@ static size_t subtree_size(const tlog_node *n)
 }
 
 
+bool tlog_dump_options_of_(const tlog_dump_options *in, tlog_dump_options *o)
+{
+    *o = (tlog_dump_options){0};
+    if (in) {
+        size_t n = in->size ? in->size : sizeof *o;
+        if (n < sizeof in->size)
+            return false;
+        memcpy(o, in, n < sizeof *o ? n : sizeof *o);
+    }
+    o->size = sizeof *o;
+    return true;
+}
+
 int tlog_dump_frame(const tlog_frame *frame, FILE *out, const tlog_dump_options *options)
 {
     return tlog_dump_frame_headed_(frame, out, options, NULL, NULL);
@@ -346,15 +359,9 @@ int tlog_dump_frame_headed_(const tlog_frame *frame, FILE *out,
                             const tlog_dump_options *options,
                             void (*head)(FILE *out, const void *arg), const void *arg)
 {
-    if (!frame || !frame->nnodes)
+    tlog_dump_options opts;
+    if (!frame || !frame->nnodes || !tlog_dump_options_of_(options, &opts))
         return TLOG_EINVAL;
-    /* Older callers pass a shorter struct: missing fields stay zero. A size
-     * of 0 is read as the current size, as for the other settings. */
-    tlog_dump_options opts = {0};
-    if (options) {
-        size_t n = options->size ? options->size : sizeof opts;
-        memcpy(&opts, options, n < sizeof opts ? n : sizeof opts);
-    }
     if (!out)
         out = stdout;
     size_t hidden = 0;

@@ -342,6 +342,11 @@ static inline const tlog_stat_row *tlog_stat_row_at_(const tlog_summary *s, uint
 }
 
 /* dump.c: pieces of the text dump the statistics share. */
+/* The dump options a caller gave, as this version reads them: an older,
+ * shorter struct's missing fields zero, a size of 0 read as the current
+ * size, and o->size the current one; false for a size too small to hold
+ * `size` itself. NULL gives the defaults. */
+TLOG_INTERNAL bool tlog_dump_options_of_(const tlog_dump_options *in, tlog_dump_options *o);
 /* tlog_dump_frame, calling head(out, arg) once nothing can fail before
  * the first row. */
 TLOG_INTERNAL int tlog_dump_frame_headed_(const tlog_frame *frame, FILE *out,

@@ -308,24 +308,16 @@ static void print_group(FILE *out, const tlog_summary *s, const tlog_group *g,
     }
 }
 
-static tlog_dump_options options_of(const tlog_dump_options *options)
-{
-    tlog_dump_options o = {0};
-    if (options) {
-        size_t n = options->size ? options->size : sizeof o;
-        memcpy(&o, options, n < sizeof o ? n : sizeof o);
-    }
-    o.size = sizeof o;
-    return o;
-}
 
 int tlog_summary_dump(const tlog_summary *s, FILE *out, const tlog_dump_options *options)
 {
+    tlog_dump_options o;
+    if (!tlog_dump_options_of_(options, &o))
+        return TLOG_EINVAL;
     scratch sc;
     int rc = export_begin(s, &out, &sc);
     if (rc != TLOG_OK)
         return rc;
-    tlog_dump_options o = options_of(options);
     for (size_t g = 0; g < s->ngroups; g++) {
         if (g)
             fputc('\n', out);
@@ -367,7 +359,8 @@ static void put_hitch_line(FILE *out, const void *arg)
 int tlog_summary_dump_hitch(const tlog_summary *s, size_t index, FILE *out,
                             const tlog_dump_options *options)
 {
-    if (!s || index >= s->nhitches)
+    tlog_dump_options o;
+    if (!s || index >= s->nhitches || !tlog_dump_options_of_(options, &o))
         return TLOG_EINVAL;
     if (!out)
         out = stdout;
@@ -375,7 +368,6 @@ int tlog_summary_dump_hitch(const tlog_summary *s, size_t index, FILE *out,
     uint32_t *map = tlog_malloc_(h->frame->nnodes * sizeof *map);
     if (!map)
         return TLOG_ENOMEM;
-    tlog_dump_options o = options_of(options);
     o.summary = s;
     if (!o.columns)
         o.columns = TLOG_COLUMN_MEDIAN | TLOG_COLUMN_DELTA;

@@ -282,6 +282,21 @@ static void dump_reports_missing_frames_and_write_errors(void **state)
     assert_int_equal(tlog_dump(log, read_only), TLOG_EIO);
     fclose(read_only);
     assert_int_equal(tlog_dump_frame(NULL, stdout, NULL), TLOG_EINVAL);
+    /* Options whose size cannot even hold the size field, as for every
+     * sized struct; 0 reads as the current size. */
+    tlog_frame *f = tlog_frame_latest(log);
+    tlog_summary *s = NULL;
+    assert_int_equal(tlog_summary_create(NULL, &s), TLOG_OK);
+    assert_int_equal(tlog_summary_add(s, f), TLOG_OK);
+    FILE *sink2 = fopen("/dev/null", "w");
+    tlog_dump_options tiny = {.size = sizeof(size_t) - 1}, zero = {0};
+    assert_int_equal(tlog_dump_frame(f, sink2, &tiny), TLOG_EINVAL);
+    assert_int_equal(tlog_summary_dump(s, sink2, &tiny), TLOG_EINVAL);
+    assert_int_equal(tlog_dump_frame(f, sink2, &zero), TLOG_OK);
+    assert_int_equal(tlog_summary_dump(s, sink2, &zero), TLOG_OK);
+    fclose(sink2);
+    tlog_summary_destroy(s);
+    tlog_frame_release(f);
     tlog_destroy(log);
 }
 

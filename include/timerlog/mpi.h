@@ -15,6 +15,15 @@
 #ifndef TIMERLOG_MPI_H
 #define TIMERLOG_MPI_H
 
+/* In C++, without the MPI library's C++ bindings (removed from MPI 3, and a
+ * library of their own to link): this header uses the C interface. An
+ * application that includes mpi.h itself first keeps what it chose. */
+#ifndef OMPI_SKIP_MPICXX
+#define OMPI_SKIP_MPICXX 1
+#endif
+#ifndef MPICH_SKIP_MPICXX
+#define MPICH_SKIP_MPICXX 1
+#endif
 #include <mpi.h>
 #include <stdio.h>
 

@@ -713,13 +713,14 @@ int tlog_device_config_copy_(tlog_device_config *out, const tlog_device_config *
         memcpy(out, in, n < sizeof *out ? n : sizeof *out);
     }
     out->size = sizeof *out;
-    return out->flags & ~(unsigned)KNOWN_FLAGS ? TLOG_EINVAL : TLOG_OK;
+    return out->flags & ~(unsigned)KNOWN_FLAGS || out->max_scopes > MAX_MAX_SCOPES ? TLOG_EINVAL
+                                                                                  : TLOG_OK;
 }
 
 static int config_of(const tlog_device_config *in, tlog_device *d)
 {
     tlog_device_config cfg;
-    if (tlog_device_config_copy_(&cfg, in) != TLOG_OK || cfg.max_scopes > MAX_MAX_SCOPES)
+    if (tlog_device_config_copy_(&cfg, in) != TLOG_OK)
         return TLOG_EINVAL;
     d->flags = cfg.flags;
     d->max_scopes = cfg.max_scopes ? cfg.max_scopes : DEFAULT_MAX_SCOPES;

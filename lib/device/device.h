@@ -104,7 +104,8 @@ TLOG_API int tlog_device_register_(tlog_log *log, const tlog_device_ops *ops,
 
 /* A caller's device configuration (NULL: all defaults) into *out, zeroed
  * first, with out->size set: the fields the caller's struct has, whatever
- * its version. TLOG_EINVAL if its size cannot even hold the size field. */
+ * its version. TLOG_EINVAL if its size cannot even hold the size field, or
+ * for flags this version does not know or max_scopes past 2^20. */
 TLOG_API int tlog_device_config_copy_(tlog_device_config *out, const tlog_device_config *in);
 
 /* The backend state given to tlog_device_register_. */

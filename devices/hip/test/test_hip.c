@@ -204,8 +204,23 @@ static void calibration_ignores_a_slow_host(void)
     tlog_destroy(log);
 }
 
+/* What creating a device refuses, configuring the default ones refuses
+ * too, before any is made: a setting that would fail later, when the
+ * first default device is made, would leave every scope untimed. */
+static void configure_refuses_what_a_device_would(void)
+{
+    tlog_device_config too_many = {.size = sizeof too_many, .max_scopes = (1u << 20) + 1};
+    CHECK(tlog_hip_configure(&too_many) == TLOG_EINVAL);
+    tlog_device_config bad_flags = {.size = sizeof bad_flags, .flags = 1u << 30};
+    CHECK(tlog_hip_configure(&bad_flags) == TLOG_EINVAL);
+    tlog_device_config most = {.size = sizeof most, .max_scopes = 1u << 20};
+    CHECK(tlog_hip_configure(&most) == TLOG_OK);
+    CHECK(tlog_hip_configure(NULL) == TLOG_OK);   /* back to the defaults */
+}
+
 int main(void)
 {
+    configure_refuses_what_a_device_would();
     events_stay_within_the_budget();
     max_scopes_is_capped();
     devices_share_the_process_budget();

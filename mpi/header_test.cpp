@@ -1,0 +1,2 @@
+// timerlog/mpi.h from C++: the same checks as header_test.c.
+#include "header_test.c"
