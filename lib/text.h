@@ -29,11 +29,22 @@ static inline int tlog_format_fixed_(char *buf, double v, int decimals)
     uint64_t scale = 1;
     for (int i = 0; i < decimals; i++)
         scale *= 10;
-    uint64_t whole = (uint64_t)v;
-    uint64_t fraction = (uint64_t)((v - (double)whole) * (double)scale + 0.5);
-    if (fraction >= scale) {   /* rounded up to the next whole */
-        whole++;
-        fraction -= scale;
+    /* Rounded as a whole in units of the last decimal (104.5 hundredths,
+     * the double nearest 1.045 times 100, rounds up) while those fit; past
+     * that, the whole part as it is and the fraction apart. */
+    double units = v * (double)scale;
+    uint64_t whole, fraction;
+    if (units < 0x1p63) {
+        uint64_t u = (uint64_t)(units + 0.5);
+        whole = u / scale;
+        fraction = u % scale;
+    } else {
+        whole = (uint64_t)v;
+        fraction = (uint64_t)((v - (double)whole) * (double)scale + 0.5);
+        if (fraction >= scale) {   /* rounded up to the next whole */
+            whole++;
+            fraction -= scale;
+        }
     }
     char backwards[32];
     int n = 0, i = 0;

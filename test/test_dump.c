@@ -159,6 +159,24 @@ static void figures_are_rounded_half_up(void **state)
     tlog_frame *f = tlog_frame_latest(log);
     char *dump = dump_string(f, NULL);
     assert_non_null(strstr(dump, "|-> 37.13% 0.002970s | (C) Part\n"));
+    free(dump);
+    tlog_frame_release(f);
+    /* 1.045%: 100 times the nearest double is 104.5 hundredths, up. */
+    begin_at(log, "Frame", 10);
+    begin_at(log, "Small", 10);
+    end_at(log, "Small", 10.0836);
+    end_at(log, "Frame", 18);
+    f = tlog_frame_latest(log);
+    dump = dump_string(f, NULL);
+    assert_non_null(strstr(dump, "|-> 1.05% 0.000084s | (C) Small\n"));
+    free(dump);
+    tlog_frame_release(f);
+    begin_at(log, "Frame", 20);
+    begin_at(log, "Sliver", 23);
+    end_at(log, "Sliver", 23.0015);
+    end_at(log, "Frame", 28);
+    f = tlog_frame_latest(log);
+    dump = dump_string(f, NULL);
     assert_non_null(strstr(dump, "(C) Sliver\n"));
     assert_non_null(strstr(dump, " 0.000002s | (C) Sliver\n"));
     free(dump);
