@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "common.h"
+#include "device_fixture.h"
 
 static char dir[256];
 static char stream[300];
@@ -239,6 +239,44 @@ static void base_run_adds_the_comparison(void **state)
     result_free(&r);
 }
 
+/* A device row unresolved in one frame only: the page says which frame
+ * (a row's flags are those of any frame), for frames it shows from their
+ * totals. */
+static void unresolved_rows_are_told_frame_by_frame(void **state)
+{
+    (void)state;
+    char path[400];
+    snprintf(path, sizeof path, "%s/unresolved.tlog", dir);
+    sim_fixture *fx = sim_fixture_make(&(sim_options){.stream_path = path});
+    for (int k = 0; k < 3; k++) {
+        host_begin(fx, "Frame");
+        kernel(fx, fx->q1, "Kernel", 1.0);
+        sim_at(fx, sim_ms(fx) + 1.0);
+        if (k == 1)
+            tlog_sim_inject(fx->sim, TLOG_SIM_FAULT_QUERY_ERROR, 1);
+        sync_until(fx, "Sync", sim_ms(fx) + 0.5);
+        host_end(fx, "Frame");
+    }
+    sim_fixture_free(fx);   /* ends the file */
+    char page[500];
+    snprintf(page, sizeof page, "%s/unresolved.html", dir);
+    result r = run("report", "--samples", "0", path, "-o", page, NULL);
+    assert_int_equal(r.status, 0);
+    result_free(&r);
+    FILE *fp = fopen(page, "r");
+    assert_non_null(fp);
+    fseek(fp, 0, SEEK_END);   /* read_back reads up to here */
+    char *text = read_back(fp);
+    const char *u = strstr(text, "\"unresolved\":[");
+    assert_non_null(u);
+    unsigned frame = 99, row = 99;
+    char end = 0;
+    assert_int_equal(sscanf(u, "\"unresolved\":[%u,%u%c", &frame, &row, &end), 3);
+    assert_int_equal(frame, 1);   /* the second frame only */
+    assert_int_equal(end, ']');
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -248,6 +286,7 @@ int main(void)
         cmocka_unit_test(options_may_follow_the_files),
         cmocka_unit_test(bad_arguments_files_and_outputs),
         cmocka_unit_test(base_run_adds_the_comparison),
+        cmocka_unit_test(unresolved_rows_are_told_frame_by_frame),
     };
     return cmocka_run_group_tests(tests, write_stream, remove_dir);
 }

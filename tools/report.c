@@ -172,6 +172,7 @@ typedef struct rrow {
     buf totals, counts;    /* a varint per frame of the group, up to `filled` */
     uint32_t filled;
     uint64_t frame_total, frame_count;   /* the frame being read */
+    bool frame_unresolved;                /* in the frame being read */
     bool touched;
 } rrow;
 
@@ -193,6 +194,10 @@ typedef struct rgroup {
     size_t nhitches, hitches_cap;
     uint32_t *touched;     /* rows of the frame being read */
     size_t ntouched, touched_cap;
+    /* (frame, row) pairs, in frame order, of the rows unresolved in that
+     * frame: the rows' flags are those of any frame. */
+    uint32_t *unresolved;
+    size_t nunresolved, unresolved_cap;
     tlog_frame *latest;    /* its last frame, kept whole */
 } rgroup;
 
@@ -298,6 +303,7 @@ static void free_group(rgroup *g)
     free(g->files);
     free(g->hitches);
     free(g->touched);
+    free(g->unresolved);
     free(g->orders.p);
     free(g->thread);
     free(g->root);
@@ -384,7 +390,9 @@ static int visit_row(void *user, const tlog_node *node, const tlog_node_info *in
         g->touched[g->ntouched++] = r;
         row->touched = true;
         row->frame_total = row->frame_count = 0;
+        row->frame_unresolved = false;
     }
+    row->frame_unresolved |= (info->flags & TLOG_NODE_UNRESOLVED) != 0;
     row->frame_total += info->total_ns;
     row->frame_count += info->count;
     return 0;
@@ -428,6 +436,14 @@ static bool store_values(rgroup *g, uint32_t index)
         buf_varint(&row->counts, row->frame_count);
         row->filled++;
         row->touched = false;
+        if (row->frame_unresolved) {
+            if (TLOG_GROW(g->unresolved, g->unresolved_cap, g->nunresolved + 2)) {
+                g->unresolved[g->nunresolved++] = index;
+                g->unresolved[g->nunresolved++] = g->touched[k];
+            } else {
+                ok = false;
+            }
+        }
         ok &= !row->totals.failed && !row->counts.failed;
     }
     g->ntouched = 0;
@@ -776,6 +792,9 @@ static void put_group(FILE *out, const rgroup *g, bool first)
     fputs("],\"hitches\":[", out);
     for (size_t k = 0; k < g->nhitches; k++)
         fprintf(out, "%s%" PRIu32, k ? "," : "", g->hitches[k]);
+    fputs("],\"unresolved\":[", out);
+    for (size_t k = 0; k < g->nunresolved; k++)
+        fprintf(out, "%s%" PRIu32, k ? "," : "", g->unresolved[k]);
     fputs("]", out);
     put_rows(out, g);
     fputs(",\n\"totals\":[", out);

@@ -32,7 +32,8 @@ import time
 FIRST_PAINT_LIMIT_MS = 2000
 
 parser = argparse.ArgumentParser()
-for name in ["--timerlog", "--frame-loop", "--sim-frames", "--big-stream", "--out"]:
+for name in ["--timerlog", "--frame-loop", "--sim-frames", "--big-stream",
+             "--unresolved-stream", "--out"]:
     parser.add_argument(name, required=True)
 parser.add_argument("--sanitized", default="none")
 parser.add_argument("--no-selenium", action="store_true")
@@ -373,6 +374,16 @@ try:
     driver.execute_script("document.getElementById('timeline-box').scrollIntoView()")
     shot("report-sim_frames-timeline.png")
     check_stats("sim_frames", sim)
+    check_quiet(page)
+
+    # A device row unresolved in one frame: the frames shown from totals
+    # say so only for that frame, as the dump does.
+    unresolved = os.path.join(work, "unresolved.tlog")
+    run([args.unresolved_stream, unresolved])
+    page = os.path.join(work, "unresolved.html")
+    report(unresolved, "--samples", "0", "-o", page)
+    open_page(page)
+    check_frames("unresolved", unresolved, page)
     check_quiet(page)
 
     page = os.path.join(work, "diff.html")

@@ -82,10 +82,9 @@
     const n = Math.floor(ns + 0.5);
     if (n < 1000) return n + " ns";
     if (n < 1e6) return Math.floor(n / 1000) + "." + pad(n % 1000, 3) + " µs";
-    if (n < 1e9) {
-      const us = Math.floor((n + 500) / 1000);
+    const us = Math.floor((n + 500) / 1000);
+    if (us < 1e6)   /* 999,999,500 ns and up round to 1.000 s, not 1000.000 ms */
       return Math.floor(us / 1000) + "." + pad(us % 1000, 3) + " ms";
-    }
     const ms = Math.floor((n + 500000) / 1e6);
     return Math.floor(ms / 1000) + "." + pad(ms % 1000, 3) + " s";
   }
@@ -126,13 +125,23 @@
     const byKey = new Map(rows.map((r) => [r.key, r]));
     return {
       index: gi, thread: g.thread, root: g.root, frames: g.frames, serial: g.serial,
-      file: g.file, hitches: new Set(g.hitches), rows, byKey, b64t: g.totals, b64c: g.counts,
+      file: g.file, hitches: new Set(g.hitches), unresolved: unresolvedOf(g.unresolved), rows,
+      byKey, b64t: g.totals, b64c: g.counts,
       b64o: g.orders, orders: null,
       tot: [], cnt: [], whole: new Map(),
     };
   });
   for (const w of D.whole) groups[w.g].whole.set(w.i, w);
 
+  /* (frame, row) pairs -> frame -> its rows unresolved in it. */
+  function unresolvedOf(pairs) {
+    const m = new Map();
+    for (let k = 0; k + 1 < (pairs || []).length; k += 2) {
+      if (!m.has(pairs[k])) m.set(pairs[k], new Set());
+      m.get(pairs[k]).add(pairs[k + 1]);
+    }
+    return m;
+  }
   function totals(g, r) {
     return g.tot[r] || (g.tot[r] = varints(g.b64t[r], g.frames));
   }
@@ -304,8 +313,11 @@
       return nodes;
     }
     const make = (row, parent) => {
+      /* A row's flags are those of any frame; unresolved, this frame's. */
+      const unresolved = (g.unresolved.get(i) || new Set()).has(row.index) ? UNRESOLVED : 0;
       const node = { row, total: totals(g, row.index)[i], count: counts(g, row.index)[i], launcher: -1,
-        flags: row.flags, device: row.device, queue: 0, parent, children: [] };
+        flags: (row.flags & ~UNRESOLVED) | unresolved, device: row.device, queue: 0, parent,
+        children: [] };
       if (parent) parent.children.push(node);
       nodes.push(node);
       return node;
@@ -473,7 +485,8 @@
       /* Threads by name: a pool's threads made afresh for each pass keep
        * one lane. */
       const names = D.threads[g.file[w.i]] || {};
-      const thread = names[x[1]] || w.t[x[1]] || names[node.thread] || w.t[node.thread] || "thread " + x[1];
+      const thread = w.t[x[1]] || names[x[1]] || w.t[node.thread] || names[node.thread] ||
+        "thread " + x[1];   /* the name in this frame first: a thread may rename itself */
       const key = dev ? "device:" + (node.device || "?") + ":" + node.queue : "thread:" + thread;
       if (!lanes.has(key))
         lanes.set(key, { key, device: !!dev, name: dev ? (node.device || "device") + " queue " + node.queue

@@ -1,0 +1,49 @@
+/*
+ * Writes a stream whose device row is unresolved in one frame only: six
+ * frames of a kernel on the simulated device, done by the frame's end and
+ * read there, but for the third frame's, whose query fails. A report shows the other frames' rows
+ * from their totals, and must not mark them unresolved.
+ *
+ *   unresolved_stream OUT.tlog
+ */
+#include <stdio.h>
+
+#include <timerlog/sim.h>
+#include <timerlog/timerlog.h>
+
+static const tlog_site *site(const char *name)
+{
+    return tlog_site_intern(name, __FILE__, "main", 1, TLOG_LEVEL_COARSE);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: unresolved_stream OUT.tlog\n");
+        return 2;
+    }
+    tlog_sim *sim = NULL;
+    tlog_log *log = NULL;
+    tlog_device *dev = NULL;
+    tlog_config c = {.size = sizeof c, .flags = TLOG_CONFIG_IGNORE_ENV, .stream_path = argv[1]};
+    if (tlog_sim_create(NULL, &sim) != TLOG_OK)
+        return 1;
+    c.clock = tlog_sim_clock;
+    c.clock_user = sim;
+    if (tlog_create(&c, &log) != TLOG_OK || tlog_sim_device_create(sim, log, NULL, &dev) != TLOG_OK)
+        return 1;
+    for (int k = 0; k < 6; k++) {
+        tlog_log_begin(log, site("Frame"));
+        tlog_device_scope s = tlog_device_begin(dev, NULL, site("Kernel"));
+        tlog_sim_launch(sim, NULL, 1000000);
+        tlog_device_end(&s);
+        tlog_sim_advance(sim, 2000000);
+        tlog_sim_settle(sim);
+        if (k == 2)
+            tlog_sim_inject(sim, TLOG_SIM_FAULT_QUERY_ERROR, 1);
+        tlog_log_end(log, site("Frame"));   /* reads the kernel: done, or failed */
+    }
+    tlog_destroy(log);
+    tlog_sim_destroy(sim);
+    return 0;
+}
