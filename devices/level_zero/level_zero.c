@@ -420,26 +420,31 @@ static int find_gpu(tlog_log *log, ze_impl *z)
     return TLOG_OK;
 }
 
-/* The API version of the driver that owns `device`, 1.0 if unknown. */
-static ze_api_version_t api_of(ze_device_handle_t device)
+/* Where `device` is among the drivers' devices: the API version of the
+ * driver that owns it (1.0 if unknown), and its place counting every
+ * driver's devices in turn (UINT32_MAX if not found), which tells two
+ * devices of one model apart, as CUDA's ordinal does. */
+static ze_api_version_t place_of(ze_device_handle_t device, uint32_t *ordinal)
 {
     ze_api_version_t v = ZE_API_VERSION_1_0;
-    uint32_t n = 0;
+    *ordinal = UINT32_MAX;
+    uint32_t n = 0, before = 0;
     if (zeDriverGet(&n, NULL) != ZE_RESULT_SUCCESS || n == 0)
         return v;
     ze_driver_handle_t *drivers = calloc(n, sizeof *drivers);
     if (drivers && zeDriverGet(&n, drivers) == ZE_RESULT_SUCCESS) {
         for (uint32_t i = 0; i < n; i++) {
             uint32_t count = 0;
-            bool found = false;
             zeDeviceGet(drivers[i], &count, NULL);
             ze_device_handle_t *devs = count ? calloc(count, sizeof *devs) : NULL;
             if (devs && zeDeviceGet(drivers[i], &count, devs) == ZE_RESULT_SUCCESS)
                 for (uint32_t k = 0; k < count; k++)
-                    found = found || devs[k] == device;
+                    if (devs[k] == device && *ordinal == UINT32_MAX) {
+                        *ordinal = before + k;
+                        zeDriverGetApiVersion(drivers[i], &v);
+                    }
             free(devs);
-            if (found)
-                zeDriverGetApiVersion(drivers[i], &v);
+            before += count;
         }
     }
     free(drivers);
@@ -451,13 +456,17 @@ static ze_api_version_t api_of(ze_device_handle_t device)
  * tick, loses the fraction (83.333 ns on many GPUs). */
 static int timer_of(tlog_log *log, ze_impl *z, char *name, size_t name_size)
 {
-    bool hz = api_of(z->device) >= ZE_API_VERSION_1_2;
+    uint32_t ordinal;
+    bool hz = place_of(z->device, &ordinal) >= ZE_API_VERSION_1_2;
     ze_device_properties_t p = {.stype = hz ? ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES_1_2
                                             : ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES};
     ze_result_t r = zeDeviceGetProperties(z->device, &p);
     if (r != ZE_RESULT_SUCCESS)
         return status_of(r);
-    snprintf(name, name_size, "%s", p.name);
+    if (ordinal == UINT32_MAX)
+        snprintf(name, name_size, "%s", p.name);
+    else
+        snprintf(name, name_size, "%.*s (%u)", ZE_MAX_DEVICE_NAME - 1, p.name, ordinal);
     if (p.timerResolution == 0 || p.timestampValidBits == 0 || p.timestampValidBits > 64) {
         tlog_backend_report_(log, TLOG_EDEVICE,
                              "Level Zero: %s reports a timer of resolution %llu and %u bits",
@@ -506,7 +515,7 @@ int tlog_ze_device_create(tlog_log *log, ze_context_handle_t context, ze_device_
     if (!z)
         return TLOG_ENOMEM;
     pthread_mutex_init(&z->lock, NULL);
-    char name[ZE_MAX_DEVICE_NAME + 8] = "Level Zero device";
+    char name[ZE_MAX_DEVICE_NAME + 16] = "Level Zero device";   /* and " (ordinal)" */
     int rc = impl_setup(log, z, context, device, name, sizeof name);
     if (rc == TLOG_OK)
         rc = tlog_device_register_(log, &ze_ops, z, name, config, out);

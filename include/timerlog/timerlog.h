@@ -830,7 +830,8 @@ typedef struct tlog_device_config {
 typedef struct tlog_device_info {
     size_t size;
     const char *backend;      /* "sim", "cuda", ... */
-    const char *name;         /* the device's name */
+    const char *name;         /* the device's name: with its ordinal where the
+                               * runtime numbers devices ("model (1)") */
     /* What an empty device scope reads, measured when the device was
      * created: the fixed cost the markers add to every interval. */
     int64_t empty_scope_ns;

@@ -9,6 +9,8 @@
  *   test_level_zero driver      the test driver: barriers before every
  *                               timestamp, lists never run, device loss,
  *                               the device's own context
+ *   test_level_zero two-devices the test driver with two devices of one
+ *                               model: their names tell them apart
  */
 #include <dlfcn.h>
 #include <stdbool.h>
@@ -225,6 +227,42 @@ static void arguments_are_checked(void)
     CHECK(tlog_ze_context(NULL) == NULL);
 }
 
+/* Two GPUs of one model are told apart by their place among the drivers'
+ * devices, as CUDA's ordinal tells them apart: "model (0)", "model (1)". */
+static int two_devices(void)
+{
+    if (zeInit(ZE_INIT_FLAG_GPU_ONLY) != ZE_RESULT_SUCCESS) {
+        fprintf(stderr, "the test driver is not loaded (ZE_ENABLE_ALT_DRIVERS)\n");
+        return 1;
+    }
+    uint32_t n = 1, count = 2;
+    ze_driver_handle_t driver;
+    ze_device_handle_t devices[2];
+    CHECK(zeDriverGet(&n, &driver) == ZE_RESULT_SUCCESS);
+    CHECK(zeDeviceGet(driver, &count, devices) == ZE_RESULT_SUCCESS && count == 2);
+    ze_context_desc_t cd = {.stype = ZE_STRUCTURE_TYPE_CONTEXT_DESC};
+    ze_context_handle_t context;
+    CHECK(zeContextCreate(driver, &cd, &context) == ZE_RESULT_SUCCESS);
+    check_errors errs = {0};
+    tlog_log *log = check_make_log(&errs, 0);
+    char names[2][300];
+    for (int k = 0; k < 2; k++) {
+        tlog_device *dev = NULL;
+        CHECK(tlog_ze_device_create(log, context, devices[k], NULL, &dev) == TLOG_OK);
+        tlog_device_info i = {.size = sizeof i};
+        CHECK(tlog_device_get_info(dev, &i) == TLOG_OK);
+        snprintf(names[k], sizeof names[k], "%s", i.name);
+        tlog_device_destroy(dev);
+    }
+    CHECK(strcmp(names[0], names[1]) != 0);
+    CHECK(strstr(names[0], " (0)") != NULL);
+    CHECK(strstr(names[1], " (1)") != NULL);
+    tlog_destroy(log);
+    zeContextDestroy(context);
+    printf("%d failed checks\n", check_failures);
+    return check_failures ? 1 : 0;
+}
+
 static int with_driver(void)
 {
     /* The loader loads drivers in zeInit only. */
@@ -250,6 +288,8 @@ int main(int argc, char **argv)
         return no_device("no GPU");
     if (strcmp(mode, "driver") == 0)
         return with_driver();
-    fprintf(stderr, "usage: test_level_zero no-driver|no-gpu|driver\n");
+    if (strcmp(mode, "two-devices") == 0)
+        return two_devices();
+    fprintf(stderr, "usage: test_level_zero no-driver|no-gpu|driver|two-devices\n");
     return 2;
 }
