@@ -497,6 +497,14 @@ static void options_may_follow_the_files(void **state)
         free(want);
         free(got);
     }
+    /* An option last of all that wants a value takes no file for it. */
+    char args[1200];
+    snprintf(args, sizeof args, "stats '%s' --csv -o", path);
+    int status;
+    char *out = cli_line(args, &status);
+    assert_int_equal(status, 2);
+    assert_non_null(strstr(out, "-o takes the path to write to, and none is given"));
+    free(out);
 }
 
 /* Every command whose output is a device that is full says so, and exits 1

@@ -500,7 +500,8 @@ static int cmd_dump(cli *c, int argc, char **argv)
     if (wants_help(argc, argv))
         return usage(c, usage_dump, NULL);
     selection sel = {0, UINT64_MAX, false, false, 0, NULL, NULL};
-    options_first(argc, argv, dump_values);
+    if (options_first(argc, argv, dump_values))
+        return bad_option(c, usage_dump, dump_values, argc, argv, argc - 1);
     int i = 0;
     for (; i < argc && argv[i][0] == '-'; i++) {
         const char *opt = argv[i];
@@ -647,7 +648,8 @@ static int cmd_export(cli *c, int argc, char **argv)
     int (*export)(const tlog_frame *const *, size_t, FILE *) = NULL;
     const char *out_path = NULL;
     selection sel = {.first = 0, .last = UINT64_MAX};
-    options_first(argc, argv, export_values);
+    if (options_first(argc, argv, export_values))
+        return bad_option(c, usage_export, export_values, argc, argv, argc - 1);
     int i = 0;
     for (; i < argc && argv[i][0] == '-'; i++) {
         if (take_filter(argc, argv, &i, &sel)) {
@@ -900,7 +902,8 @@ static int cmd_stats(cli *c, int argc, char **argv)
         return usage(c, usage_stats, NULL);
     stats_run run = {.sel = {.first = 0, .last = UINT64_MAX}, .output = STATS_TEXT};
     run.cfg.size = sizeof run.cfg;
-    options_first(argc, argv, stats_values);
+    if (options_first(argc, argv, stats_values))
+        return bad_option(c, usage_stats, stats_values, argc, argv, argc - 1);
     int i = 0;
     for (; i < argc && argv[i][0] == '-'; i++)
         if (!take_stats_option(argc, argv, &i, &run))

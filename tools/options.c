@@ -53,26 +53,35 @@ static bool is_option(const char *arg)
     return arg[0] == '-' && arg[1];
 }
 
-void options_first(int argc, char **argv, const option_value *table)
+bool options_first(int argc, char **argv, const option_value *table)
 {
+    bool lacking = false;
     char **moved = malloc((size_t)(argc > 0 ? argc : 1) * sizeof *moved);
     if (!moved)
-        return;   /* as given: files after options still read */
+        return false;   /* as given: files after options still read */
     int n = 0;
     for (int i = 0; i < argc; i++) {
         if (!is_option(argv[i]))
             continue;
+        bool valued = option_value_wanted(table, argv[i]) != NULL;
+        if (valued && i + 1 == argc) {
+            lacking = true;   /* moved last, below */
+            break;
+        }
         moved[n++] = argv[i];
-        if (option_value_wanted(table, argv[i]) && i + 1 < argc)
+        if (valued)
             moved[n++] = argv[++i];
     }
-    for (int i = 0; i < argc; i++) {
+    for (int i = 0; i < argc - lacking; i++) {
         if (is_option(argv[i])) {
-            i += option_value_wanted(table, argv[i]) && i + 1 < argc;
+            i += option_value_wanted(table, argv[i]) != NULL;
             continue;
         }
         moved[n++] = argv[i];
     }
+    if (lacking)
+        moved[n++] = argv[argc - 1];
     memcpy(argv, moved, (size_t)argc * sizeof *argv);
     free(moved);
+    return lacking;
 }

@@ -23,8 +23,10 @@ void option_problem(const option_value *table, int argc, char **argv, int i, cha
 /* Moves the options of argv, each with its value where `table` says it
  * takes one, before the other arguments, each kind in the order given:
  * options may come after the files (`FILE... -o OUT`). "-" alone is not an
- * option. */
-void options_first(int argc, char **argv, const option_value *table);
+ * option. The last argument, an option that wants a value it lacks, stays
+ * last, where it takes no file for its value: true then, for the caller to
+ * name it (option_problem). */
+bool options_first(int argc, char **argv, const option_value *table);
 
 /* A number that is the whole of its argument, at least 0 and below 1e15. */
 bool number_arg(const char *s, double *v);

@@ -1191,26 +1191,21 @@ int timerlog_report(int argc, char **argv, FILE *out, FILE *err)
         return EXIT_DAMAGED;
     }
     /* Options may come before or after the files, as `FILE... -o OUT`. */
-    char **files = calloc((size_t)argc + 1, sizeof *files);
-    if (!files) {
+    if (options_first(argc, argv, valued)) {
         free(c->base);
-        fprintf(err, "timerlog: out of memory\n");
-        return EXIT_DAMAGED;
+        return bad_option(c, argc, argv, argc - 1);
     }
-    size_t nfiles = 0;
     bool budget_given = false;
-    for (int i = 0; i < argc; i++) {
-        if (argv[i][0] != '-' || !argv[i][1]) {
-            files[nfiles++] = argv[i];
-        } else if (!take_option(c, argc, argv, &i, &budget_given)) {
+    int i = 0;
+    for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++)
+        if (!take_option(c, argc, argv, &i, &budget_given)) {
             free(c->base);
-            free(files);
             return bad_option(c, argc, argv, i);
         }
-    }
+    char **files = argv + i;
+    size_t nfiles = (size_t)(argc - i);
     if (!nfiles) {
         free(c->base);
-        free(files);
         return usage(c, "no FILE given");
     }
     if (!budget_given)
@@ -1221,11 +1216,9 @@ int timerlog_report(int argc, char **argv, FILE *out, FILE *err)
     if (!readers || !c->ring || tlog_summary_create(&c->cfg, &c->summary) != TLOG_OK) {
         fprintf(err, "timerlog: out of memory\n");
         free_cmd(c, readers, 0);
-        free(files);
         return EXIT_DAMAGED;
     }
     run_report(c, files, nfiles, readers);
     free_cmd(c, readers, nfiles);
-    free(files);
     return c->status;
 }
