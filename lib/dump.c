@@ -336,7 +336,6 @@ static size_t subtree_size(const tlog_node *n)
     return count;
 }
 
-
 bool tlog_dump_options_of_(const tlog_dump_options *in, tlog_dump_options *o)
 {
     *o = (tlog_dump_options){0};

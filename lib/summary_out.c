@@ -161,14 +161,22 @@ static void put_quantile_label(FILE *out, double q)
     tlog_put_fixed_(out, pct, decimals);
 }
 
-static void put_hitch_head(FILE *out, const tlog_summary *s, const tlog_hitch *h)
+/* `thread "NAME", root "TITLE"` of a group, as the heads of groups and
+ * hitches name it. */
+static void put_group_names(FILE *out, const tlog_summary *s, const tlog_group *g)
 {
-    const tlog_group *g = &s->groups[h->group];
-    fprintf(out, "# hitch %llu: thread \"", (unsigned long long)h->number);
+    fputs("thread \"", out);
     tlog_put_line_text_(out, g->thread_name);
     fputs("\", root \"", out);
     tlog_put_line_text_(out, s->hot[g->root].name);
-    fprintf(out, "\", frame %llu", (unsigned long long)h->frame->serial);
+    fputc('"', out);
+}
+
+static void put_hitch_head(FILE *out, const tlog_summary *s, const tlog_hitch *h)
+{
+    fprintf(out, "# hitch %llu: ", (unsigned long long)h->number);
+    put_group_names(out, s, &s->groups[h->group]);
+    fprintf(out, ", frame %llu", (unsigned long long)h->frame->serial);
     if (h->frame->rank)
         fprintf(out, " (rank %u)", h->frame->rank);
     fputs(": ", out);
@@ -283,11 +291,9 @@ static void print_group(FILE *out, const tlog_summary *s, const tlog_group *g,
                         const tlog_dump_options *o)
 {
     const tlog_row_hot *root = &s->hot[g->root];
-    fputs("# thread \"", out);
-    tlog_put_line_text_(out, g->thread_name);
-    fputs("\", root \"", out);
-    tlog_put_line_text_(out, root->name);
-    fprintf(out, "\": %llu frames; time: mean per frame, quantiles within 0.79%%\n",
+    fputs("# ", out);
+    put_group_names(out, s, g);
+    fprintf(out, ": %llu frames; time: mean per frame, quantiles within 0.79%%\n",
             (unsigned long long)root->frames);
     unsigned columns = o->columns ? o->columns : TLOG_COLUMNS_SUMMARY;
     size_t hidden = 0;
@@ -307,7 +313,6 @@ static void print_group(FILE *out, const tlog_summary *s, const tlog_group *g,
         fputs("% of parent)\n", out);
     }
 }
-
 
 int tlog_summary_dump(const tlog_summary *s, FILE *out, const tlog_dump_options *options)
 {
