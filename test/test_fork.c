@@ -33,15 +33,7 @@
 static atomic_bool stop;
 static tlog_log *parent_log;          /* made by the parent (keeping statistics), busy at fork() */
 static collected_errors errors;       /* the default log's reports */
-static pthread_mutex_t errors_lock = PTHREAD_MUTEX_INITIALIZER;
 static char stream_pattern[256];      /* the default log's, with a % */
-
-static void collect_locked(void *user, const tlog_error *e)
-{
-    pthread_mutex_lock(&errors_lock);
-    collect_error(user, e);
-    pthread_mutex_unlock(&errors_lock);
-}
 
 static void on_scope(void *user, const tlog_scope_event *e)
 {
@@ -360,7 +352,7 @@ int main(void)
     snprintf(stream_pattern, sizeof stream_pattern, "%s/timerlog-fork-%%.tlog",
              getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     tlog_config c = {.size = sizeof c, .flags = TLOG_CONFIG_IGNORE_ENV,
-                     .stream_path = stream_pattern, .on_error = collect_locked,
+                     .stream_path = stream_pattern, .on_error = collect_error,
                      .error_user = &errors};
     if (tlog_default_config(&c) != TLOG_OK)
         return 1;
