@@ -420,6 +420,7 @@ int tlog_get_stats(tlog_log *log, tlog_stats *out)
     TLOG_READ(late_work);
     TLOG_READ(alloc_failures);
     TLOG_READ(threads);
+    TLOG_READ(clock_reversals);
     s.record_bytes = atomic_load_explicit(&log->pool.bytes, memory_order_relaxed);
     tlog_stream_stats_(log, &s.frames_streamed, &s.frames_not_streamed);
     s.subscribers = tlog_subs_count_(log);

@@ -112,7 +112,7 @@ struct tlog_log {
     struct {
         _Atomic uint64_t frames_completed, frames_dropped, scopes_dropped,
             depth_overflows, mismatched_ends, unmatched_ends, scopes_repaired,
-            open_at_thread_exit, late_work, alloc_failures, threads;
+            open_at_thread_exit, late_work, alloc_failures, threads, clock_reversals;
     } counters;
 };
 

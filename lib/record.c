@@ -592,6 +592,20 @@ static void tell_end(tlog_thread *t, tlog_log *log, const tlog_open *closed,
     }
 }
 
+/* A clock that went back within a scope (one of the application's that is
+ * not monotonic, or a counter that jumped): the scope's time is shown as 0,
+ * which is said and counted rather than left to look like a fast scope. */
+static void __attribute__((noinline)) report_clock_back(tlog_thread *t, tlog_log *log,
+                                                        const tlog_site *site,
+                                                        tlog_ticks start, tlog_ticks end)
+{
+    TLOG_COUNT(log, clock_reversals);
+    tlog_report_(log, t, TLOG_EINVAL, site,
+                 "the clock went back %llu ns between the begin and the end of \"%s\"; "
+                 "its time is shown as 0",
+                 (unsigned long long)tlog_ticks_to_ns(log, start - end), site->name);
+}
+
 static void close_top(tlog_thread *t, tlog_log *log, tlog_ticks now, unsigned flags,
                       uint32_t tag)
 {
@@ -614,6 +628,8 @@ static void close_top(tlog_thread *t, tlog_log *log, tlog_ticks now, unsigned fl
             TLOG_COUNT(log, scopes_repaired);
             t->frame_repaired++;
         }
+        if (TLOG_UNLIKELY(now < closed.start))
+            report_clock_back(t, log, closed.site, closed.start, now);
         write_rec(t, log, closed.site, closed.start, now, tlog_thread_depth_(t),
                   flags | (tag ? TLOG_REC_SYNC : 0u), tag);
     }

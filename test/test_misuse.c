@@ -464,6 +464,38 @@ static void log_begin_and_end_with_null_site_are_reported_on_their_log(void **st
     default_errors = (collected_errors){0};
 }
 
+/* A clock of the application's that goes back within a scope: the scope
+ * stays in the frame with a time of 0, and that is said (naming it and how
+ * far the clock went back) and counted; a scope the clock ran forward in is
+ * not. */
+static void a_clock_that_goes_back_in_a_scope_is_reported_and_counted(void **state)
+{
+    fixture *fx = *state;
+    begin_at(fx->log, "Frame", 0);
+    begin_at(fx->log, "Back", 20);
+    end_at(fx->log, "Back", 15);
+    begin_at(fx->log, "Forward", 16);
+    end_at(fx->log, "Forward", 18);
+    end_at(fx->log, "Frame", 30);
+    assert_int_equal(fx->errors.count, 1);
+    assert_int_equal(count_code(&fx->errors, TLOG_EINVAL), 1);
+    assert_non_null(strstr(fx->errors.last, "went back 5000000 ns"));
+    assert_non_null(strstr(fx->errors.last, "\"Back\""));
+    assert_int_equal(stats_of(fx->log).clock_reversals, 1);
+    tlog_frame *f = tlog_frame_latest(fx->log);
+    const tlog_node *back = child_named(tlog_frame_root(f), "Back");
+    assert_non_null(back);
+    assert_int_equal(info_of(back).total_ns, 0);
+    assert_int_equal(info_of(child_named(tlog_frame_root(f), "Forward")).total_ns, 2000000);
+    tlog_frame_release(f);
+    /* The root too. */
+    begin_at(fx->log, "Frame", 40);
+    end_at(fx->log, "Frame", 39);
+    assert_int_equal(stats_of(fx->log).clock_reversals, 2);
+    assert_non_null(strstr(fx->errors.last, "\"Frame\""));
+    assert_int_equal(default_errors.count, 0);
+}
+
 typedef struct adopter {
     tlog_token token;
     int begin_null, begin_empty, end_null, end_other, begin, end;
@@ -1423,6 +1455,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(thread_that_never_recorded_has_nothing_to_give,
                                         fixture_setup, fixture_teardown),
         cmocka_unit_test_setup_teardown(log_begin_and_end_with_null_site_are_reported_on_their_log,
+                                        fixture_setup, fixture_teardown),
+        cmocka_unit_test_setup_teardown(a_clock_that_goes_back_in_a_scope_is_reported_and_counted,
                                         fixture_setup, fixture_teardown),
         cmocka_unit_test_setup_teardown(adopt_with_null_or_wrong_token_is_einval, fixture_setup,
                                         fixture_teardown),

@@ -240,7 +240,9 @@ TLOG_API int tlog_names_get_info(tlog_names_info *out) TLOG_NOEXCEPT;
 typedef struct tlog_log tlog_log;
 typedef uint64_t tlog_ticks;
 
-/* Reads a custom clock: see tlog_config.clock. Must be monotonic per thread. */
+/* Reads a custom clock: see tlog_config.clock. Must be monotonic per thread:
+ * a scope whose end reads earlier than its begin is kept with a time of 0,
+ * reported (TLOG_EINVAL) and counted (tlog_stats.clock_reversals). */
 typedef tlog_ticks (*tlog_clock_fn)(void *user);
 
 typedef struct tlog_error {
@@ -449,6 +451,8 @@ typedef struct tlog_stats {
     uint64_t resolve_bytes;     /* memory kept for resolving the next frame:
                                  * the resolver's scratch and a released
                                  * frame's node and instance arrays */
+    uint64_t clock_reversals;   /* scopes whose end the clock read earlier
+                                 * than their begin (time shown as 0) */
 } tlog_stats;
 
 /* Fills *out (set out->size first). Thread-safe. */
