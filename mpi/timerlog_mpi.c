@@ -11,6 +11,8 @@
  * when it has no memory for a frame (it then receives into a buffer on its
  * stack and leaves that rank out).
  */
+#include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "exchange.h"
@@ -31,48 +33,64 @@ static int from_mpi(int rc)
 /* A private communicator                                                   */
 /* ------------------------------------------------------------------------ */
 
+/* The attribute that holds a communicator's duplicate, made once for the
+ * process; threads calling collectives on different communicators may
+ * come here at once. */
+static pthread_once_t inner_key_once = PTHREAD_ONCE_INIT;
 static int inner_key = MPI_KEYVAL_INVALID;
+
+/* A duplicate is kept as its Fortran handle, an integer, in the attribute's
+ * pointer: no memory to allocate, so no rank can fail where the others went
+ * on into a collective over the duplicate (they would wait for it). */
+static void *as_attr(MPI_Comm comm)
+{
+    return (void *)(intptr_t)MPI_Comm_c2f(comm);
+}
+
+static MPI_Comm of_attr(const void *attr)
+{
+    return MPI_Comm_f2c((MPI_Fint)(intptr_t)attr);
+}
 
 static int free_inner(MPI_Comm comm, int key, void *attr, void *extra)
 {
     (void)comm;
     (void)key;
     (void)extra;
-    MPI_Comm *inner = attr;
-    MPI_Comm_free(inner);
-    free(inner);
-    return MPI_SUCCESS;
+    MPI_Comm inner = of_attr(attr);
+    return MPI_Comm_free(&inner);
+}
+
+static void make_inner_key(void)
+{
+    if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_inner, &inner_key, NULL) !=
+        MPI_SUCCESS)
+        inner_key = MPI_KEYVAL_INVALID;
 }
 
 /* The duplicate of `comm` the library talks over; collective the first
  * time on each communicator. */
 static int private_comm(MPI_Comm comm, MPI_Comm *out)
 {
-    if (inner_key == MPI_KEYVAL_INVALID &&
-        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_inner, &inner_key, NULL) !=
-            MPI_SUCCESS)
+    pthread_once(&inner_key_once, make_inner_key);
+    if (inner_key == MPI_KEYVAL_INVALID)
         return TLOG_EIO;
-    MPI_Comm *inner;
+    void *attr;
     int found = 0;
-    if (MPI_Comm_get_attr(comm, inner_key, &inner, &found) != MPI_SUCCESS)
+    if (MPI_Comm_get_attr(comm, inner_key, &attr, &found) != MPI_SUCCESS)
         return TLOG_EIO;
-    if (!found) {
-        /* Duplicated even without memory for the handle, to stay in step. */
-        MPI_Comm dup;
-        if (MPI_Comm_dup(comm, &dup) != MPI_SUCCESS)
-            return TLOG_EIO;
-        inner = malloc(sizeof *inner);
-        if (!inner) {
-            MPI_Comm_free(&dup);
-            return TLOG_ENOMEM;
-        }
-        *inner = dup;
-        if (MPI_Comm_set_attr(comm, inner_key, inner) != MPI_SUCCESS) {
-            free_inner(comm, inner_key, inner, NULL);
-            return TLOG_EIO;
-        }
+    if (found) {
+        *out = of_attr(attr);
+        return TLOG_OK;
     }
-    *out = *inner;
+    MPI_Comm dup;
+    if (MPI_Comm_dup(comm, &dup) != MPI_SUCCESS)
+        return TLOG_EIO;
+    if (MPI_Comm_set_attr(comm, inner_key, as_attr(dup)) != MPI_SUCCESS) {
+        MPI_Comm_free(&dup);
+        return TLOG_EIO;
+    }
+    *out = dup;
     return TLOG_OK;
 }
 
