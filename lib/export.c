@@ -17,6 +17,7 @@
 
 #define DEVICE_TRACKS 1000000u   /* tids of device queues start here */
 #define SIDE_TRACKS 2000000u     /* a thread's inserted and sync rows */
+#define LANE_TRACKS 3000000u     /* a track's lanes past its first */
 
 /* A JSON string; bytes that are not UTF-8 (names cut short, or damaged
  * input) become U+FFFD, so that the output always parses. */
@@ -83,12 +84,20 @@ typedef struct device_queue {
     uint32_t queue;
 } device_queue;
 
+/* A lane of a track past its first, where slices go that would overlap
+ * others of the track in part. */
+typedef struct extra_lane {
+    uint32_t pid, base, lane;
+} extra_lane;
+
 typedef struct chrome {
     FILE *out;
     bool first;
     tlog_map named;             /* tracks whose name was written: pid << 32 | tid */
     device_queue *queues;       /* device queues, numbered for their tids */
     size_t nqueues, capqueues;
+    extra_lane *lanes;          /* numbered for their tids */
+    size_t nlanes, caplanes;
     uint64_t flows;
     uint64_t wall_origin;       /* the earliest log creation among the frames */
     bool no_memory;             /* a track went unnamed: TLOG_ENOMEM */
@@ -149,24 +158,47 @@ static void name_track(chrome *c, uint32_t pid, uint32_t tid, const char *name,
     fputs("}}", c->out);
 }
 
+/* A track: its tid, and its name as the name of a thread or device and a
+ * suffix. */
+typedef struct track {
+    uint32_t tid;
+    const char *name;
+    char suffix[64];
+} track;
+
 /* The track an instance goes on: device rows on their queue's, rows a
  * thread did not time itself (inserted timings, `Device past frame end`,
- * forced syncs of older streams) beside the thread, so that every track's
- * slices nest. */
-static uint32_t track_of(chrome *c, const tlog_frame *f, const tlog_node *n, uint32_t thread)
+ * forced syncs of older streams) beside the thread. Slices that would still
+ * overlap others of their track in part go on lanes of it (place_lanes),
+ * so that every track's slices nest. */
+static track track_of(chrome *c, const tlog_node *n, uint32_t thread)
 {
+    track t = {.name = n->thread_name};
     if (n->dev && (n->flags & TLOG_NODE_DEVICE)) {
-        uint32_t tid = DEVICE_TRACKS + queue_number(c, n->dev->device, n->dev->queue);
-        char label[160];
-        snprintf(label, sizeof label, " queue %u", n->dev->queue);
-        name_track(c, f->rank, tid, n->dev->device, label);
-        return tid;
+        t.tid = DEVICE_TRACKS + queue_number(c, n->dev->device, n->dev->queue);
+        t.name = n->dev->device;
+        snprintf(t.suffix, sizeof t.suffix, " queue %u", n->dev->queue);
+        return t;
     }
     bool side = (n->kind == TLOG_KIND_EXECUTION && n->site) ||
                 (n->flags & (TLOG_NODE_FORCED_SYNC | TLOG_NODE_PAST_FRAME));
-    uint32_t tid = side ? SIDE_TRACKS + thread : thread;
-    name_track(c, f->rank, tid, n->thread_name, side ? " (inserted and sync rows)" : "");
-    return tid;
+    t.tid = side ? SIDE_TRACKS + thread : thread;
+    snprintf(t.suffix, sizeof t.suffix, "%s", side ? " (inserted and sync rows)" : "");
+    return t;
+}
+
+/* The tid of lane `lane` (1 and up) of track `base`, numbered in the order
+ * first met; UINT32_MAX when memory ran out. */
+static uint32_t lane_tid(chrome *c, uint32_t pid, uint32_t base, uint32_t lane)
+{
+    for (size_t i = 0; i < c->nlanes; i++)
+        if (c->lanes[i].pid == pid && c->lanes[i].base == base && c->lanes[i].lane == lane)
+            return LANE_TRACKS + (uint32_t)i;
+    if (c->nlanes >= UINT32_MAX - LANE_TRACKS ||
+        !TLOG_GROW(c->lanes, c->caplanes, c->nlanes + 1))
+        return UINT32_MAX;
+    c->lanes[c->nlanes] = (extra_lane){pid, base, lane};
+    return LANE_TRACKS + (uint32_t)c->nlanes++;
 }
 
 static void complete_event(chrome *c, const tlog_frame *f, const tlog_inst *in,
@@ -186,13 +218,13 @@ static void complete_event(chrome *c, const tlog_frame *f, const tlog_inst *in,
 }
 
 /* An arrow from the launching scope's slice to the device interval. */
-static void flow(chrome *c, const tlog_frame *f, const tlog_inst *from,
+static void flow(chrome *c, const tlog_frame *f, const tlog_inst *from, uint32_t from_tid,
                  const tlog_inst *device, uint32_t device_tid)
 {
     uint64_t id = ++c->flows;
     event_sep(c);
     fprintf(c->out, "{\"name\":\"launch\",\"cat\":\"launch\",\"ph\":\"s\",\"id\":%" PRIu64
-                    ",\"pid\":%u,\"tid\":%u,\"ts\":", id, f->rank, from->thread);
+                    ",\"pid\":%u,\"tid\":%u,\"ts\":", id, f->rank, from_tid);
     json_us(c->out, ts_of(c, f, from->start_ns));
     fputs("},", c->out);
     fprintf(c->out, "\n{\"name\":\"launch\",\"cat\":\"launch\",\"ph\":\"f\",\"bp\":\"e\","
@@ -201,27 +233,144 @@ static void flow(chrome *c, const tlog_frame *f, const tlog_inst *from,
     fputc('}', c->out);
 }
 
+/* An instance to place, on its track, from `start` to `end`. */
+typedef struct placing {
+    uint32_t k;
+    uint32_t base;
+    int64_t start, end;
+} placing;
+
+/* By track, then by start, the longer first where two start together: a
+ * slice comes after every slice that may contain it. */
+static int placing_order(const void *pa, const void *pb)
+{
+    const placing *a = pa, *b = pb;
+    if (a->base != b->base)
+        return a->base < b->base ? -1 : 1;
+    if (a->start != b->start)
+        return a->start < b->start ? -1 : 1;
+    if (a->end != b->end)
+        return a->end > b->end ? -1 : 1;
+    return a->k < b->k ? -1 : a->k > b->k;
+}
+
+/* A lane's slices open at the start being placed: their ends, outermost
+ * first. */
+typedef struct lane {
+    int64_t *ends;
+    size_t n, cap;
+    uint32_t tid;             /* UINT32_MAX until the frame first uses it */
+} lane;
+
+/* Whether a slice [start, end] nests in the lane, the lane's slices that
+ * end by `start` closed first (every slice placed later starts later). */
+static bool nests(lane *l, int64_t start, int64_t end)
+{
+    while (l->n && l->ends[l->n - 1] <= start)
+        l->n--;
+    return l->n == 0 || l->ends[l->n - 1] >= end;
+}
+
+/* The lanes a frame's tracks use, kept while it is placed. */
+typedef struct lanes {
+    lane *at;
+    size_t n, cap;
+} lanes;
+
+static void lanes_free(lanes *ls)
+{
+    for (size_t i = 0; i < ls->cap; i++)
+        free(ls->at[i].ends);
+    free(ls->at);
+}
+
+/* The lane of track p->base that slice p nests in, the first from the
+ * track itself on; its tid in *tid. False when memory ran out. */
+static bool take_lane(chrome *c, const tlog_frame *f, const tlog_node *n, lanes *ls,
+                      const placing *p, uint32_t *tid)
+{
+    size_t i = 0;
+    while (i < ls->n && !nests(&ls->at[i], p->start, p->end))
+        i++;
+    if (i == ls->n) {
+        if (i == ls->cap) {
+            size_t cap = ls->cap ? 2 * ls->cap : 4;
+            lane *grown = tlog_realloc_(ls->at, cap * sizeof *grown);
+            if (!grown)
+                return false;
+            memset(grown + ls->cap, 0, (cap - ls->cap) * sizeof *grown);
+            ls->at = grown;
+            ls->cap = cap;
+        }
+        ls->at[i].n = 0;
+        ls->at[i].tid = UINT32_MAX;
+        ls->n++;
+    }
+    lane *l = &ls->at[i];
+    if (!TLOG_GROW(l->ends, l->cap, l->n + 1))
+        return false;
+    l->ends[l->n++] = p->end;
+    if (l->tid == UINT32_MAX) {
+        track t = track_of(c, n, f->insts[p->k].thread);
+        char suffix[96];
+        snprintf(suffix, sizeof suffix, "%s, lane %zu", t.suffix, i + 1);
+        l->tid = i ? lane_tid(c, f->rank, p->base, (uint32_t)i) : p->base;
+        if (l->tid == UINT32_MAX)
+            return false;
+        name_track(c, f->rank, l->tid, t.name, i ? suffix : t.suffix);
+    }
+    *tid = l->tid;
+    return true;
+}
+
+/* The track of each instance of `f`, in tids: its own, or a lane of it. */
+static int place_lanes(chrome *c, const tlog_frame *f, uint32_t *tids)
+{
+    placing *order = tlog_calloc_(f->ninsts ? f->ninsts : 1, sizeof *order);
+    if (!order)
+        return TLOG_ENOMEM;
+    for (size_t k = 0; k < f->ninsts; k++) {
+        const tlog_inst *in = &f->insts[k];
+        order[k] = (placing){(uint32_t)k, track_of(c, &f->nodes[in->node], in->thread).tid,
+                             in->start_ns, add_sat(in->start_ns, dur_ns(in->duration_ns))};
+    }
+    qsort(order, f->ninsts, sizeof *order, placing_order);
+    lanes ls = {0};
+    bool ok = true;
+    for (size_t i = 0; i < f->ninsts && ok; i++) {
+        if (i == 0 || order[i].base != order[i - 1].base)
+            ls.n = 0;   /* a track of its own: its lanes afresh */
+        const placing *p = &order[i];
+        ok = take_lane(c, f, &f->nodes[f->insts[p->k].node], &ls, p, &tids[p->k]);
+    }
+    lanes_free(&ls);
+    free(order);
+    return ok ? TLOG_OK : TLOG_ENOMEM;
+}
+
 static int chrome_frame(chrome *c, const tlog_frame *f)
 {
     /* A launcher's first instance is where its arrows start. */
-    const tlog_inst **first = tlog_calloc_(f->nnodes, sizeof *first);
-    if (!first)
-        return TLOG_ENOMEM;
-    for (size_t k = 0; k < f->ninsts; k++)
+    size_t *first = tlog_calloc_(f->nnodes, sizeof *first);   /* index + 1 */
+    uint32_t *tids = tlog_calloc_(f->ninsts ? f->ninsts : 1, sizeof *tids);
+    int rc = first && tids ? place_lanes(c, f, tids) : TLOG_ENOMEM;
+    for (size_t k = 0; k < f->ninsts && rc == TLOG_OK; k++)
         if (!first[f->insts[k].node])
-            first[f->insts[k].node] = &f->insts[k];
-    for (size_t k = 0; k < f->ninsts; k++) {
+            first[f->insts[k].node] = k + 1;
+    for (size_t k = 0; k < f->ninsts && rc == TLOG_OK; k++) {
         const tlog_inst *in = &f->insts[k];
         const tlog_node *n = &f->nodes[in->node];
-        uint32_t tid = track_of(c, f, n, in->thread);
-        complete_event(c, f, in, n, tid);
+        complete_event(c, f, in, n, tids[k]);
         tlog_instance info = {.size = sizeof info};
         if ((n->flags & TLOG_NODE_DEVICE) && tlog_frame_get_instance(f, k, &info) == TLOG_OK &&
-            info.launcher && first[info.launcher - f->nodes])
-            flow(c, f, first[info.launcher - f->nodes], in, tid);
+            info.launcher && first[info.launcher - f->nodes]) {
+            size_t from = first[info.launcher - f->nodes] - 1;
+            flow(c, f, &f->insts[from], tids[from], in, tids[k]);
+        }
     }
+    free(tids);
     free(first);
-    return TLOG_OK;
+    return rc;
 }
 
 /* The frames given to an export: n of them, none NULL. Checked before
@@ -277,6 +426,7 @@ int tlog_export_chrome(const tlog_frame *const *frames, size_t n, FILE *out)
     free(ranks);
     tlog_map_free_(&c.named);
     free(c.queues);
+    free(c.lanes);
     if (rc == TLOG_OK && c.no_memory)
         rc = TLOG_ENOMEM;
     return rc != TLOG_OK ? rc : tlog_written_(out);

@@ -132,6 +132,45 @@ static void every_queue_has_a_track_of_its_own(void **state)
     assert_int_equal(check("chrome", "queues.json", NULL), 0);
 }
 
+/* Timings inserted by the application may overlap what the thread timed
+ * and each other in part: a host timing across the end of a scope, two
+ * workers' timings that overlap. Such slices go on lanes of their track,
+ * so that every track still nests, and none is left out. */
+static void overlapping_inserts_keep_every_track_nested(void **state)
+{
+    (void)state;
+    collected_errors errors = {0};
+    tlog_config c = test_config(&errors);
+    tlog_log *log = make_log(&c);
+    begin_at(log, "Frame", 0);
+    begin_at(log, "Scope", 1);
+    end_at(log, "Scope", 10);
+    at_ms(20);
+    const tlog_ticks ms = 1000000;
+    assert_int_equal(tlog_insert(log, site_named("Host across"), TLOG_KIND_CONTROL, 5 * ms,
+                                 15 * ms), TLOG_OK);
+    assert_int_equal(tlog_insert(log, site_named("Worker 1"), TLOG_KIND_EXECUTION, 2 * ms,
+                                 12 * ms), TLOG_OK);
+    assert_int_equal(tlog_insert(log, site_named("Worker 2"), TLOG_KIND_EXECUTION, 6 * ms,
+                                 18 * ms), TLOG_OK);
+    assert_int_equal(tlog_insert(log, site_named("Worker 3"), TLOG_KIND_EXECUTION, 7 * ms,
+                                 8 * ms), TLOG_OK);
+    end_at(log, "Frame", 20);
+    tlog_frame *f = tlog_frame_latest(log);
+    assert_non_null(f);
+    const tlog_frame *const one[] = {f};
+    FILE *fp = create("overlaps.json");
+    assert_int_equal(tlog_export_chrome(one, 1, fp), TLOG_OK);
+    fclose(fp);
+    tlog_frame_release(f);
+    tlog_destroy(log);
+    assert_int_equal(errors.count, 0);
+    assert_int_equal(check("chrome", "overlaps.json",
+                           "'Host across=10000.000' 'Worker 1=10000.000' "
+                           "'Worker 2=12000.000' 'Worker 3=1000.000' 'Scope=9000.000'"),
+                     0);
+}
+
 /* The checker itself catches a partial overlap. */
 static void checker_rejects_partial_overlap(void **state)
 {
@@ -290,6 +329,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(exports_parse_and_follow_the_rules),
         cmocka_unit_test(checker_rejects_partial_overlap),
+        cmocka_unit_test(overlapping_inserts_keep_every_track_nested),
         cmocka_unit_test(every_queue_has_a_track_of_its_own),
         cmocka_unit_test(ranks_become_processes),
         cmocka_unit_test(reduce_keeps_the_spread_over_inputs),
