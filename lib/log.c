@@ -195,6 +195,54 @@ static int create_log(const tlog_config *config, bool is_default, tlog_log **out
     return TLOG_OK;
 }
 
+/* The default handler prints the first report of each kind (code, site and
+ * format: a site-less report is known by what it says), says once, at the
+ * second, that the rest are only counted, then counts silently: a broken
+ * scope in a loop must not flood stderr. Returns how many times the kind
+ * has been reported (past the table's room: 3, silent). */
+static uint64_t times_reported(tlog_log *log, int code, const tlog_site *site,
+                               const char *kind)
+{
+    uint64_t times = 3;
+    tlog_lock_(&log->errors.lock, TLOG_LOCK_ERRORS);
+    unsigned i = 0;
+    while (i < log->errors.nreported &&
+           (log->errors.reported[i].code != code || log->errors.reported[i].site != site ||
+            log->errors.reported[i].kind != kind))
+        i++;
+    if (i == log->errors.nreported && i < sizeof log->errors.reported / sizeof log->errors.reported[0]) {
+        log->errors.reported[i].code = code;
+        log->errors.reported[i].site = site;
+        log->errors.reported[i].kind = kind;
+        log->errors.reported[i].times = 0;
+        log->errors.nreported++;
+    }
+    if (i < log->errors.nreported)
+        times = ++log->errors.reported[i].times;
+    tlog_unlock_(&log->errors.lock);
+    return times;
+}
+
+/* To the error callback, or printed by the default handler: the first of
+ * its kind, or with a NULL kind every one (those of a log's making and its
+ * settings, one each per log). */
+static void deliver_report(tlog_log *log, const tlog_thread *t, int code,
+                           const tlog_site *site, const char *kind, const char *msg)
+{
+    tlog_check_no_lock_(msg);
+    tlog_error err = {code, msg, site, t ? t->id : 0};
+    if (log->cfg.on_error) {
+        log->cfg.on_error(log->cfg.error_user, &err);
+        return;
+    }
+    uint64_t times = kind ? times_reported(log, code, site, kind) : 1;
+    if (times == 1)
+        fprintf(stderr, "timerlog: %s\n", msg);
+    else if (times == 2)
+        fprintf(stderr, "timerlog: that happened again (%s); from now on reports like "
+                        "it are only counted: see tlog_get_stats\n", tlog_strerror(code));
+}
+
 /* What was reported while the log was being made, now that no lock is held:
  * the error callback may call the library. */
 static void tell_deferred(tlog_log *log)
@@ -205,7 +253,8 @@ static void tell_deferred(tlog_log *log)
     log->errors.ndeferred = 0;
     tlog_unlock_(&log->errors.lock);
     for (unsigned i = 0; i < n; i++)
-        tlog_report_(log, NULL, log->errors.deferred[i].code, NULL, "%s", log->errors.deferred[i].msg);
+        deliver_report(log, NULL, log->errors.deferred[i].code, NULL, NULL,
+                       log->errors.deferred[i].msg);
 }
 
 /* Keeps a report made while the log is being made; false once it is made. */
@@ -236,8 +285,7 @@ static void report_bad_choice(tlog_log *log, const char *name, const char *const
     for (; *values; values++)
         if (strcmp(s, *values) == 0)
             return;
-    tlog_report_(log, NULL, TLOG_EINVAL, NULL, "%s=%.64s is not %s; ignored", name, s,
-                 expected);
+    tlog_report_setting_(log, TLOG_EINVAL, "%s=%.64s is not %s; ignored", name, s, expected);
 }
 
 static void report_bad_env(tlog_log *log)
@@ -250,8 +298,8 @@ static void report_bad_env(tlog_log *log)
     report_bad_choice(log, "TIMERLOG_ROCTX", switches, "1 or 0");
     report_bad_choice(log, "TIMERLOG_CLOCK", clocks, "\"monotonic\" (unset: the CPU's counter)");
     if (log->bad_timeout_env)
-        tlog_report_(log, NULL, TLOG_EINVAL, NULL,
-                     "TIMERLOG_SYNC_TIMEOUT_MS=%s is not a positive number of "
+        tlog_report_setting_(log, TLOG_EINVAL,
+                             "TIMERLOG_SYNC_TIMEOUT_MS=%s is not a positive number of "
                      "milliseconds; ignored", getenv("TIMERLOG_SYNC_TIMEOUT_MS"));
     tlog_stats_report_env_(log);
 }
@@ -429,29 +477,6 @@ int tlog_get_stats(tlog_log *log, tlog_stats *out)
     return tlog_copy_sized_(out, &s, sizeof s);
 }
 
-/* The default handler prints the first report of each (code, site) pair,
- * says once, at the second, that the rest are only counted, then counts
- * silently: a broken scope in a loop must not flood stderr. Returns how many
- * times the pair has been reported (past the table's room: 3, silent). */
-static uint64_t times_reported(tlog_log *log, int code, const tlog_site *site)
-{
-    uint64_t times = 3;
-    tlog_lock_(&log->errors.lock, TLOG_LOCK_ERRORS);
-    unsigned i = 0;
-    while (i < log->errors.nreported && (log->errors.reported[i].code != code || log->errors.reported[i].site != site))
-        i++;
-    if (i == log->errors.nreported && i < sizeof log->errors.reported / sizeof log->errors.reported[0]) {
-        log->errors.reported[i].code = code;
-        log->errors.reported[i].site = site;
-        log->errors.reported[i].times = 0;
-        log->errors.nreported++;
-    }
-    if (i < log->errors.nreported)
-        times = ++log->errors.reported[i].times;
-    tlog_unlock_(&log->errors.lock);
-    return times;
-}
-
 void tlog_report_(tlog_log *log, const tlog_thread *t, int code,
                   const tlog_site *site, const char *fmt, ...)
 {
@@ -460,18 +485,17 @@ void tlog_report_(tlog_log *log, const tlog_thread *t, int code,
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (defer_report(log, code, msg))
-        return;
-    tlog_check_no_lock_(msg);
-    tlog_error err = {code, msg, site, t ? t->id : 0};
-    if (log->cfg.on_error) {
-        log->cfg.on_error(log->cfg.error_user, &err);
-        return;
-    }
-    uint64_t times = times_reported(log, code, site);
-    if (times == 1)
-        fprintf(stderr, "timerlog: %s\n", msg);
-    else if (times == 2)
-        fprintf(stderr, "timerlog: that happened again (%s); from now on reports like "
-                        "it are only counted: see tlog_get_stats\n", tlog_strerror(code));
+    if (!defer_report(log, code, msg))
+        deliver_report(log, t, code, site, fmt, msg);
+}
+
+void tlog_report_setting_(tlog_log *log, int code, const char *fmt, ...)
+{
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (!defer_report(log, code, msg))
+        deliver_report(log, NULL, code, NULL, NULL, msg);
 }

@@ -7,11 +7,11 @@
 #include "internal.h"
 #include "fork.h"
 
-/* Reports to the error callback, each (code, site) at most once a second
- * (log.c). */
+/* Reports to the error callback, and what the default handler has printed:
+ * of each kind (code, site, format), the first (log.c). */
 typedef struct tlog_log_errors {
     pthread_mutex_t lock;
-    struct { int code; const tlog_site *site; uint64_t times; } reported[64];
+    struct { int code; const tlog_site *site; const char *kind; uint64_t times; } reported[64];
     unsigned nreported;
     /* Reports made while the log is being made, when a library lock may be
      * held (the default log's): told once it is made, with no lock held.
@@ -121,6 +121,10 @@ TLOG_INTERNAL tlog_log *tlog_resolve_log_(tlog_log *log);
 TLOG_INTERNAL void tlog_report_(tlog_log *log, const tlog_thread *t, int code,
                                 const tlog_site *site, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+/* A report of a setting the log was made with (the environment's): the
+ * default handler prints each, where it prints other reports once per kind. */
+TLOG_INTERNAL void tlog_report_setting_(tlog_log *log, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* A scope call given a NULL site (`call` says which, as written): reported
  * as TLOG_EINVAL on `log` (NULL: the default log); nothing is recorded. */
 TLOG_INTERNAL void tlog_report_null_site_(tlog_log *log, const char *call);

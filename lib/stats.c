@@ -132,8 +132,8 @@ int tlog_stats_open_(tlog_log *log)
 void tlog_stats_report_env_(tlog_log *log)
 {
     if (log->stats.bad_env)
-        tlog_report_(log, NULL, TLOG_EINVAL, NULL,
-                     "TIMERLOG_REPORT=%.64s is not stats[:format=text|csv|json]"
+        tlog_report_setting_(log, TLOG_EINVAL,
+                             "TIMERLOG_REPORT=%.64s is not stats[:format=text|csv|json]"
                      "[:hitch=MS|:hitch=pNN][:file=PATH]; ignored",
                      getenv("TIMERLOG_REPORT"));
 }

@@ -1,5 +1,7 @@
 /* Levels: 0 off, 1 coarse, 2 fine, from the config, the environment or at
  * run time; the macros check the level before calling into the library. */
+#include <unistd.h>
+
 #include "common.h"
 
 static int recorded_children(tlog_log *log)
@@ -131,6 +133,45 @@ static void environment_overrides_the_config(void **state)
     unsetenv("TIMERLOG_LEVEL");
 }
 
+/* Settings read when a log is made are each said by the default handler,
+ * though all are site-less TLOG_EINVAL reports, which it otherwise prints
+ * once per kind. */
+static void every_bad_setting_is_named_by_the_default_handler(void **state)
+{
+    (void)state;
+    static const char *const settings[][2] = {
+        {"TIMERLOG_LEVEL", "3"}, {"TIMERLOG_NVTX", "yes"}, {"TIMERLOG_ROCTX", "no"},
+        {"TIMERLOG_CLOCK", "tsc"}, {"TIMERLOG_SYNC_TIMEOUT_MS", "abc"}};
+    enum { N = sizeof settings / sizeof settings[0] };
+    for (int i = 0; i < N; i++)
+        setenv(settings[i][0], settings[i][1], 1);
+    FILE *err = tmpfile();
+    assert_non_null(err);
+    fflush(stderr);
+    int saved = dup(fileno(stderr));
+    dup2(fileno(err), fileno(stderr));
+    tlog_config c = {.size = sizeof c, .clock = test_clock};
+    for (int k = 0; k < 2; k++) {   /* and for each log made */
+        tlog_log *log = make_log(&c);
+        tlog_destroy(log);
+    }
+    fflush(stderr);
+    dup2(saved, fileno(stderr));
+    close(saved);
+    for (int i = 0; i < N; i++)
+        unsetenv(settings[i][0]);
+    char *text = read_back(err);
+    for (int i = 0; i < N; i++) {
+        char line[128];
+        snprintf(line, sizeof line, "timerlog: %s=%s is not", settings[i][0], settings[i][1]);
+        const char *first = strstr(text, line);
+        assert_non_null(first);
+        assert_non_null(strstr(first + 1, line));
+    }
+    assert_null(strstr(text, "happened again"));
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -139,6 +180,7 @@ int main(void)
         cmocka_unit_test(config_level_selects_sites),
         cmocka_unit_test(zero_level_means_fine_and_start_off_means_off),
         cmocka_unit_test(environment_overrides_the_config),
+        cmocka_unit_test(every_bad_setting_is_named_by_the_default_handler),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,7 +3,7 @@
 
 int tlog_nvtx_start_(tlog_log *log)
 {
-    tlog_report_(log, NULL, TLOG_ENODEVICE, NULL,
+    tlog_report_setting_(log, TLOG_ENODEVICE,
                  "NVTX forwarding was asked for, but this libtimerlog was built "
                  "without NVTX (the NVTX 3 headers of the CUDA toolkit were not "
                  "found); scopes are recorded, not forwarded");

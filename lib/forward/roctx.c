@@ -80,7 +80,7 @@ int tlog_roctx_start_(tlog_log *log)
 {
     pthread_once(&load_once, load);
     if (!api.push) {
-        tlog_report_(log, NULL, TLOG_ENODEVICE, NULL,
+        tlog_report_setting_(log, TLOG_ENODEVICE,
                      "roctx forwarding was asked for, but %s; scopes are recorded, not "
                      "forwarded", load_error);
         return TLOG_ENODEVICE;
