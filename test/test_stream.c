@@ -683,6 +683,48 @@ static int read_all(const uint8_t *data, size_t n, int *frames, char *error, siz
     return rc;
 }
 
+/* Frames of `path`, read whole (TLOG_ENOFRAME at its end). */
+static int frames_in(const char *path)
+{
+    size_t n;
+    uint8_t *b = read_file(path, &n);
+    int frames;
+    char err[256];
+    assert_int_equal(read_all(b, n, &frames, err, sizeof err), TLOG_ENOFRAME);
+    free(b);
+    return frames;
+}
+
+/* Two logs given one path (TIMERLOG_OUTPUT reaches every log): the second
+ * takes path-2, which is said, rather than write into the first's file;
+ * each file holds its own log's frames. The path is free again once its log
+ * is gone. */
+static void a_path_another_log_streams_to_is_left_to_it(void **state)
+{
+    (void)state;
+    const char *path = path_in_dir("shared.tlog");
+    char second[512];
+    snprintf(second, sizeof second, "%s", path_in_dir("shared-2.tlog"));
+    sim_fixture *a = streaming_fixture(path, 0);
+    sim_fixture *b = streaming_fixture(path, 0);
+    assert_int_equal(a->errors.count, 0);
+    assert_int_equal(count_code(&b->errors, TLOG_EBUSY), 1);
+    assert_non_null(strstr(b->errors.last, second));
+    for (int k = 0; k < 3; k++) {
+        rich_frame(a, k);
+        rich_frame(b, k);
+    }
+    rich_frame(b, 3);
+    sim_fixture_free(a);
+    sim_fixture_free(b);
+    assert_int_equal(frames_in(path), 3);
+    assert_int_equal(frames_in(second), 4);
+    sim_fixture *c = streaming_fixture(path, 0);
+    assert_int_equal(c->errors.count, 0);
+    sim_fixture_free(c);
+    assert_int_equal(frames_in(path), 0);
+}
+
 static void foreign_file_is_named_as_such(void **state)
 {
     (void)state;
@@ -1137,6 +1179,7 @@ int main(void)
         cmocka_unit_test(site_without_file_or_function_streams),
         cmocka_unit_test(percent_in_the_path_becomes_the_rank),
         cmocka_unit_test(unwritable_path_is_reported_and_recording_goes_on),
+        cmocka_unit_test(a_path_another_log_streams_to_is_left_to_it),
         cmocka_unit_test(full_disk_keeps_what_was_written),
         cmocka_unit_test(a_frame_too_large_for_a_reader_is_left_out),
         cmocka_unit_test(forked_child_neither_hangs_nor_writes),

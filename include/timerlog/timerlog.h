@@ -357,7 +357,10 @@ typedef struct tlog_config {
     /* Streams every completed frame to this file (see tlog_stream_flush and
      * doc/stream.md); each `%` becomes the MPI rank when the environment
      * shows one (Open MPI, PMIx, MPICH/PMI, Slurm), else the process id.
-     * NULL: no stream. TIMERLOG_OUTPUT=path overrides it. */
+     * NULL: no stream. TIMERLOG_OUTPUT=path overrides it. A path another
+     * log (of this process or another) streams to is left to it: this log
+     * then streams to the path with "-2" (or -3, ...) before its extension,
+     * reported as TLOG_EBUSY. */
     const char *stream_path;
     /* Bytes buffered before a write, and the bound on frames waiting to be
      * written; 0 selects 4 MiB. TIMERLOG_BUFSIZE (bytes, or with a K, M or G
