@@ -265,7 +265,9 @@ typedef void (*tlog_error_fn)(void *user, const tlog_error *error);
 /* Flags for tlog_config.flags. */
 enum tlog_config_flags {
     TLOG_CONFIG_START_OFF = 1u << 0,  /* start at TLOG_LEVEL_OFF */
-    TLOG_CONFIG_IGNORE_ENV = 1u << 1, /* do not read TIMERLOG_* variables */
+    TLOG_CONFIG_IGNORE_ENV = 1u << 1, /* do not read TIMERLOG_* variables
+                                       * (but TIMERLOG_ROCTX_LIBRARY, which
+                                       * names roctx for the whole process) */
     /* Mirror every scope as an NVTX range in a "timerlog" domain, so that
      * Nsight Systems shows scopes beside the kernels (TIMERLOG_NVTX=1|0
      * overrides). In a build without NVTX, reported as TLOG_ENODEVICE. */
@@ -374,8 +376,8 @@ typedef struct tlog_config {
      * keeps everything. */
     size_t pool_bytes;
     /* With TLOG_CONFIG_STATS (or TIMERLOG_REPORT=stats): what the log's
-     * statistics keep. TIMERLOG_REPORT's hitch= option overrides the
-     * budget and the quantile. */
+     * statistics keep. TIMERLOG_REPORT's hitch=MS replaces the budget and
+     * hitch=pNN the quantile; the other stays as configured. */
     tlog_summary_config stats;
 } tlog_config;
 
@@ -1465,10 +1467,12 @@ TLOG_API int tlog_summary_hitch(const tlog_summary *summary, size_t index,
  * Prints each group's tree of statistics, after a line naming the group,
  * then one line per hitch kept with the rows that made it slow:
  *
- *   # thread "Main", root "Frame": 1000 frames; time: mean; quantiles within 0.79%
+ *   # thread "Main", root "Frame": 1000 frames; time: mean per frame, quantiles within 0.79%
  *   > 100.00% 0.016700s | median 0.016500s | p90 ... | (C) Frame
  *   |-> 60.00% 0.010020s | median 0.010000s | p90 ... | (C) Simulation
- *   # hitch 1: thread "Main", frame 312: 0.031000s (budget 0.016600s; median frame 0.016500s): Render +0.012000s, Physics +0.002500s
+ *   # hitch 1: thread "Main", root "Frame", frame 312: 0.031000s, over the budget 0.016600s; median frame 0.016500s; slower than their median self time: Render +0.012000s, Physics +0.002500s
+ *
+ * (doc/format.md has the exact grammar.)
  *
  * Each row shows the mean of its total over the frames that had it, as a
  * percentage of its parent's mean, then the columns of options->columns (0:
@@ -1532,8 +1536,10 @@ extern TLOG_API int tlog_active_level_;
 /* A literal-name macro keeps a pointer to its name for the process's life,
  * so the name must be a string literal (or a macro that expands to one);
  * names made at run time take TIMERLOG_SCOPE_NAMED. In C++ anything else
- * fails at compile time with a message that says so; in C it fails as a
- * non-constant initializer, on the line that names the way out. */
+ * fails at compile time with a message that says so; in C a pointer or an
+ * array of the function's fails as a non-constant initializer, on the line
+ * that names the way out, but a static or global array compiles, and its
+ * row shows whatever the array holds when the frame is read. */
 #define TIMERLOG_SITE_(var, lvl, nm)                                         \
     TIMERLOG_LITERAL_(nm)                                                    \
     static const tlog_site var = {                                           \
