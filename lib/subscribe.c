@@ -111,6 +111,10 @@ void tlog_subscribe_atfork_(int phase)
 {
     if (phase != TLOG_FORK_CHILD)
         return;
+    /* The parent's logs, with their subscribers, are left to it: the
+     * child's scopes go the way of a process without any until a log of
+     * its own has one. */
+    atomic_store_explicit(&tlog_subscribed_, 0, memory_order_relaxed);
     for (busy_slot *s = atomic_load(&slots); s; s = s->next) {
         if (s == my_slot)
             continue;

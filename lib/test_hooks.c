@@ -18,6 +18,7 @@
 #include "timerlog/timerlog.h"
 #include "alloc.h"
 #include "internal.h"
+#include "subscribe.h"
 #include "record.h"
 #include "site.h"
 
@@ -149,4 +150,13 @@ void tlog_test_site_lookup_(void)
 uint64_t tlog_test_site_lookups(void)
 {
     return site_lookups;
+}
+
+/* Whether scopes take the way of a process with subscribers (subscribe.h:
+ * tlog_any_subscriber_): a forked child does not for its parent's. */
+TLOG_API bool tlog_test_any_subscriber(void);
+
+bool tlog_test_any_subscriber(void)
+{
+    return tlog_any_subscriber_();
 }

@@ -241,6 +241,48 @@ static void scope_open_across_fork_ends_quietly_in_the_child(void **state)
     assert_int_equal(wait_for(pid), 0);
 }
 
+bool tlog_test_any_subscriber(void) __attribute__((weak));   /* -Dtest_hooks=true */
+
+static void on_nothing(void *user, const tlog_scope_event *e)
+{
+    (void)user;
+    (void)e;
+}
+
+/* The parent's subscribers stay the parent's: the child's scopes go the way
+ * of a process without any, until a log of the child's has one. */
+static void a_child_does_not_take_its_parent_s_subscribers(void **state)
+{
+    (void)state;
+    if (!tlog_test_any_subscriber)
+        skip();
+    tlog_config c = {.size = sizeof c, .flags = TLOG_CONFIG_IGNORE_ENV};
+    tlog_log *log = NULL;
+    assert_int_equal(tlog_create(&c, &log), TLOG_OK);
+    tlog_subscriber sub = {.size = sizeof sub, .scope_begin = on_nothing};
+    tlog_subscription *subscription;
+    assert_int_equal(tlog_subscribe(log, &sub, &subscription), TLOG_OK);
+    assert_true(tlog_test_any_subscriber());
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        bool none = !tlog_test_any_subscriber();
+        tlog_log *own = NULL;
+        tlog_subscription *mine = NULL;
+        bool own_told = tlog_create(&c, &own) == TLOG_OK &&
+                        tlog_subscribe(own, &sub, &mine) == TLOG_OK &&
+                        tlog_test_any_subscriber();
+        tlog_unsubscribe(mine);
+        bool none_again = !tlog_test_any_subscriber();
+        tlog_unsubscribe(subscription);   /* the parent's: refused */
+        _exit(!none ? 2 : !own_told ? 3 : !none_again ? 4 : 0);
+    }
+    assert_int_equal(wait_for(pid), 0);
+    assert_true(tlog_test_any_subscriber());
+    tlog_unsubscribe(subscription);
+    tlog_destroy(log);
+}
+
 /* Forked twice inside a scope: the grandchild ends it quietly too, and a
  * stray end after it is still reported, once. */
 static void scope_open_across_two_forks_ends_quietly_in_the_grandchild(void **state)
@@ -360,6 +402,7 @@ int main(void)
         cmocka_unit_test(children_forked_mid_recording_finish),
         cmocka_unit_test(scope_open_across_fork_ends_quietly_in_the_child),
         cmocka_unit_test(scope_open_across_two_forks_ends_quietly_in_the_grandchild),
+        cmocka_unit_test(a_child_does_not_take_its_parent_s_subscribers),
         cmocka_unit_test(reports_as_the_default_log_is_made_all_arrive),
         cmocka_unit_test(a_log_the_forking_thread_used_last_is_refused_in_the_child),
     };
