@@ -503,7 +503,37 @@ static bool host_timer_usable(cl_impl *c)
     return took[HOST_TIMER_TRIES / 2] <= HOST_TIMER_MAX_NS;
 }
 
-/* The device's name, and its own in-order profiled queue. */
+/* Where `device` is among every platform's devices in turn (UINT32_MAX if
+ * not found, as a sub-device is), which tells two devices of one model
+ * apart, as CUDA's ordinal does. */
+static uint32_t place_of(cl_device_id device)
+{
+    cl_uint nplatforms = 0;
+    uint32_t place = UINT32_MAX, before = 0;
+    if (clGetPlatformIDs(0, NULL, &nplatforms) != CL_SUCCESS || nplatforms == 0)
+        return place;
+    cl_platform_id *platforms = calloc(nplatforms, sizeof *platforms);
+    if (!platforms || clGetPlatformIDs(nplatforms, platforms, NULL) != CL_SUCCESS)
+        nplatforms = 0;
+    for (cl_uint i = 0; i < nplatforms && place == UINT32_MAX; i++) {
+        cl_uint n = 0;
+        if (clGetDeviceIDs(platforms[i], CL_DEVICE_TYPE_ALL, 0, NULL, &n) != CL_SUCCESS || !n)
+            continue;
+        cl_device_id *devices = calloc(n, sizeof *devices);
+        if (devices && clGetDeviceIDs(platforms[i], CL_DEVICE_TYPE_ALL, n, devices, NULL) ==
+                           CL_SUCCESS)
+            for (cl_uint k = 0; k < n && place == UINT32_MAX; k++)
+                if (devices[k] == device)
+                    place = before + k;
+        free(devices);
+        before += n;
+    }
+    free(platforms);
+    return place;
+}
+
+/* The device's name ("model (N)", N its place_of), and its own in-order
+ * profiled queue. */
 static int impl_setup(tlog_log *log, cl_impl *c, cl_context context, cl_device_id device,
                       char *name, size_t name_size)
 {
@@ -521,8 +551,13 @@ static int impl_setup(tlog_log *log, cl_impl *c, cl_context context, cl_device_i
         return rc;
     char text[256] = "";
     if (clGetDeviceInfo(c->device, CL_DEVICE_NAME, sizeof text - 1, text, NULL) == CL_SUCCESS &&
-        text[0])
-        snprintf(name, name_size, "%s", text);
+        text[0]) {
+        uint32_t place = place_of(c->device);
+        if (place == UINT32_MAX)
+            snprintf(name, name_size, "%s", text);
+        else
+            snprintf(name, name_size, "%s (%u)", text, place);
+    }
     cl_int e = CL_SUCCESS;
     c->own = clCreateCommandQueue(c->context, c->device, CL_QUEUE_PROFILING_ENABLE, &e);
     return status_of(e);
@@ -540,7 +575,7 @@ int tlog_cl_device_create(tlog_log *log, cl_context context, cl_device_id device
     pthread_mutex_init(&c->lock, NULL);
     atomic_init(&c->refused_queue, (cl_command_queue)(void *)c);
     c->log = log;
-    char name[260] = "OpenCL device";
+    char name[280] = "OpenCL device";   /* CL_DEVICE_NAME and " (N)" */
     int rc = impl_setup(log, c, context, device, name, sizeof name);
     if (rc == TLOG_OK) {
         const tlog_device_ops *ops = host_timer_usable(c) ? &cl_timer_ops : &cl_ops;

@@ -74,6 +74,7 @@ struct vk_chunk {
 
 typedef struct vk_fns {
     PFN_vkGetDeviceProcAddr GetDeviceProcAddr;
+    PFN_vkEnumeratePhysicalDevices EnumeratePhysicalDevices;   /* may be NULL */
     PFN_vkGetPhysicalDeviceProperties GetPhysicalDeviceProperties;
     PFN_vkGetPhysicalDeviceQueueFamilyProperties GetPhysicalDeviceQueueFamilyProperties;
     PFN_vkGetPhysicalDeviceMemoryProperties GetPhysicalDeviceMemoryProperties;
@@ -130,7 +131,7 @@ typedef struct vk_impl {
     double ns_per_tick;          /* timestampPeriod */
     uint64_t mask;               /* timestampValidBits */
     unsigned valid_bits;
-    char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
+    char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE + 16];   /* with " (N)" */
 
     pthread_mutex_t lock;        /* chunks and the free list */
     vk_chunk *chunks;
@@ -796,6 +797,7 @@ static int load_functions(tlog_log *log, vk_impl *z, const tlog_vk_target *t)
         DEVICE_FN(GetCalibratedTimestamps, "vkGetCalibratedTimestampsKHR",
                   "vkGetCalibratedTimestampsEXT");
     }
+    INSTANCE_FN(EnumeratePhysicalDevices, "vkEnumeratePhysicalDevices");
     z->sync2 = z->fn.CmdWriteTimestamp2 != NULL;
     return TLOG_OK;
 }
@@ -814,14 +816,40 @@ static bool calibrated(vk_impl *z, VkPhysicalDevice physical)
     return found;
 }
 
-/* Name, tick length and counter width: the narrowest non-zero
- * timestampValidBits of any family, since a scope may be on any of them
- * (differences modulo fewer bits are still right for a wider counter). */
-static int timer_of(tlog_log *log, vk_impl *z, VkPhysicalDevice physical)
+/* Where `physical` is among the instance's physical devices (UINT32_MAX if
+ * not found), which tells two devices of one model apart, as CUDA's
+ * ordinal does. */
+static uint32_t place_of(const vk_impl *z, VkInstance instance, VkPhysicalDevice physical)
+{
+    uint32_t n = 0, place = UINT32_MAX;
+    if (!z->fn.EnumeratePhysicalDevices ||
+        z->fn.EnumeratePhysicalDevices(instance, &n, NULL) != VK_SUCCESS || n == 0)
+        return place;
+    VkPhysicalDevice *all = calloc(n, sizeof *all);
+    VkResult r = all ? z->fn.EnumeratePhysicalDevices(instance, &n, all)
+                     : VK_ERROR_OUT_OF_HOST_MEMORY;
+    for (uint32_t i = 0; (r == VK_SUCCESS || r == VK_INCOMPLETE) && i < n; i++)
+        if (all[i] == physical && place == UINT32_MAX)
+            place = i;
+    free(all);
+    return place;
+}
+
+/* Name ("model (N)", N its place_of), tick length and counter width: the
+ * narrowest non-zero timestampValidBits of any family, since a scope may be
+ * on any of them (differences modulo fewer bits are still right for a wider
+ * counter). */
+static int timer_of(tlog_log *log, vk_impl *z, VkInstance instance, VkPhysicalDevice physical)
 {
     VkPhysicalDeviceProperties p;
     z->fn.GetPhysicalDeviceProperties(physical, &p);
-    snprintf(z->name, sizeof z->name, "%s", p.deviceName);
+    uint32_t place = place_of(z, instance, physical);
+    if (place == UINT32_MAX)
+        snprintf(z->name, sizeof z->name, "%.*s", VK_MAX_PHYSICAL_DEVICE_NAME_SIZE - 1,
+                 p.deviceName);
+    else
+        snprintf(z->name, sizeof z->name, "%.*s (%u)", VK_MAX_PHYSICAL_DEVICE_NAME_SIZE - 1,
+                 p.deviceName, place);
     uint32_t n = 0;
     z->fn.GetPhysicalDeviceQueueFamilyProperties(physical, &n, NULL);
     VkQueueFamilyProperties *families = n ? calloc(n, sizeof *families) : NULL;
@@ -866,7 +894,7 @@ static int impl_setup(tlog_log *log, vk_impl *z, const tlog_vk_target *t, bool *
     int rc = load_functions(log, z, t);
     if (rc == TLOG_OK) {
         z->fn.GetPhysicalDeviceMemoryProperties(t->physical_device, &z->memory_types);
-        rc = timer_of(log, z, t->physical_device);
+        rc = timer_of(log, z, t->instance, t->physical_device);
     }
     if (rc == TLOG_OK)
         rc = own_setup(z);

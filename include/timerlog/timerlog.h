@@ -839,8 +839,12 @@ typedef struct tlog_device_config {
 typedef struct tlog_device_info {
     size_t size;
     const char *backend;      /* "sim", "cuda", ... */
-    const char *name;         /* the device's name: with its ordinal where the
-                               * runtime numbers devices ("model (1)") */
+    const char *name;         /* the device's name: its model and its place
+                               * among the runtime's devices ("model (1)":
+                               * CUDA's and HIP's ordinal, the place among
+                               * every driver's or platform's devices for
+                               * Level Zero and OpenCL, among the instance's
+                               * physical devices for Vulkan) */
     /* What an empty device scope reads, measured when the device was
      * created: the fixed cost the markers add to every interval. */
     int64_t empty_scope_ns;

@@ -595,8 +595,40 @@ static void out_of_order(void)
 
 /* A scope on a queue it cannot be timed on is refused, counted, and
  * reported with the reason, once per queue in a row. */
+/* The name the library gives env.device: its model, then its place among
+ * every platform's devices in turn, "model (N)", as CUDA's ordinal. */
+static const char *ordinal_name(void)
+{
+    static char name[300];
+    char model[256] = "";
+    clGetDeviceInfo(env.device, CL_DEVICE_NAME, sizeof model - 1, model, NULL);
+    cl_platform_id platforms[16];
+    cl_uint np = 0, before = 0;
+    clGetPlatformIDs(16, platforms, &np);
+    for (cl_uint i = 0; i < np && i < 16; i++) {
+        cl_device_id devices[64];
+        cl_uint n = 0;
+        if (clGetDeviceIDs(platforms[i], CL_DEVICE_TYPE_ALL, 64, devices, &n) != CL_SUCCESS)
+            continue;
+        for (cl_uint k = 0; k < n && k < 64; k++)
+            if (devices[k] == env.device)
+                snprintf(name, sizeof name, "%s (%u)", model, before + k);
+        before += n;
+    }
+    return name;
+}
+
 static void queue_checks(void)
 {
+    /* Named as the other backends name a device. */
+    {
+        reports named = {0};
+        tlog_log *l = make_log(&named, 0);
+        tlog_device *d = make_device(l, NULL);
+        CHECK(strcmp(info(d).name, ordinal_name()) == 0);
+        tlog_device_destroy(d);
+        tlog_destroy(l);
+    }
     reports r = {0};
     tlog_log *log = make_log(&r, 0);
     tlog_device *dev = make_device(log, NULL);
