@@ -477,25 +477,30 @@ int tlog_get_stats(tlog_log *log, tlog_stats *out)
     return tlog_copy_sized_(out, &s, sizeof s);
 }
 
+/* Formats a report and delivers it, or keeps it while the log is made;
+ * `kind` as deliver_report's. */
+static void report_v(tlog_log *log, const tlog_thread *t, int code, const tlog_site *site,
+                     const char *kind, const char *fmt, va_list ap)
+{
+    char msg[256];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    if (!defer_report(log, code, msg))
+        deliver_report(log, t, code, site, kind, msg);
+}
+
 void tlog_report_(tlog_log *log, const tlog_thread *t, int code,
                   const tlog_site *site, const char *fmt, ...)
 {
-    char msg[256];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    report_v(log, t, code, site, fmt, fmt, ap);
     va_end(ap);
-    if (!defer_report(log, code, msg))
-        deliver_report(log, t, code, site, fmt, msg);
 }
 
 void tlog_report_setting_(tlog_log *log, int code, const char *fmt, ...)
 {
-    char msg[256];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    report_v(log, NULL, code, NULL, NULL, fmt, ap);
     va_end(ap);
-    if (!defer_report(log, code, msg))
-        deliver_report(log, NULL, code, NULL, NULL, msg);
 }
