@@ -341,7 +341,7 @@ bool tlog_dump_options_of_(const tlog_dump_options *in, tlog_dump_options *o)
     *o = (tlog_dump_options){0};
     if (in) {
         size_t n = in->size ? in->size : sizeof *o;
-        if (n < sizeof in->size)
+        if (n < sizeof in->size || !tlog_size_whole_(n))
             return false;
         memcpy(o, in, n < sizeof *o ? n : sizeof *o);
     }

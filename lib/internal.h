@@ -52,6 +52,15 @@ static inline uint64_t tlog_ns_from_double_(double ns)
 }
 
 
+/* Whether `size`, the one a caller's struct gives itself, can be a struct's:
+ * a struct of any header's version ends on a boundary of its alignment,
+ * which a pointer's size divides, so a size that does not would cut a
+ * field, a pointer perhaps, in two. */
+static inline bool tlog_size_whole_(size_t size)
+{
+    return size % sizeof(void *) == 0;
+}
+
 /* Copies a filled result struct into the caller's, which may be an older,
  * shorter version: its leading `size` says how much it holds. */
 static inline int tlog_copy_sized_(void *out, const void *full, size_t full_size)

@@ -24,6 +24,7 @@ static pthread_mutex_t default_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic(tlog_log *) default_log;
 static tlog_config default_cfg;
 static bool default_cfg_set;
+static char *default_stream_path;   /* default_cfg's copy of stream_path */
 
 /* A child leaves the parent's default log to it (see fork.c): its own is
  * made at its first use, with the same configuration. */
@@ -100,7 +101,7 @@ static int normalize_config(const tlog_config *in, tlog_config *out)
     memset(out, 0, sizeof *out);
     if (in) {
         size_t n = in->size ? in->size : sizeof *in;
-        if (n < offsetof(tlog_config, level) + sizeof in->level)
+        if (n < offsetof(tlog_config, level) + sizeof in->level || !tlog_size_whole_(n))
             return TLOG_EINVAL;
         memcpy(out, in, n < sizeof *out ? n : sizeof *out);
     }
@@ -365,6 +366,14 @@ int tlog_default_config(const tlog_config *config)
     int rc = normalize_config(config, &check);
     if (rc != TLOG_OK)
         return rc;
+    /* The log is made later, when the caller's string may be gone. */
+    char *path = NULL;
+    if (check.stream_path) {
+        size_t n = strlen(check.stream_path) + 1;
+        if (!(path = tlog_malloc_(n)))
+            return TLOG_ENOMEM;
+        memcpy(path, check.stream_path, n);
+    }
     tlog_lock_(&default_lock, TLOG_LOCK_DEFAULT_LOG);
     if (atomic_load(&default_log)) {
         rc = TLOG_EBUSY;
@@ -374,10 +383,15 @@ int tlog_default_config(const tlog_config *config)
             size_t n = config->size ? config->size : sizeof *config;
             memset(&default_cfg, 0, sizeof default_cfg);
             memcpy(&default_cfg, config, n < sizeof default_cfg ? n : sizeof default_cfg);
+            default_cfg.stream_path = path;
         }
+        char *old = default_stream_path;
+        default_stream_path = path;
+        path = old;
         __atomic_store_n(&tlog_active_level_, starting_level(&check), __ATOMIC_RELAXED);
     }
     tlog_unlock_(&default_lock);
+    free(path);   /* the one replaced, or this one when refused */
     return rc;
 }
 

@@ -535,7 +535,8 @@ int tlog_subscribe(tlog_log *log, const tlog_subscriber *subscriber,
         return TLOG_EINVAL;
     *out = NULL;
     if (!subscriber ||
-        (subscriber->size && subscriber->size < offsetof(tlog_subscriber, scope_begin)))
+        (subscriber->size && (subscriber->size < offsetof(tlog_subscriber, scope_begin) ||
+                              !tlog_size_whole_(subscriber->size))))
         return TLOG_EINVAL;
     int rc = tlog_take_log_(&log);
     if (rc != TLOG_OK)

@@ -1171,7 +1171,7 @@ int tlog_summary_normalize_(const tlog_summary_config *in, tlog_summary_config *
     memset(out, 0, sizeof *out);
     if (in) {
         size_t n = in->size ? in->size : sizeof *in;
-        if (n < sizeof(size_t))
+        if (n < sizeof(size_t) || !tlog_size_whole_(n))
             return TLOG_EINVAL;
         memcpy(out, in, n < sizeof *out ? n : sizeof *out);
     }

@@ -1,6 +1,7 @@
 /* Configuration: zero means defaults, bad values are refused, shorter
  * (older) structs are read up to their size; codes have messages. */
 #include <time.h>
+#include <unistd.h>
 
 #include "common.h"
 
@@ -37,8 +38,10 @@ static void bad_configs_are_refused(void **state)
 static void shorter_config_ignores_fields_past_its_size(void **state)
 {
     (void)state;
-    tlog_config c = {.level = TLOG_LEVEL_COARSE, .flags = TLOG_CONFIG_START_OFF};
-    c.size = offsetof(tlog_config, flags);
+    /* A header of size, level and flags: max_depth (refused if read) and
+     * the rest are past it. */
+    tlog_config c = {.level = TLOG_LEVEL_COARSE, .max_depth = 5000};
+    c.size = offsetof(tlog_config, max_frames);
     tlog_log *log = NULL;
     assert_int_equal(tlog_create(&c, &log), TLOG_OK);
     assert_int_equal(tlog_get_level(log), TLOG_LEVEL_COARSE);
@@ -50,10 +53,21 @@ static void default_config_only_before_first_use(void **state)
     (void)state;
     tlog_config bad = {.size = sizeof bad, .level = 7};
     assert_int_equal(tlog_default_config(&bad), TLOG_EINVAL);
+    /* The stream's path is the config's copy: the caller's may be gone
+     * (here overwritten, then freed) when the default log is made. */
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/timerlog-config-%ld.tlog", (long)getpid());
+    char *given = strdup(path);
     tlog_config c = {.size = sizeof c, .level = TLOG_LEVEL_COARSE,
-                     .flags = TLOG_CONFIG_IGNORE_ENV};
+                     .flags = TLOG_CONFIG_IGNORE_ENV, .stream_path = given};
     assert_int_equal(tlog_default_config(&c), TLOG_OK);
+    memset(given, 'x', strlen(given));
+    free(given);
+    c.stream_path = NULL;
     assert_non_null(tlog_default());
+    assert_int_equal(tlog_stream_flush(NULL), TLOG_OK);
+    assert_int_equal(access(path, F_OK), 0);
+    unlink(path);
     assert_int_equal(tlog_get_level(NULL), TLOG_LEVEL_COARSE);
     assert_int_equal(tlog_default_config(&c), TLOG_EBUSY);
     tlog_destroy(tlog_default()); /* the default log is not destroyed */

@@ -41,8 +41,10 @@ static void plain_free(void *user, void *block)
  * otherwise give a log at TLOG_LEVEL_FINE that prints its errors. */
 static size_t bad_configs(tlog_config *out)
 {
+    /* The last ends inside the error callback's pointer: no struct's size. */
     const size_t too_short[] = {1, sizeof(size_t) - 1,
-                                offsetof(tlog_config, level) + sizeof(int) - 1};
+                                offsetof(tlog_config, level) + sizeof(int) - 1,
+                                offsetof(tlog_config, on_error) + 4};
     const int levels[] = {-1, 3, INT_MIN, INT_MAX};
     const unsigned flags[] = {1u << 5, 1u << 31};
     size_t n = 0;
@@ -711,6 +713,14 @@ static void dump_of_a_null_frame_is_einval_and_writes_nothing(void **state)
     tlog_dump_options o = {.size = sizeof o};
     assert_int_equal(tlog_dump_frame(NULL, fp, NULL), TLOG_EINVAL);
     assert_int_equal(tlog_dump_frame(NULL, fp, &o), TLOG_EINVAL);
+    /* A size that cuts the summary's pointer in two: no struct's. */
+    begin_at(fx->log, "Frame", 0);
+    end_at(fx->log, "Frame", 1);
+    tlog_frame *f = tlog_frame_latest(fx->log);
+    tlog_dump_options cut = {.size = offsetof(tlog_dump_options, summary) + 4};
+    assert_int_equal(tlog_dump_frame(f, fp, &cut), TLOG_EINVAL);
+    tlog_frame_release(f);
+    tlog_frame_release(tlog_frame_pop(fx->log));   /* none left to dump below */
     assert_int_equal(tlog_dump(fx->log, fp), TLOG_ENOFRAME);
     assert_int_equal(tlog_dump(fx->log, NULL), TLOG_ENOFRAME);
     assert_int_equal(ftell(fp), 0);
@@ -862,6 +872,8 @@ static void summary_calls_with_null_or_out_of_range(void **state)
     tlog_summary *s = SENTINEL(tlog_summary);
     assert_int_equal(tlog_summary_create(NULL, NULL), TLOG_EINVAL);
     tlog_summary_config short_cfg = {.size = 1};
+    assert_int_equal(tlog_summary_create(&short_cfg, &s), TLOG_EINVAL);
+    short_cfg.size = sizeof(size_t) + 4;   /* no struct's size */
     assert_int_equal(tlog_summary_create(&short_cfg, &s), TLOG_EINVAL);
     assert_null(s);
     assert_int_equal(tlog_summary_create(NULL, &s), TLOG_OK);
@@ -1057,7 +1069,8 @@ static void subscribe_with_bad_arguments_is_einval_and_registers_nothing(void **
     fixture *fx = *state;
     tlog_subscriber good = {.size = sizeof good, .scope_begin = count_scope_event,
                             .scope_end = count_scope_event};
-    const size_t too_short[] = {1, sizeof(size_t), offsetof(tlog_subscriber, scope_begin) - 1};
+    const size_t too_short[] = {1, sizeof(size_t), offsetof(tlog_subscriber, scope_begin) - 1,
+                                offsetof(tlog_subscriber, scope_begin) + 4};
     tlog_subscription *sub = SENTINEL(tlog_subscription);
     assert_int_equal(tlog_subscribe(fx->log, NULL, &sub), TLOG_EINVAL);
     assert_null(sub);
@@ -1192,6 +1205,7 @@ static void sim_device_create_with_bad_arguments_is_einval(void **state)
     tlog_device_config bad[] = {
         {.size = 1},
         {.size = sizeof(size_t) - 1},
+        {.size = sizeof(size_t) + 4},
         {.size = sizeof(tlog_device_config), .flags = 1u << 3},
         {.size = sizeof(tlog_device_config), .flags = 1u << 31},
         {.size = sizeof(tlog_device_config), .max_scopes = (1u << 20) + 1},
@@ -1230,6 +1244,8 @@ static void sim_create_with_bad_arguments_is_einval(void **state)
     assert_int_equal(tlog_sim_create(&c, &sim), TLOG_EINVAL);
     assert_null(sim);
     c.size = sizeof(size_t) - 1;
+    assert_int_equal(tlog_sim_create(&c, &sim), TLOG_EINVAL);
+    c.size = offsetof(tlog_sim_config, clock) + 4;   /* half the clock's pointer */
     assert_int_equal(tlog_sim_create(&c, &sim), TLOG_EINVAL);
     assert_int_equal(tlog_sim_create(NULL, NULL), TLOG_EINVAL);
     c.size = 0;   /* the current size */

@@ -265,7 +265,8 @@ int tlog_sim_create(const tlog_sim_config *config, tlog_sim **out)
     tlog_sim_config cfg = {0};
     if (config) {
         size_t n = config->size ? config->size : sizeof cfg;
-        if (n < sizeof(size_t))
+        /* A size no struct has would cut a pointer (the clock) in two. */
+        if (n < sizeof(size_t) || n % sizeof(void *))
             return TLOG_EINVAL;
         memcpy(&cfg, config, n < sizeof cfg ? n : sizeof cfg);
     }

@@ -711,6 +711,8 @@ static int target_of(tlog_log *log, const tlog_vk_target *in, tlog_vk_target *ou
     size_t n = in->size ? in->size : sizeof *in;
     if (n < offsetof(tlog_vk_target, flags) + sizeof in->flags)
         return refuse(log, TLOG_EINVAL, "the target's size is too small for its fields");
+    if (n % sizeof(void *))   /* no struct's size: it would cut a pointer in two */
+        return refuse(log, TLOG_EINVAL, "the target's size is not a struct's (sizeof)");
     memcpy(out, in, n < sizeof *out ? n : sizeof *out);
     if (!out->instance || !out->physical_device || !out->device || !out->queue)
         return refuse(log, TLOG_EINVAL,

@@ -22,6 +22,10 @@
  *    member: set it to sizeof the struct you pass; the library fills only that
  *    many bytes, so code built against an older header keeps working. A NULL
  *    struct, or a size too small to hold `size` itself, gives TLOG_EINVAL.
+ *    Settings structs (tlog_config, tlog_device_config, tlog_subscriber,
+ *    tlog_dump_options, ...) are read the same way, up to their `size`; a
+ *    size that is no struct's (not a multiple of a pointer's size, so that
+ *    it would cut a field in two) gives TLOG_EINVAL.
  *  - Times in results are nanoseconds, saturated at the bounds of their types.
  *    Raw clock readings are tlog_ticks, only meaningful through
  *    tlog_ticks_to_ns().
@@ -400,6 +404,9 @@ TLOG_API void tlog_destroy(tlog_log *log) TLOG_NOEXCEPT;
  * Sets the configuration of the default log. Must come before anything
  * creates it; returns TLOG_EBUSY if the default log already exists.
  * TLOG_EINVAL for a bad config, as tlog_create; the last one set stays.
+ * stream_path is copied (TLOG_ENOMEM if it cannot be); the callbacks and
+ * their user pointers are kept as given, to be called for the process's
+ * life.
  */
 TLOG_API int tlog_default_config(const tlog_config *config) TLOG_NOEXCEPT;
 

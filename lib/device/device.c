@@ -708,7 +708,7 @@ int tlog_device_config_copy_(tlog_device_config *out, const tlog_device_config *
     memset(out, 0, sizeof *out);
     if (in) {
         size_t n = in->size ? in->size : sizeof *in;
-        if (n < sizeof(size_t))
+        if (n < sizeof(size_t) || !tlog_size_whole_(n))
             return TLOG_EINVAL;
         memcpy(out, in, n < sizeof *out ? n : sizeof *out);
     }
