@@ -395,9 +395,19 @@ static bool has_rank(const uint32_t *ranks, size_t n, uint32_t rank)
     return false;
 }
 
+/* Whether every frame has a timeline: merged and reduced frames have rows
+ * but no instances, and would give an empty trace. */
+static bool frames_timed(const tlog_frame *const *frames, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (frames[i]->nnodes && !frames[i]->ninsts)
+            return false;
+    return true;
+}
+
 int tlog_export_chrome(const tlog_frame *const *frames, size_t n, FILE *out)
 {
-    if (!frames_valid(frames, n))
+    if (!frames_valid(frames, n) || !frames_timed(frames, n))
         return TLOG_EINVAL;
     if (!out)
         out = stdout;

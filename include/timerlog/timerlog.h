@@ -1061,7 +1061,8 @@ TLOG_API int tlog_subscribe(tlog_log *log, const tlog_subscriber *subscriber,
  * finish. It also waits for callbacks of other logs running at the time:
  * keep callbacks short, and never wait in one for a thread that may be
  * unsubscribing.
- * NULL does nothing. tlog_destroy unregisters what is left.
+ * NULL does nothing. tlog_destroy unregisters and frees what is left: a
+ * subscription of a destroyed log is gone, and must not be passed here.
  */
 TLOG_API void tlog_unsubscribe(tlog_subscription *subscription) TLOG_NOEXCEPT;
 
@@ -1168,18 +1169,21 @@ TLOG_API int tlog_frame_reduce(const tlog_frame *const *frames, size_t n,
  * complete ("X") events in microseconds, thread and queue names as "M"
  * events, and an arrow from each launching scope to its device interval.
  * Frames read from several streams may be mixed. out NULL = stdout. n = 0
- * writes an empty trace; a NULL frame, or a NULL array with n > 0, gives
+ * writes an empty trace; a NULL frame, a NULL array with n > 0, or a frame
+ * with no timeline (from tlog_frame_merge or tlog_frame_reduce) gives
  * TLOG_EINVAL before anything is written.
  */
 TLOG_API int tlog_export_chrome(const tlog_frame *const *frames, size_t n, FILE *out) TLOG_NOEXCEPT;
 
 /* {"frames":[...]}: each frame's tree, every field of tlog_node_info on
- * every row, children nested. Refuses what tlog_export_chrome refuses. */
+ * every row, children nested. Merged and reduced frames too; TLOG_EINVAL
+ * for a NULL frame, or a NULL array with n > 0. */
 TLOG_API int tlog_export_json(const tlog_frame *const *frames, size_t n, FILE *out) TLOG_NOEXCEPT;
 
 /* CSV with a header line, one line per row: rank, frame, path (titles from
  * the root, joined by " / "), kind, thread, count, total, min, max (ns),
- * percent of parent. Refuses what tlog_export_chrome refuses. */
+ * percent of parent. Merged and reduced frames too; TLOG_EINVAL as
+ * tlog_export_json. */
 TLOG_API int tlog_export_csv(const tlog_frame *const *frames, size_t n, FILE *out) TLOG_NOEXCEPT;
 
 /* Reads a stream file (doc/stream.md) frame by frame. */
