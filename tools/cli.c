@@ -257,24 +257,13 @@ typedef struct selection {
     const char *thread, *root;   /* NULL: any */
 } selection;
 
-/* A frame number at s: digits only (strtoull would take a sign or spaces,
- * and wrap a negative), within range; false otherwise. */
-static bool frame_number(const char *s, uint64_t *out, char **end)
-{
-    if (*s < '0' || *s > '9')
-        return false;
-    errno = 0;
-    *out = strtoull(s, end, 10);
-    return errno != ERANGE;
-}
-
 static bool parse_range(const char *s, selection *sel)
 {
     char *end;
-    if (!frame_number(s, &sel->first, &end))
+    if (!digits_arg(s, &sel->first, &end))
         return false;
     sel->last = sel->first;
-    if (*end == '-' && !frame_number(end + 1, &sel->last, &end))
+    if (*end == '-' && !digits_arg(end + 1, &sel->last, &end))
         return false;
     return !*end && sel->first <= sel->last;
 }

@@ -988,12 +988,7 @@ static bool parse_number(const char *s, bool percent, double *v)
 static bool parse_count(const char *s, uint64_t max, uint64_t *v)
 {
     char *end;
-    errno = 0;
-    if (*s < '0' || *s > '9')
-        return false;
-    unsigned long long n = strtoull(s, &end, 10);
-    *v = n;
-    return !*end && errno == 0 && n <= max;
+    return digits_arg(s, v, &end) && !*end && *v <= max;
 }
 
 static const option_value valued[] = {

@@ -28,6 +28,15 @@ void option_problem(const option_value *table, int argc, char **argv, int i, cha
         snprintf(msg, size, "%s takes %s, not \"%s\"", argv[i], wanted, argv[i + 1]);
 }
 
+bool digits_arg(const char *s, uint64_t *v, char **end)
+{
+    if (*s < '0' || *s > '9')
+        return false;
+    errno = 0;
+    *v = strtoull(s, end, 10);
+    return errno == 0;
+}
+
 bool number_arg(const char *s, double *v)
 {
     char *end;

@@ -28,6 +28,10 @@ void option_problem(const option_value *table, int argc, char **argv, int i, cha
  * name it (option_problem). */
 bool options_first(int argc, char **argv, const option_value *table);
 
+/* A whole number of digits at the start of s (no sign, no space: strtoull
+ * would take both, and wrap a negative) within uint64; *end after it. */
+bool digits_arg(const char *s, uint64_t *v, char **end);
+
 /* A number that is the whole of its argument, at least 0 and below 1e15. */
 bool number_arg(const char *s, double *v);
 
