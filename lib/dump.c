@@ -338,13 +338,8 @@ static size_t subtree_size(const tlog_node *n)
 
 bool tlog_dump_options_of_(const tlog_dump_options *in, tlog_dump_options *o)
 {
-    *o = (tlog_dump_options){0};
-    if (in) {
-        size_t n = in->size ? in->size : sizeof *o;
-        if (n < sizeof in->size || !tlog_size_whole_(n))
-            return false;
-        memcpy(o, in, n < sizeof *o ? n : sizeof *o);
-    }
+    if (!tlog_read_sized_(o, sizeof *o, in, sizeof(size_t)))
+        return false;
     o->size = sizeof *o;
     return true;
 }

@@ -52,13 +52,26 @@ static inline uint64_t tlog_ns_from_double_(double ns)
 }
 
 
-/* Whether `size`, the one a caller's struct gives itself, can be a struct's:
+/* Reads a settings struct the caller gives, which may be an older, shorter
+ * version (its leading `size` says how much it holds; 0 is the current
+ * size), into `out`, of `out_size` bytes, zero past what it holds; NULL
+ * reads as all zero. False for a size below `least`, or one no struct has:
  * a struct of any header's version ends on a boundary of its alignment,
  * which a pointer's size divides, so a size that does not would cut a
  * field, a pointer perhaps, in two. */
-static inline bool tlog_size_whole_(size_t size)
+static inline bool tlog_read_sized_(void *out, size_t out_size, const void *in, size_t least)
 {
-    return size % sizeof(void *) == 0;
+    memset(out, 0, out_size);
+    if (!in)
+        return true;
+    size_t n;
+    memcpy(&n, in, sizeof n);
+    if (!n)
+        n = out_size;
+    if (n < least || n % sizeof(void *))
+        return false;
+    memcpy(out, in, n < out_size ? n : out_size);
+    return true;
 }
 
 /* Copies a filled result struct into the caller's, which may be an older,

@@ -98,13 +98,8 @@ __attribute__((constructor)) static void preset_default_level(void)
 
 static int normalize_config(const tlog_config *in, tlog_config *out)
 {
-    memset(out, 0, sizeof *out);
-    if (in) {
-        size_t n = in->size ? in->size : sizeof *in;
-        if (n < offsetof(tlog_config, level) + sizeof in->level || !tlog_size_whole_(n))
-            return TLOG_EINVAL;
-        memcpy(out, in, n < sizeof *out ? n : sizeof *out);
-    }
+    if (!tlog_read_sized_(out, sizeof *out, in, offsetof(tlog_config, level) + sizeof in->level))
+        return TLOG_EINVAL;
     out->size = sizeof *out;
     if (out->flags & ~(unsigned)(TLOG_CONFIG_START_OFF | TLOG_CONFIG_IGNORE_ENV |
                                  TLOG_CONFIG_NVTX | TLOG_CONFIG_ROCTX | TLOG_CONFIG_STATS))

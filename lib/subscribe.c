@@ -534,9 +534,9 @@ int tlog_subscribe(tlog_log *log, const tlog_subscriber *subscriber,
     if (!out)
         return TLOG_EINVAL;
     *out = NULL;
+    tlog_subscriber cb;
     if (!subscriber ||
-        (subscriber->size && (subscriber->size < offsetof(tlog_subscriber, scope_begin) ||
-                              !tlog_size_whole_(subscriber->size))))
+        !tlog_read_sized_(&cb, sizeof cb, subscriber, offsetof(tlog_subscriber, scope_begin)))
         return TLOG_EINVAL;
     int rc = tlog_take_log_(&log);
     if (rc != TLOG_OK)
@@ -544,8 +544,7 @@ int tlog_subscribe(tlog_log *log, const tlog_subscriber *subscriber,
     tlog_subscription *sub = tlog_calloc_(1, sizeof *sub);
     if (!sub)
         return TLOG_ENOMEM;
-    size_t given = subscriber->size ? subscriber->size : sizeof *subscriber;
-    memcpy(&sub->cb, subscriber, given < sizeof sub->cb ? given : sizeof sub->cb);
+    sub->cb = cb;
     sub->log = log;
     atomic_init(&sub->gone, false);
 

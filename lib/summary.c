@@ -1168,13 +1168,8 @@ int tlog_summary_load_row_(tlog_summary *s, uint32_t parent, unsigned kind, cons
 
 int tlog_summary_normalize_(const tlog_summary_config *in, tlog_summary_config *out)
 {
-    memset(out, 0, sizeof *out);
-    if (in) {
-        size_t n = in->size ? in->size : sizeof *in;
-        if (n < sizeof(size_t) || !tlog_size_whole_(n))
-            return TLOG_EINVAL;
-        memcpy(out, in, n < sizeof *out ? n : sizeof *out);
-    }
+    if (!tlog_read_sized_(out, sizeof *out, in, sizeof(size_t)))
+        return TLOG_EINVAL;
     out->size = sizeof *out;
     if (!(out->hitch_quantile >= 0 && out->hitch_quantile < 1) ||
         out->hitch_window > MAX_WINDOW || out->max_hitches > MAX_HITCHES)

@@ -705,13 +705,8 @@ static bool ops_valid(const tlog_device_ops *ops)
 
 int tlog_device_config_copy_(tlog_device_config *out, const tlog_device_config *in)
 {
-    memset(out, 0, sizeof *out);
-    if (in) {
-        size_t n = in->size ? in->size : sizeof *in;
-        if (n < sizeof(size_t) || !tlog_size_whole_(n))
-            return TLOG_EINVAL;
-        memcpy(out, in, n < sizeof *out ? n : sizeof *out);
-    }
+    if (!tlog_read_sized_(out, sizeof *out, in, sizeof(size_t)))
+        return TLOG_EINVAL;
     out->size = sizeof *out;
     return out->flags & ~(unsigned)KNOWN_FLAGS || out->max_scopes > MAX_MAX_SCOPES ? TLOG_EINVAL
                                                                                   : TLOG_OK;
