@@ -151,6 +151,27 @@ static inline char *read_back(FILE *fp)
     return s;
 }
 
+/* The bytes of the file at `path`, as one malloc'd string; *n: how many. */
+static inline char *file_bytes(const char *path, size_t *n)
+{
+    FILE *fp = fopen(path, "rb");
+    assert_non_null(fp);
+    assert_int_equal(fseek(fp, 0, SEEK_END), 0);
+    *n = (size_t)ftell(fp);
+    return read_back(fp);
+}
+
+/* Fails unless the file at `path` holds the n bytes `was`; frees them. */
+static inline void assert_file_holds(const char *path, char *was, size_t n)
+{
+    size_t now_n;
+    char *now = file_bytes(path, &now_n);
+    assert_int_equal(now_n, n);
+    assert_memory_equal(now, was, n);
+    free(now);
+    free(was);
+}
+
 /* The dump of a frame as one malloc'd string. */
 static inline char *dump_string(const tlog_frame *f, const tlog_dump_options *o)
 {

@@ -448,6 +448,27 @@ static void unwritable_output_names_path_and_reason(void **state)
     }
 }
 
+/* -o naming a file being read is refused before anything is read or
+ * written: the recording stays as it was, however its path is spelt. */
+static void output_over_an_input_is_refused(void **state)
+{
+    (void)state;
+    size_t n;
+    char *was = file_bytes(path, &n);
+    const char *const commands[][2] = {{"export", "--csv"}, {"stats", "--json"}};
+    for (size_t k = 0; k < sizeof commands / sizeof *commands; k++) {
+        char args[700];
+        snprintf(args, sizeof args, "%s -o '%s/./run.tlog'", commands[k][1], dir);
+        int status;
+        char *out = cli_command(commands[k][0], args, &status);
+        assert_int_equal(status, 2);
+        assert_non_null(strstr(out, "names the input"));
+        assert_non_null(strstr(out, path));
+        free(out);
+    }
+    assert_file_holds(path, was, n);
+}
+
 /* A stream that holds no frame is no output to make: every command says
  * so and exits 1. */
 static void stream_without_frames_is_said(void **state)
@@ -747,6 +768,7 @@ int main(void)
         cmocka_unit_test(directory_is_named_as_such),
         cmocka_unit_test(empty_file_is_named_as_such),
         cmocka_unit_test(unwritable_output_names_path_and_reason),
+        cmocka_unit_test(output_over_an_input_is_refused),
         cmocka_unit_test(output_that_cannot_be_written_is_said),
         cmocka_unit_test(options_may_follow_the_files),
         cmocka_unit_test(stream_without_frames_is_said),

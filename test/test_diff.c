@@ -517,6 +517,25 @@ static void unreadable_files_say_why_and_exit_2(void **state)
     expect_trouble(diff("-o", out, good, good, NULL), out, "No such file or directory");
 }
 
+/* -o naming a file of either run is refused before anything is read: the
+ * recording stays as it was, however its path is spelt. */
+static void output_over_an_input_is_refused(void **state)
+{
+    (void)state;
+    const char *base = path_in_dir("base-run.tlog"), *new = path_in_dir("new-run.tlog");
+    write_run(base, &(run_spec){.seed = 13, .frames = 10});
+    write_run(new, &(run_spec){.seed = 14, .frames = 10});
+    const char *const outs[] = {base, new};
+    for (size_t k = 0; k < 2; k++) {
+        size_t n;
+        char *was = file_bytes(outs[k], &n);
+        char spelt[600];
+        snprintf(spelt, sizeof spelt, "%s/.%s", dir, outs[k] + strlen(dir));
+        expect_trouble(diff("-o", spelt, base, "--vs", new, NULL), outs[k], "names the input");
+        assert_file_holds(outs[k], was, n);
+    }
+}
+
 /* A report written to a file leaves the status the comparison's, every
  * time: the file's state is read before it is closed. */
 static void output_to_a_file_keeps_the_status(void **state)
@@ -620,6 +639,7 @@ int main(void)
         cmocka_unit_test(output_repeats_for_a_seed),
         cmocka_unit_test(unreadable_files_say_why_and_exit_2),
         cmocka_unit_test(output_to_a_file_keeps_the_status),
+        cmocka_unit_test(output_over_an_input_is_refused),
         cmocka_unit_test(usage_errors_exit_2_with_the_help),
         cmocka_unit_test(selection_that_leaves_nothing_is_trouble),
     };

@@ -215,6 +215,17 @@ static void bad_arguments_files_and_outputs(void **state)
     assert_int_equal(r.status, 1);
     assert_non_null(strstr(r.err, "cannot write /dev/full"));
     result_free(&r);
+    size_t n;
+    char *was = file_bytes(stream, &n);
+    r = run("report", stream, "-o", stream, NULL);   /* the recording is kept */
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "names the input"));
+    result_free(&r);
+    r = run("report", "--base", stream, "/nonexistent/run.tlog", "-o", stream, NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "names the input"));
+    result_free(&r);
+    assert_file_holds(stream, was, n);
     r = run("report", "--thread", "Loader", stream, NULL);
     assert_int_equal(r.status, 1);
     assert_non_null(strstr(r.err, "no frame selected"));

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 const char *option_value_wanted(const option_value *table, const char *option)
 {
@@ -93,4 +94,15 @@ bool options_first(int argc, char **argv, const option_value *table)
     memcpy(argv, moved, (size_t)argc * sizeof *argv);
     free(moved);
     return lacking;
+}
+
+const char *output_input(const char *path, char *const *files, size_t n)
+{
+    struct stat out, in;
+    if (!path || stat(path, &out) != 0)
+        return NULL;
+    for (size_t k = 0; k < n; k++)
+        if (stat(files[k], &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+            return files[k];
+    return NULL;
 }

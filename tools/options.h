@@ -28,6 +28,11 @@ void option_problem(const option_value *table, int argc, char **argv, int i, cha
  * name it (option_problem). */
 bool options_first(int argc, char **argv, const option_value *table);
 
+/* The first of the n files that `path` also names, however either is
+ * spelt (the same device and inode), or NULL: writing there would destroy
+ * a file being read. A path that names no file yet is none of them. */
+const char *output_input(const char *path, char *const *files, size_t n);
+
 /* A whole number of digits at the start of s (no sign, no space: strtoull
  * would take both, and wrap a negative) within uint64; *end after it. */
 bool digits_arg(const char *s, uint64_t *v, char **end);

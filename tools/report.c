@@ -1208,6 +1208,15 @@ int timerlog_report(int argc, char **argv, FILE *out, FILE *err)
         free(c->base);
         return usage(c, "no FILE given");
     }
+    const char *input = output_input(c->out_path, files, nfiles);
+    if (!input)
+        input = output_input(c->out_path, (char *const *)c->base, c->nbase);
+    if (input) {
+        fprintf(err, "timerlog: -o %s names the input %s; write the output elsewhere\n",
+                c->out_path, input);
+        free(c->base);
+        return EXIT_USAGE;
+    }
     if (!budget_given)
         c->cfg.hitch_ns = BUDGET_DEFAULT_NS;
     c->ring_size = c->cfg.max_hitches ? c->cfg.max_hitches : 16;
