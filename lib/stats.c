@@ -8,9 +8,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "alloc.h"
 #include "frame.h"
+#include "held.h"
 #include "log.h"
 #include "stats.h"
 #include "summary.h"
@@ -22,7 +24,13 @@ struct tlog_report {
     int format;
     bool to_file;
     atomic_bool written;
-    char path[4096];
+    /* The file, held from the log's start (os/held.h) so that no other
+     * log's report or stream writes it; -1 when not open, with why in
+     * open_errno (the report then goes to stderr). */
+    int fd;
+    int open_errno;
+    char wanted[4096];       /* the path TIMERLOG_REPORT names, expanded */
+    char path[4096];         /* the path held: wanted, or wanted-N */
 };
 
 /* A decimal number (digits, with an optional fraction), whatever the
@@ -86,7 +94,7 @@ static bool parse_report(const char *s, struct tlog_report *r, tlog_summary_conf
         s++;
         if (strncmp(s, "file=", 5) == 0) {
             r->to_file = true;
-            return s[5] && tlog_expand_path_(s + 5, r->path, sizeof r->path);
+            return s[5] && tlog_expand_path_(s + 5, r->wanted, sizeof r->wanted);
         }
         const char *end = strchr(s, ':');
         if (!end)
@@ -96,6 +104,20 @@ static bool parse_report(const char *s, struct tlog_report *r, tlog_summary_conf
         s = end;
     }
     return *s == '\0';
+}
+
+/* Opens and holds the report's file, if it has one; what went wrong is
+ * said once the log can report (tlog_stats_report_env_). */
+static void hold_report_file(struct tlog_report *r)
+{
+    r->fd = -1;
+    if (!r->to_file)
+        return;
+    r->fd = tlog_open_held_(r->wanted, r->path, sizeof r->path);
+    if (r->fd < 0) {
+        r->open_errno = errno;
+        r->to_file = false;
+    }
 }
 
 int tlog_stats_open_(tlog_log *log)
@@ -126,11 +148,25 @@ int tlog_stats_open_(tlog_log *log)
     }
     tlog_summary_trust_site_titles_(log->stats.summary);
     pthread_mutex_init(&log->stats.lock, NULL);
+    if (log->stats.report)
+        hold_report_file(log->stats.report);
     return TLOG_OK;
 }
 
 void tlog_stats_report_env_(tlog_log *log)
 {
+    const struct tlog_report *r = log->stats.report;
+    if (r && r->open_errno)
+        tlog_report_(log, NULL, TLOG_EIO, NULL,
+                     "cannot write the statistics report to %.200s: %s; it goes to stderr",
+                     r->wanted, r->open_errno == ENXIO   ? "a FIFO with no reader"
+                                : r->open_errno == EBUSY ? "it and the paths numbered after "
+                                                           "it are other logs'"
+                                                         : strerror(r->open_errno));
+    else if (r && r->fd >= 0 && strcmp(r->path, r->wanted) != 0)
+        tlog_report_(log, NULL, TLOG_EBUSY, NULL,
+                     "the statistics report %.200s is another log's or process's; this "
+                     "log's goes to %.200s", r->wanted, r->path);
     if (log->stats.bad_env)
         tlog_report_setting_(log, TLOG_EINVAL,
                              "TIMERLOG_REPORT=%.64s is not stats[:format=text|csv|json]"
@@ -265,7 +301,13 @@ void tlog_stats_write_report_(tlog_log *log)
         return;
     }
     errno = 0;
-    FILE *out = r->to_file ? fopen(r->path, "w") : stderr;
+    FILE *out = stderr;
+    if (r->to_file) {
+        out = tlog_held_empty_(r->fd) ? fdopen(r->fd, "w") : NULL;
+        if (!out)
+            close(r->fd);
+        r->fd = -1;   /* closed with out */
+    }
     int why = errno;
     rc = out ? write_to(out, snap, r->format) : TLOG_EIO;
     if (rc == TLOG_EIO && !why)
@@ -286,6 +328,8 @@ void tlog_stats_close_(tlog_log *log)
         return;
     tlog_summary_destroy(log->stats.summary);
     log->stats.summary = NULL;
+    if (log->stats.report && log->stats.report->fd >= 0)
+        close(log->stats.report->fd);
     free(log->stats.report);
     log->stats.report = NULL;
     pthread_mutex_destroy(&log->stats.lock);

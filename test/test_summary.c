@@ -2105,6 +2105,82 @@ static void report_variable_writes_the_statistics_when_the_log_goes(void **state
     unsetenv("TIMERLOG_REPORT");
 }
 
+/* The text of the file at `path`, which must exist. */
+static char *text_of(const char *path)
+{
+    size_t n;
+    return file_bytes(path, &n);
+}
+
+/* Two logs given one report file by the variable: the second is told and
+ * writes beside it (path-2, numbered before the extension), so that
+ * neither report overwrites the other, whichever log goes first. */
+static void two_logs_given_one_report_file_keep_both(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/timerlog-report-XXXXXX", path[300], second[300], value[400];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/report.csv", dir);
+    snprintf(second, sizeof second, "%s/report-2.csv", dir);
+    snprintf(value, sizeof value, "stats:format=csv:file=%s", path);
+    setenv("TIMERLOG_REPORT", value, 1);
+    collected_errors first_errors = {0}, second_errors = {0};
+    tlog_config c = test_config(&first_errors);
+    c.flags &= ~(unsigned)TLOG_CONFIG_IGNORE_ENV;
+    tlog_log *first = make_log(&c);
+    c.error_user = &second_errors;
+    tlog_log *other = make_log(&c);
+    assert_int_equal(first_errors.count, 0);
+    assert_int_equal(count_code(&second_errors, TLOG_EBUSY), 1);
+    assert_non_null(strstr(second_errors.last, second));
+    known_frame(first, 0, 500, 10);
+    known_frame(other, 1000, 700, 10);
+    known_frame(other, 2000, 700, 10);
+    tlog_destroy(first);
+    tlog_destroy(other);
+    unsetenv("TIMERLOG_REPORT");
+    char *text = text_of(path);
+    contains(text, "\nThread 1,Frame,Frame / Work,C,,1,500.000,");
+    free(text);
+    text = text_of(second);
+    contains(text, "\nThread 1,Frame,Frame / Work,C,,2,700.000,");
+    free(text);
+    unlink(path);
+    unlink(second);
+    rmdir(dir);
+}
+
+/* A report file that cannot be opened is said when the log is made, and
+ * the report goes to stderr instead of being lost. */
+static void a_report_file_that_cannot_be_opened_goes_to_stderr(void **state)
+{
+    (void)state;
+    setenv("TIMERLOG_REPORT", "stats:format=csv:file=/nonexistent/dir/report.csv", 1);
+    collected_errors errors = {0};
+    tlog_config c = test_config(&errors);
+    c.flags &= ~(unsigned)TLOG_CONFIG_IGNORE_ENV;
+    tlog_log *log = make_log(&c);
+    unsetenv("TIMERLOG_REPORT");
+    assert_int_equal(count_code(&errors, TLOG_EIO), 1);
+    contains(errors.last, "/nonexistent/dir/report.csv: No such file or directory; it goes "
+                          "to stderr");
+    known_frame(log, 0, 500, 10);
+    FILE *capture = tmpfile();
+    assert_non_null(capture);
+    fflush(stderr);
+    int saved = dup(fileno(stderr));
+    dup2(fileno(capture), fileno(stderr));
+    tlog_destroy(log);
+    fflush(stderr);
+    dup2(saved, fileno(stderr));
+    close(saved);
+    assert_int_equal(errors.count, 1);
+    fseek(capture, 0, SEEK_END);
+    char *text = read_back(capture);
+    contains(text, "\nThread 1,Frame,Frame / Work,C,,1,500.000,");
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2143,6 +2219,8 @@ int main(void)
         cmocka_unit_test(writers_say_a_buffered_write_that_failed),
         cmocka_unit_test(bad_settings_are_refused),
         cmocka_unit_test(report_variable_writes_the_statistics_when_the_log_goes),
+        cmocka_unit_test(two_logs_given_one_report_file_keep_both),
+        cmocka_unit_test(a_report_file_that_cannot_be_opened_goes_to_stderr),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

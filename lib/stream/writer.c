@@ -12,11 +12,9 @@
  * recording goes on, and what was written stays readable.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,6 +24,7 @@
 #include "encode.h"
 #include "fork.h"
 #include "frame.h"
+#include "held.h"
 #include "log.h"
 #include "upcalls.h"
 
@@ -34,8 +33,6 @@
 #define MAX_BUFFER ((size_t)1 << 30)
 #define READY_POLL_NS 1000000L
 #define WRITER_NAP_NS 1000000L
-/* Paths tried when the stream's own is another's: path-2 up to this. */
-#define MAX_NUMBERED 100u
 
 struct tlog_stream {
     tlog_log *log;
@@ -304,55 +301,16 @@ static void stream_free(tlog_stream *s)
     free(s);
 }
 
-/* `path` with "-n" before its extension (after the last '.' of its last
- * part, not a leading one) into out; false when it does not fit. */
-static bool numbered_path(const char *path, unsigned n, char *out, size_t size)
-{
-    const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
-    const char *dot = strrchr(name, '.');
-    size_t stem = dot && dot != name ? (size_t)(dot - path) : strlen(path);
-    int len = snprintf(out, size, "%.*s-%u%s", (int)stem, path, n, path + stem);
-    return len > 0 && (size_t)len < size;
-}
-
-/* Opens s->path for writing and holds it (an advisory lock, kept while the
- * file is open) so that no other log, of this process or another, writes
- * it at once: a path that is held is left as it is, and path-2, path-3, ...
- * tried in its place. Emptied once held. The descriptor, or -1 with errno
- * set. */
-static int open_held(tlog_stream *s)
-{
-    for (unsigned n = 2;; n++) {
-        /* Non-blocking, so that a FIFO nobody reads fails (ENXIO) instead
-         * of holding the first scope for ever; blocking again once open. */
-        int fd = open(s->path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
-        if (fd < 0)
-            return -1;
-        /* A file system without locks (EINVAL, ENOLCK) is written as it is. */
-        if (flock(fd, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK) {
-            struct stat st;
-            if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && ftruncate(fd, 0) != 0) {
-                int err = errno;
-                close(fd);
-                errno = err;
-                return -1;
-            }
-            return fd;
-        }
-        close(fd);
-        char next[sizeof s->path];
-        if (n > MAX_NUMBERED || !numbered_path(s->wanted, n, next, sizeof next)) {
-            errno = EBUSY;
-            return -1;
-        }
-        memcpy(s->path, next, sizeof next);
-    }
-}
-
 static int open_file(tlog_stream *s)
 {
     memcpy(s->wanted, s->path, sizeof s->wanted);
-    s->fd = open_held(s);
+    s->fd = tlog_open_held_(s->wanted, s->path, sizeof s->path);
+    if (s->fd >= 0 && !tlog_held_empty_(s->fd)) {
+        int err = errno;
+        close(s->fd);
+        s->fd = -1;
+        errno = err;
+    }
     if (s->fd < 0) {
         tlog_report_(s->log, NULL, TLOG_EIO, NULL,
                      "cannot open the stream %.200s: %s; streaming is off", s->path,
@@ -365,9 +323,6 @@ static int open_file(tlog_stream *s)
         tlog_report_(s->log, NULL, TLOG_EBUSY, NULL,
                      "the stream %.200s is another log's or process's; this log streams to "
                      "%.200s", s->wanted, s->path);
-    int flags = fcntl(s->fd, F_GETFL);
-    if (flags >= 0)
-        fcntl(s->fd, F_SETFL, flags & ~O_NONBLOCK);
     s->opening = true;
     uint8_t header[TLOG_STREAM_HEADER_BYTES];
     long rank = tlog_env_rank_();
