@@ -1165,6 +1165,94 @@ static void reduced_huge_totals_saturate(void **state)
     tlog_reader_close(r);
 }
 
+static uint32_t le32_at(const uint8_t *b)
+{
+    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+static void write_bytes(const char *path, const uint8_t *b, size_t n)
+{
+    FILE *fp = fopen(path, "wb");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(b, 1, n, fp), n);
+    assert_int_equal(fclose(fp), 0);
+}
+
+/* What `timerlog ARGS` wrote to stderr (stdout dropped), and its status. */
+static char *cli_errors(const char *args, int *status)
+{
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd, "%s %s 2>&1 >/dev/null", TIMERLOG_CLI, args);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    char *text = calloc(1, 8192);
+    assert_non_null(text);
+    size_t n = fread(text, 1, 8191, p);
+    text[n] = '\0';
+    int st = pclose(p);
+    *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return text;
+}
+
+/* Every command that reads a stream warns of the frames it lacks though no
+ * block is damaged, and exits as for a whole file. */
+static void commands_warn_of_frames_the_file_lacks(const char *path, const char *warning)
+{
+    static const char *const commands[] = {"dump", "info", "stats", "export --csv -o /dev/null",
+                                           "report -o /dev/null", "diff"};
+    for (size_t k = 0; k < sizeof commands / sizeof *commands; k++) {
+        char args[1200];
+        int status;
+        snprintf(args, sizeof args, "%s '%s'%s%s%s", commands[k], path, k == 5 ? " '" : "",
+                 k == 5 ? path : "", k == 5 ? "'" : "");
+        char *errors = cli_errors(args, &status);
+        if (status != 0 || !strstr(errors, warning))
+            fail_msg("timerlog %s: status %d, expected 0 and \"%s\" in:\n%s", args, status,
+                     warning, errors);
+        free(errors);
+    }
+}
+
+/* A FRAME block missing from a file that ended properly: its end block
+ * counts more frames than are read. */
+static void a_frame_block_missing_is_warned_of(void **state)
+{
+    (void)state;
+    size_t n;
+    uint8_t *b = read_file(good_stream(), &n);
+    size_t at = 64;
+    int frames = 0;
+    while (at + 8 <= n && !(le32_at(b + at) == 4 && ++frames == 2))   /* the second FRAME */
+        at += 8 + le32_at(b + at + 4) + 4;
+    assert_int_equal(frames, 2);
+    size_t len = 8 + le32_at(b + at + 4) + 4;
+    memmove(b + at, b + at + len, n - at - len);
+    const char *path = path_in_dir("missing-block.tlog");
+    write_bytes(path, b, n - len);
+    free(b);
+    commands_warn_of_frames_the_file_lacks(
+        path, "warning: the end block counts 3 frames written, and 2 were read");
+}
+
+/* Frames the writer could not write, as its end block counts them. */
+static void frames_the_writer_lost_are_warned_of(void **state)
+{
+    (void)state;
+    size_t n;
+    uint8_t *b = read_file(good_stream(), &n);
+    size_t end = n - (8 + 16 + 4);
+    assert_int_equal(le32_at(b + end), 5);   /* END */
+    b[end + 8 + 8] = 2;                      /* frames lost */
+    uint32_t crc = crc32_of(b + end, 8 + 16);
+    for (int i = 0; i < 4; i++)
+        b[end + 8 + 16 + i] = (uint8_t)(crc >> (8 * i));
+    const char *path = path_in_dir("lost.tlog");
+    write_bytes(path, b, n);
+    free(b);
+    commands_warn_of_frames_the_file_lacks(
+        path, "warning: 2 frames the writer could not write are missing");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1193,6 +1281,8 @@ int main(void)
         cmocka_unit_test(merged_device_rows_keep_their_device),
         cmocka_unit_test(merged_frame_with_interned_sites_outlives_its_reader),
         cmocka_unit_test(reduced_huge_totals_saturate),
+        cmocka_unit_test(a_frame_block_missing_is_warned_of),
+        cmocka_unit_test(frames_the_writer_lost_are_warned_of),
     };
     return cmocka_run_group_tests(tests, make_dir, NULL);
 }

@@ -17,6 +17,7 @@
 
 #include "cli.h"
 #include "diff.h"
+#include "ending.h"
 #include "options.h"
 #include "report.h"
 #include "util.h"
@@ -206,13 +207,8 @@ static tlog_reader *open_stream(cli *c, const char *path)
 /* After the last frame: damage, or a file the writer did not end. */
 static void report_end(cli *c, tlog_reader *r, const char *path, int rc)
 {
-    if (rc == TLOG_ENOFRAME) {
-        tlog_reader_info info = {.size = sizeof info};
-        tlog_reader_get_info(r, &info);
-        if (!info.ended)
-            fprintf(c->err, "timerlog: %s: warning: %s\n", path, tlog_reader_error(r));
+    if (warn_at_end(r, path, rc, c->err))
         return;
-    }
     fprintf(c->err, "timerlog: %s: %s\n", path, tlog_reader_error(r));
     c->status = EXIT_DAMAGED;
 }

@@ -19,6 +19,7 @@
 #include "diff.h"
 #include "diff_stats.h"
 #include "map.h"
+#include "ending.h"
 #include "options.h"
 #include "util.h"
 
@@ -393,14 +394,8 @@ static void read_file(diff_cmd *d, run *rn, walker *w, const char *path)
             break;
         }
     }
-    if (rc == TLOG_ENOFRAME) {
-        tlog_reader_info info = {.size = sizeof info};
-        tlog_reader_get_info(r, &info);
-        if (!info.ended)   /* cut short: its frames are still whole */
-            fprintf(d->err, "timerlog: %s: warning: %s\n", path, tlog_reader_error(r));
-    } else if (rc != TLOG_OK) {
+    if (rc != TLOG_OK && !warn_at_end(r, path, rc, d->err))
         trouble(d, "%s: %s", path, tlog_reader_error(r));
-    }
     tlog_reader_close(r);
 }
 

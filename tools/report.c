@@ -27,6 +27,7 @@
 #include "bytes.h"
 #include "diff.h"
 #include "map.h"
+#include "ending.h"
 #include "options.h"
 #include "report.h"
 #include "util.h"
@@ -687,13 +688,8 @@ static void read_file(report_cmd *c, const char *path, uint32_t file, tlog_reade
             c->status = EXIT_DAMAGED;
         }
     }
-    if (rc == TLOG_ENOFRAME) {
-        tlog_reader_info info = {.size = sizeof info};
-        tlog_reader_get_info(r, &info);
-        if (!info.ended)
-            fprintf(c->err, "timerlog: %s: warning: %s\n", path, tlog_reader_error(r));
+    if (warn_at_end(r, path, rc, c->err))
         return;
-    }
     fprintf(c->err, "timerlog: %s: %s\n", path, tlog_reader_error(r));
     c->status = EXIT_DAMAGED;
 }
