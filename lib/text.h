@@ -4,6 +4,7 @@
 #define TIMERLOG_TEXT_H
 
 #include "internal.h"
+#include "line.h"
 
 /* export.c: text for the JSON and CSV writers. */
 /* A JSON string; bytes that are not UTF-8 become U+FFFD. */
@@ -63,20 +64,6 @@ static inline int tlog_format_fixed_(char *buf, double v, int decimals)
     return n;
 }
 
-/* Whether byte c of a title is written as it is in the text dump: not a
- * control character (a newline, a tab), which is written as a space so
- * that every row stays one line. */
-static inline bool tlog_line_char_(unsigned char c)
-{
-    return c >= 0x20 && c != 0x7f;
-}
-
-/* A title or a name in the text dump and the statistics' text. */
-static inline void tlog_put_line_text_(FILE *out, const char *s)
-{
-    for (; *s; s++)
-        fputc(tlog_line_char_((unsigned char)*s) ? *s : ' ', out);
-}
 
 /* The result of writing to `out`: TLOG_EIO if any write failed, what was
  * still buffered included (flushed here, rather than left for a close the

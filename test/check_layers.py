@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks the library's layers by its #include lines (doc/internals.md).
 
-    base      lib/internal.h, lock.h, alloc.h, util.h, map.h, bytes.h,
+    base      lib/internal.h, lock.h, alloc.h, util.h, map.h, bytes.h, line.h,
               lib/os/, lib/arch/
     core      the other files directly in lib/
     layers    lib/device/, lib/stream/, lib/forward/: each may include the
@@ -23,7 +23,7 @@ import re
 import sys
 import tempfile
 
-BASE = {'internal.h', 'lock.h', 'alloc.h', 'util.h', 'map.h', 'bytes.h'}
+BASE = {'internal.h', 'lock.h', 'alloc.h', 'util.h', 'map.h', 'bytes.h', 'line.h'}
 LAYERS = ('device', 'stream', 'forward')
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 

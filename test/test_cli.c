@@ -469,6 +469,47 @@ static void output_over_an_input_is_refused(void **state)
     assert_file_holds(path, was, n);
 }
 
+static void *record_oddly_named(void *arg)
+{
+    tlog_thread_name("Bad\nname\x1b[31m");
+    for (int k = 0; k < 3; k++)
+        record_frame(arg, "Fr\x1b]0;ame", "Ste\rp", "Tab\tbed", 10.0 * k);
+    return NULL;
+}
+
+/* Thread names and titles from a file are printed as one line each, their
+ * control characters as spaces, in every header and listing as in rows:
+ * a name cannot break the output's lines or drive the terminal. */
+static void names_from_the_file_cannot_break_a_line(void **state)
+{
+    (void)state;
+    char odd[600];
+    snprintf(odd, sizeof odd, "%s/odd.tlog", dir);
+    tlog_config c = test_config(NULL);
+    c.stream_path = odd;
+    tlog_log *log = make_log(&c);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, record_oddly_named, log), 0);
+    pthread_join(t, NULL);
+    tlog_destroy(log);
+    static const char *const commands[] = {"dump", "dump --aggregate", "info", "diff"};
+    for (size_t k = 0; k < sizeof commands / sizeof *commands; k++) {
+        char args[1400];
+        snprintf(args, sizeof args, "%s '%s'%s%s%s", commands[k], odd, k == 3 ? " '" : "",
+                 k == 3 ? odd : "", k == 3 ? "'" : "");
+        int status;
+        char *out = cli_line(args, &status);
+        assert_int_equal(status, 0);
+        for (const char *p = out; *p; p++)
+            if ((*p != '\n' && (unsigned char)*p < 0x20) || *p == 0x7f)
+                fail_msg("timerlog %s wrote byte 0x%02x at %zu:\n%s", args,
+                         (unsigned char)*p, (size_t)(p - out), out);
+        assert_non_null(strstr(out, k == 3 ? "Fr ]0;ame" : "Bad name [31m"));
+        free(out);
+    }
+    unlink(odd);
+}
+
 /* A stream that holds no frame is no output to make: every command says
  * so and exits 1. */
 static void stream_without_frames_is_said(void **state)
@@ -769,6 +810,7 @@ int main(void)
         cmocka_unit_test(empty_file_is_named_as_such),
         cmocka_unit_test(unwritable_output_names_path_and_reason),
         cmocka_unit_test(output_over_an_input_is_refused),
+        cmocka_unit_test(names_from_the_file_cannot_break_a_line),
         cmocka_unit_test(output_that_cannot_be_written_is_said),
         cmocka_unit_test(options_may_follow_the_files),
         cmocka_unit_test(stream_without_frames_is_said),

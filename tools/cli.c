@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "diff.h"
 #include "ending.h"
+#include "line.h"
 #include "options.h"
 #include "report.h"
 #include "util.h"
@@ -383,8 +384,11 @@ static void print_groups(cli *c, const groups *gs, const selection *sel)
         const group *g = &gs->g[k];
         if (!g->acc)   /* none of its frames could be merged */
             continue;
-        fprintf(c->out, "%s# thread \"%s\", root \"%s\": %zu frames\n", first ? "" : "\n",
-                g->thread, g->root, g->frames);
+        fprintf(c->out, "%s# thread \"", first ? "" : "\n");
+        tlog_put_line_text_(c->out, g->thread);
+        fputs("\", root \"", c->out);
+        tlog_put_line_text_(c->out, g->root);
+        fprintf(c->out, "\": %zu frames\n", g->frames);
         print_frame(c, g->acc, sel);
         first = false;
     }
@@ -438,6 +442,16 @@ static void say_held(cli *c, const char *path, const selection *sel, const held 
                 h->frames, h->first, h->last);
 }
 
+/* "# FILE: frame N (rank R, thread "NAME")", the name as one line. */
+static void frame_header(cli *c, const char *before, const char *path,
+                         const tlog_frame_info *info)
+{
+    fprintf(c->out, "%s# %s: frame %" PRIu64 " (rank %u, thread \"", before, path, info->serial,
+            info->rank);
+    tlog_put_line_text_(c->out, info->thread_name);
+    fputs("\")\n", c->out);
+}
+
 /* Returns the reader when its frames were folded into `gs` (their rows
  * keep its call sites), for closing after the merged trees are printed. */
 static tlog_reader *dump_file(cli *c, const char *path, const selection *sel, groups *gs,
@@ -459,9 +473,7 @@ static tlog_reader *dump_file(cli *c, const char *path, const selection *sel, gr
                 aggregate(c, gs, f, path, info.serial);
             } else {
                 if (!sel->single)
-                    fprintf(c->out, "%s# %s: frame %" PRIu64 " (rank %u, thread \"%s\")\n",
-                            *shown ? "\n" : "", path, info.serial, info.rank,
-                            info.thread_name);
+                    frame_header(c, *shown ? "\n" : "", path, &info);
                 print_frame(c, f, sel);
             }
             ++*shown;
@@ -702,6 +714,22 @@ static int cmd_export(cli *c, int argc, char **argv)
 /* info                                                                     */
 /* ------------------------------------------------------------------------ */
 
+/* A name from the file as a line of its own, indented. */
+static void info_name(FILE *out, const char *name)
+{
+    tlog_put_line_text_(out, name);
+    fputc('\n', out);
+}
+
+static void info_site(FILE *out, const tlog_site *s)
+{
+    fputs("    ", out);
+    tlog_put_line_text_(out, s->name);
+    fputs(" (", out);
+    tlog_put_line_text_(out, s->file);
+    fprintf(out, ":%d)\n", s->line);
+}
+
 static void print_info(cli *c, tlog_reader *r, const char *path)
 {
     FILE *out = c->out;
@@ -723,15 +751,19 @@ static void print_info(cli *c, tlog_reader *r, const char *path)
     fprintf(out, "  threads: %zu\n", info.threads);
     uint32_t id;
     const char *name;
-    for (size_t k = 0; (name = tlog_reader_thread(r, k, &id)) != NULL; k++)
-        fprintf(out, "    %u %s\n", id, name);
+    for (size_t k = 0; (name = tlog_reader_thread(r, k, &id)) != NULL; k++) {
+        fprintf(out, "    %u ", id);
+        info_name(out, name);
+    }
     fprintf(out, "  devices: %zu\n", info.devices);
-    for (size_t k = 0; (name = tlog_reader_device(r, k)) != NULL; k++)
-        fprintf(out, "    %s\n", name);
+    for (size_t k = 0; (name = tlog_reader_device(r, k)) != NULL; k++) {
+        fputs("    ", out);
+        info_name(out, name);
+    }
     fprintf(out, "  call sites: %zu\n", info.sites);
     const tlog_site *s;
     for (size_t k = 0; (s = tlog_reader_site(r, k)) != NULL; k++)
-        fprintf(out, "    %s (%s:%d)\n", s->name, s->file, s->line);
+        info_site(out, s);
     if (info.ended)
         fprintf(out, "  ended: yes (%" PRIu64 " frames written, %" PRIu64
                 " lost by the writer)\n", info.end_frames, info.frames_lost);

@@ -20,6 +20,7 @@
 #include "diff_stats.h"
 #include "map.h"
 #include "ending.h"
+#include "line.h"
 #include "options.h"
 #include "util.h"
 
@@ -581,10 +582,13 @@ static void warn_few_frames(const diff_cmd *d, const root_diff *rd)
         return;
     double na = (double)rd->base->frames, nb = (double)rd->new->frames;
     double smallest = 2 * exp(lgamma(na + 1) + lgamma(nb + 1) - lgamma(na + nb + 1));
-    if (smallest >= d->opt.alpha)
-        fprintf(d->err, "timerlog: warning: root \"%s\": with %zu and %zu frames no change "
-                "can be significant at alpha %g (the smallest p is %.2g)\n", rd->title,
-                rd->base->frames, rd->new->frames, d->opt.alpha, smallest);
+    if (smallest < d->opt.alpha)
+        return;
+    fputs("timerlog: warning: root \"", d->err);
+    tlog_put_line_text_(d->err, rd->title);
+    fprintf(d->err, "\": with %zu and %zu frames no change can be significant at alpha %g "
+            "(the smallest p is %.2g)\n", rd->base->frames, rd->new->frames, d->opt.alpha,
+            smallest);
 }
 
 /* Adjusts the p-values of every row compared, as one family, and gives each
@@ -672,6 +676,13 @@ static const char *verdict_word(enum verdict v, bool text)
     return v == VERDICT_SLOWER ? "slower" : v == VERDICT_FASTER ? "faster" : text ? "-" : "none";
 }
 
+/* A row's label, the end of its line: titles from the files as one line. */
+static void put_line(FILE *out, const char *label)
+{
+    tlog_put_line_text_(out, label);
+    fputc('\n', out);
+}
+
 static void text_row(FILE *out, const outcome *o)
 {
     char base[32], median[128], mean[128], p[16];
@@ -681,8 +692,9 @@ static void text_row(FILE *out, const outcome *o)
     format_with_interval(mean, sizeof mean, o->new_mean - o->base_mean, o->base_mean,
                          o->has_intervals ? &o->mean_change : NULL);
     snprintf(p, sizeof p, "%.2g", o->p_adjusted);
-    fprintf(out, "  %+7.2f%%  %10s  %-31s  %-31s  %8s  %-6s  %s\n", o->impact, base, median,
-            mean, p, verdict_word(o->verdict, true), o->base->label);
+    fprintf(out, "  %+7.2f%%  %10s  %-31s  %-31s  %8s  %-6s  ", o->impact, base, median,
+            mean, p, verdict_word(o->verdict, true));
+    put_line(out, o->base->label);
 }
 
 static void text_only(FILE *out, const root_diff *rd, int side)
@@ -696,8 +708,8 @@ static void text_only(FILE *out, const root_diff *rd, int side)
         const outcome *o = &rd->only[side][k];
         char mean[32];
         format_time(mean, sizeof mean, side ? o->new_mean : o->base_mean, false);
-        fprintf(out, "    %10s  %6.2f%%  %s\n", mean, o->impact,
-                (side ? o->new : o->base)->label);
+        fprintf(out, "    %10s  %6.2f%%  ", mean, o->impact);
+        put_line(out, (side ? o->new : o->base)->label);
     }
 }
 
@@ -725,7 +737,9 @@ static void write_text(const diff_cmd *d, FILE *out, const root_diff *rds, size_
     fputs("\n", out);
     for (size_t k = 0; k < nrds; k++) {
         const root_diff *rd = &rds[k];
-        fprintf(out, "\n# root \"%s\": ", rd->title);
+        fputs("\n# root \"", out);
+        tlog_put_line_text_(out, rd->title);
+        fputs("\": ", out);
         if (!rd->base || !rd->new) {
             fprintf(out, "only in %s (%zu frames)\n", rd->base ? "base" : "new",
                     (rd->base ? rd->base : rd->new)->frames);
