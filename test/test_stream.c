@@ -575,6 +575,46 @@ static void a_frame_too_large_for_a_reader_is_left_out(void **state)
     tlog_reader_close(r);
 }
 
+/* A title longer than a stream's string is cut to fit, at a character's
+ * start, and said once; the frames stream whole otherwise. */
+static void a_title_too_long_for_the_stream_is_cut_and_said(void **state)
+{
+    (void)state;
+    enum { CHARS = 35000 };   /* "é" twice a byte: 70,000 bytes */
+    char *title = malloc(2 * CHARS + 1);
+    assert_non_null(title);
+    for (int i = 0; i < CHARS; i++)
+        memcpy(title + 2 * i, "\xc3\xa9", 2);
+    title[2 * CHARS] = '\0';
+    const char *path = path_in_dir("long-title.tlog");
+    sim_fixture *fx = streaming_fixture(path, 0);
+    for (int k = 0; k < 2; k++) {
+        host_begin(fx, "Frame");
+        host_begin(fx, title);
+        host_end(fx, title);
+        host_end(fx, "Frame");
+    }
+    assert_int_equal(tlog_stream_flush(fx->log), TLOG_OK);
+    assert_int_equal(count_code(&fx->errors, TLOG_EINVAL), 1);
+    assert_non_null(strstr(fx->errors.last, "longer than 65535 bytes is cut"));
+    assert_int_equal(fx->errors.count, 1);
+    sim_fixture_free(fx);
+    tlog_reader *r;
+    assert_int_equal(tlog_reader_open(path, &r), TLOG_OK);
+    for (int k = 0; k < 2; k++) {
+        tlog_frame *f;
+        assert_int_equal(tlog_reader_next(r, &f), TLOG_OK);
+        const tlog_node *child = tlog_node_first_child(tlog_frame_root(f));
+        assert_non_null(child);
+        const char *got = info_of(child).name;
+        assert_int_equal(strlen(got), 65534);   /* not inside the last "é" */
+        assert_memory_equal(got, title, 65534);
+        tlog_frame_release(f);
+    }
+    tlog_reader_close(r);
+    free(title);
+}
+
 /* A forked child has none of the writer threads: the parent's log, and so
  * its stream, is refused there, the child never waits for a writer, and the
  * parent's stream goes on. */
@@ -1270,6 +1310,7 @@ int main(void)
         cmocka_unit_test(a_path_another_log_streams_to_is_left_to_it),
         cmocka_unit_test(full_disk_keeps_what_was_written),
         cmocka_unit_test(a_frame_too_large_for_a_reader_is_left_out),
+        cmocka_unit_test(a_title_too_long_for_the_stream_is_cut_and_said),
         cmocka_unit_test(forked_child_neither_hangs_nor_writes),
         cmocka_unit_test(small_buffer_loses_nothing),
         cmocka_unit_test(foreign_file_is_named_as_such),

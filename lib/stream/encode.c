@@ -62,11 +62,17 @@ static void put_u64(tlog_bytes *b, uint64_t v)
         tlog_put_u64_(p, v);
 }
 
+/* A string longer than a string's most is cut, at a character's start so
+ * that its UTF-8 stays whole, and counted. */
 static void put_str(tlog_bytes *b, const char *s)
 {
     size_t n = s ? strlen(s) : 0;
-    if (n > 0xffff)
-        n = 0xffff;
+    if (n > TLOG_STREAM_STRING_MAX) {
+        n = TLOG_STREAM_STRING_MAX;
+        while (n && ((unsigned char)s[n] & 0xc0) == 0x80)
+            n--;
+        b->cut++;
+    }
     uint8_t *p = grow(b, 2 + n);
     if (p) {
         tlog_put_u16_(p, (uint16_t)n);
@@ -106,7 +112,7 @@ static uint32_t map_find(const tlog_map *m, const void *key)
 static size_t str_bytes(const char *s)
 {
     size_t n = s ? strlen(s) : 0;
-    return 2 + (n > 0xffff ? 0xffff : n);
+    return 2 + (n > TLOG_STREAM_STRING_MAX ? TLOG_STREAM_STRING_MAX : n);
 }
 
 /* A description goes into `seen` only with its whole block in `b`: a frame

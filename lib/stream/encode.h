@@ -11,7 +11,11 @@ typedef struct tlog_bytes {
     uint8_t *data;
     size_t len, cap;
     bool failed;
+    size_t cut;              /* strings cut to a string's most (doc/stream.md) */
 } tlog_bytes;
+
+/* The most bytes of a string in the stream: its length is a u16. */
+#define TLOG_STREAM_STRING_MAX 0xffffu
 
 /* What a stream has described so far: sites and device names by address,
  * numbered in order of first sight (their stream index). */

@@ -59,6 +59,7 @@ struct tlog_stream {
     bool has_writer;
     bool opening;               /* open_file writes the header */
     int write_errno;            /* why the last write failed */
+    bool said_cut;              /* a string cut to fit was reported */
     uint64_t taken, done;       /* frames handed over / processed */
     uint64_t flushed;           /* `done` when the file last caught up */
     uint64_t flush_wanted;      /* a flush waits for `done` to reach this */
@@ -196,8 +197,15 @@ static void write_frame(tlog_stream *s, tlog_frame *f)
     int rc = tlog_frame_resolve_once_(f, true);
     s->scratch.len = 0;
     s->scratch.failed = false;
+    s->scratch.cut = 0;
     if (rc == TLOG_OK)
         rc = tlog_encode_frame_(&s->seen, f, &s->scratch);
+    if (s->scratch.cut && !s->said_cut) {
+        s->said_cut = true;
+        tlog_report_(s->log, NULL, TLOG_EINVAL, NULL, "frame %llu: a title or name longer than "
+                     "%u bytes is cut to that length in the stream %s (said once)",
+                     (unsigned long long)f->serial, TLOG_STREAM_STRING_MAX, s->path);
+    }
     if (rc == TLOG_OK) {
         put(s, s->scratch.data, s->scratch.len, true);
         return;
