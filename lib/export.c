@@ -607,23 +607,37 @@ void tlog_put_utf8_(FILE *out, const char *s, bool quote)
     put_utf8(out, s, quote);
 }
 
+/* The node `steps` rows above n. */
+static const tlog_node *ancestor(const tlog_node *n, size_t steps)
+{
+    while (steps--)
+        n = n->parent;
+    return n;
+}
+
 /* The row's path: its ancestors' titles and its own, joined by " / ";
- * written piece by piece, so that an export never needs memory. */
+ * written piece by piece, so that an export never needs memory. The
+ * nearest ancestors are kept on the way up; rows above those (a path
+ * deeper than a thread nests, through hand-off) are walked to again. */
 static void csv_path(FILE *out, const tlog_node *n)
 {
-    const tlog_node *chain[TLOG_MAX_DEPTH + 2];
-    size_t k = 0;
+    enum { KEPT = TLOG_MAX_DEPTH + 2 };
+    const tlog_node *chain[KEPT];
+    size_t depth = 0;
     bool quote = false;
-    for (; n && k < sizeof chain / sizeof chain[0]; n = n->parent) {
-        quote |= strpbrk(n->name, ",\"\n\r") != NULL;
-        chain[k++] = n;
+    for (const tlog_node *a = n; a; a = a->parent) {
+        quote |= strpbrk(a->name, ",\"\n\r") != NULL;
+        if (depth < KEPT)
+            chain[depth] = a;
+        depth++;
     }
     if (quote)
         fputc('"', out);
-    for (size_t i = k; i-- > 0;) {
-        if (i + 1 != k)
+    for (size_t i = depth; i-- > 0;) {
+        if (i + 1 != depth)
             fputs(" / ", out);
-        put_utf8(out, chain[i]->name, quote);
+        const tlog_node *a = i < KEPT ? chain[i] : ancestor(chain[KEPT - 1], i - (KEPT - 1));
+        put_utf8(out, a->name, quote);
     }
     if (quote)
         fputc('"', out);

@@ -334,6 +334,66 @@ static void reduced_means_are_rounded_once(void **state)
     tlog_destroy(log);
 }
 
+enum { DEEP = 3000 };   /* scopes each side of a hand-off: 6,002 rows deep */
+
+static void *deep_worker(void *p)
+{
+    tlog_token *token = p;
+    tlog_thread_name("Deep");
+    tlog_adopt_begin(token);
+    for (int k = 0; k < DEEP; k++)
+        tlog_log_begin(token->log, site_named("B"));
+    for (int k = 0; k < DEEP; k++)
+        tlog_log_end(token->log, site_named("B"));
+    tlog_adopt_end(token);
+    return NULL;
+}
+
+/* Nesting on either side of a hand-off adds up past one thread's deepest:
+ * a CSV row's path still names every row from the root. */
+static void csv_paths_deeper_than_a_thread_nests_are_whole(void **state)
+{
+    (void)state;
+    tlog_config c = test_config(NULL);
+    c.max_depth = 4096;
+    tlog_log *log = make_log(&c);
+    tlog_log_begin(log, site_named("Frame"));
+    for (int k = 0; k < DEEP; k++)
+        tlog_log_begin(log, site_named("A"));
+    tlog_token token = tlog_handoff(log);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, deep_worker, &token), 0);
+    pthread_join(th, NULL);
+    for (int k = 0; k < DEEP; k++)
+        tlog_log_end(log, site_named("A"));
+    tlog_log_end(log, site_named("Frame"));
+    tlog_frame *f = tlog_frame_latest(log);
+    assert_non_null(f);
+    FILE *fp = tmpfile();
+    assert_non_null(fp);
+    assert_int_equal(tlog_export_csv((const tlog_frame *const *)&f, 1, fp), TLOG_OK);
+    char *text = read_back(fp);
+    /* The deepest row's line: the one of the most parts. */
+    const char *deepest = NULL;
+    size_t most = 0;
+    for (const char *line = text; *line;) {
+        const char *end = strchr(line, '\n');
+        size_t n = end ? (size_t)(end - line) : strlen(line), parts = 1;
+        for (const char *p = strstr(line, " / "); p && p < line + n; p = strstr(p + 3, " / "))
+            parts++;
+        if (parts > most) {
+            deepest = line;
+            most = parts;
+        }
+        line += n + (end != NULL);
+    }
+    assert_int_equal(most, 1 + DEEP + 1 + DEEP);   /* Frame, A..., Deep, B... */
+    assert_true(strncmp(deepest, "0,1,Frame / A / A / ", 20) == 0);
+    free(text);
+    tlog_frame_release(f);
+    tlog_destroy(log);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -344,6 +404,7 @@ int main(void)
         cmocka_unit_test(ranks_become_processes),
         cmocka_unit_test(reduce_keeps_the_spread_over_inputs),
         cmocka_unit_test(reduced_means_are_rounded_once),
+        cmocka_unit_test(csv_paths_deeper_than_a_thread_nests_are_whole),
     };
     return cmocka_run_group_tests(tests, make_dir, NULL);
 }
