@@ -348,28 +348,99 @@ static int place_lanes(chrome *c, const tlog_frame *f, uint32_t *tids)
     return ok ? TLOG_OK : TLOG_ENOMEM;
 }
 
+/* A frame's instances grouped by row, each row's in time order: where an
+ * arrow starts is found among its launcher row's. */
+typedef struct by_row {
+    uint32_t *at;      /* instance indexes, grouped */
+    uint32_t *first;   /* by row index, and one past: where its group begins */
+    uint32_t *rank;    /* by instance index: its place in its row's group */
+} by_row;
+
+typedef struct keyed {
+    uint32_t node, k;
+    int64_t start;
+} keyed;
+
+static int keyed_order(const void *pa, const void *pb)
+{
+    const keyed *a = pa, *b = pb;
+    if (a->node != b->node)
+        return a->node < b->node ? -1 : 1;
+    if (a->start != b->start)
+        return a->start < b->start ? -1 : 1;
+    return a->k < b->k ? -1 : a->k > b->k;
+}
+
+static void by_row_free(by_row *g)
+{
+    free(g->at);
+    free(g->first);
+    free(g->rank);
+}
+
+static bool by_row_make(by_row *g, const tlog_frame *f)
+{
+    size_t n = f->ninsts ? f->ninsts : 1;
+    keyed *keys = tlog_malloc_(n * sizeof *keys);
+    g->at = tlog_malloc_(n * sizeof *g->at);
+    g->first = tlog_calloc_(f->nnodes + 1, sizeof *g->first);
+    g->rank = tlog_malloc_(n * sizeof *g->rank);
+    if (!keys || !g->at || !g->first || !g->rank) {
+        free(keys);
+        by_row_free(g);
+        *g = (by_row){0};
+        return false;
+    }
+    for (size_t k = 0; k < f->ninsts; k++) {
+        keys[k] = (keyed){f->insts[k].node, (uint32_t)k, f->insts[k].start_ns};
+        g->first[f->insts[k].node + 1]++;
+    }
+    qsort(keys, f->ninsts, sizeof *keys, keyed_order);
+    for (size_t r = 0; r < f->nnodes; r++)
+        g->first[r + 1] += g->first[r];
+    for (size_t i = 0; i < f->ninsts; i++) {
+        g->at[i] = keys[i].k;
+        g->rank[keys[i].k] = (uint32_t)i - g->first[keys[i].node];
+    }
+    free(keys);
+    return true;
+}
+
+/* Where the arrow to device instance k, launched from row `launcher`,
+ * starts: the launcher's instances pair with the device row's in time
+ * order, in proportion (the j-th of n kernels comes from the launcher's
+ * j * m / n-th of m instances), so a loop that launches one kernel an
+ * iteration has an arrow from each iteration. The instance's index, or
+ * -1 when the launcher has none. */
+static long arrow_start(const by_row *g, const tlog_frame *f, size_t k, size_t launcher)
+{
+    uint32_t row = f->insts[k].node;
+    uint64_t n = g->first[row + 1] - g->first[row],
+             m = g->first[launcher + 1] - g->first[launcher];
+    if (!m)
+        return -1;
+    return (long)g->at[g->first[launcher] + g->rank[k] * m / n];
+}
+
 static int chrome_frame(chrome *c, const tlog_frame *f)
 {
-    /* A launcher's first instance is where its arrows start. */
-    size_t *first = tlog_calloc_(f->nnodes, sizeof *first);   /* index + 1 */
+    by_row g = {0};
     uint32_t *tids = tlog_calloc_(f->ninsts ? f->ninsts : 1, sizeof *tids);
-    int rc = first && tids ? place_lanes(c, f, tids) : TLOG_ENOMEM;
-    for (size_t k = 0; k < f->ninsts && rc == TLOG_OK; k++)
-        if (!first[f->insts[k].node])
-            first[f->insts[k].node] = k + 1;
+    int rc = tids && by_row_make(&g, f) ? place_lanes(c, f, tids) : TLOG_ENOMEM;
     for (size_t k = 0; k < f->ninsts && rc == TLOG_OK; k++) {
         const tlog_inst *in = &f->insts[k];
         const tlog_node *n = &f->nodes[in->node];
         complete_event(c, f, in, n, tids[k]);
         tlog_instance info = {.size = sizeof info};
-        if ((n->flags & TLOG_NODE_DEVICE) && tlog_frame_get_instance(f, k, &info) == TLOG_OK &&
-            info.launcher && first[info.launcher - f->nodes]) {
-            size_t from = first[info.launcher - f->nodes] - 1;
+        if (!(n->flags & TLOG_NODE_DEVICE) || tlog_frame_get_instance(f, k, &info) != TLOG_OK ||
+            !info.launcher)
+            continue;
+        long from = arrow_start(&g, f, k, (size_t)(info.launcher - f->nodes));
+        if (from >= 0)
             flow(c, f, &f->insts[from], tids[from], in, tids[k]);
-        }
     }
+    by_row_free(&g);
     free(tids);
-    free(first);
     return rc;
 }
 

@@ -334,6 +334,50 @@ static void reduced_means_are_rounded_once(void **state)
     tlog_destroy(log);
 }
 
+/* The "ts" of every event of the trace with `kind` in it, in order. */
+static size_t stamps(const char *trace, const char *kind, double *ts, size_t most)
+{
+    size_t n = 0;
+    for (const char *p = strstr(trace, kind); p && n < most; p = strstr(p + 1, kind)) {
+        const char *at = strstr(p, "\"ts\":"), *end = strchr(p, '}');
+        if (at && at < end)
+            ts[n++] = strtod(at + 5, NULL);
+    }
+    return n;
+}
+
+/* A loop that launches a kernel an iteration: each kernel's arrow starts at
+ * the iteration that launched it, not all at the first. */
+static void launch_arrows_start_at_their_own_iteration(void **state)
+{
+    (void)state;
+    sim_fixture *fx = sim_fixture_make(NULL);
+    host_begin(fx, "Frame");
+    for (int k = 0; k < 3; k++) {
+        sim_at(fx, 10.0 * k);
+        host_begin(fx, "Dispatch");
+        kernel(fx, fx->q1, "Work", 1.0);
+        sim_at(fx, 10.0 * k + 2);
+        host_end(fx, "Dispatch");
+    }
+    sync_until(fx, "Sync", 40.0);
+    host_end(fx, "Frame");
+    tlog_frame *f = tlog_frame_latest(fx->log);
+    assert_non_null(f);
+    FILE *fp = tmpfile();
+    assert_non_null(fp);
+    assert_int_equal(tlog_export_chrome((const tlog_frame *const *)&f, 1, fp), TLOG_OK);
+    char *trace = read_back(fp);
+    double dispatch[4], arrows[4];
+    assert_int_equal(stamps(trace, "\"name\":\"Dispatch\"", dispatch, 4), 3);
+    assert_int_equal(stamps(trace, "\"ph\":\"s\"", arrows, 4), 3);
+    for (int k = 0; k < 3; k++)
+        assert_true(arrows[k] == dispatch[k]);
+    free(trace);
+    tlog_frame_release(f);
+    sim_fixture_free(fx);
+}
+
 enum { DEEP = 3000 };   /* scopes each side of a hand-off: 6,002 rows deep */
 
 static void *deep_worker(void *p)
@@ -405,6 +449,7 @@ int main(void)
         cmocka_unit_test(reduce_keeps_the_spread_over_inputs),
         cmocka_unit_test(reduced_means_are_rounded_once),
         cmocka_unit_test(csv_paths_deeper_than_a_thread_nests_are_whole),
+        cmocka_unit_test(launch_arrows_start_at_their_own_iteration),
     };
     return cmocka_run_group_tests(tests, make_dir, NULL);
 }
