@@ -11,6 +11,7 @@
 #include "alloc.h"
 #include "frame.h"
 #include "map.h"
+#include "site.h"
 #include "text.h"
 #include "tree.h"
 #include "util.h"
@@ -96,6 +97,8 @@ typedef struct chrome {
     tlog_map named;             /* tracks whose name was written: pid << 32 | tid */
     device_queue *queues;       /* device queues, numbered for their tids */
     size_t nqueues, capqueues;
+    tlog_map queue_index;       /* their numbers by hash of (queue, device) */
+    uint32_t last_queue;        /* the number found last: most often the next */
     extra_lane *lanes;          /* numbered for their tids */
     size_t nlanes, caplanes;
     uint64_t flows;
@@ -119,22 +122,33 @@ static void event_sep(chrome *c)
 }
 
 /* The track of a device's queue: numbered in the order first met, so that
- * no two queues share one, whatever their numbers. */
+ * no two queues share one, whatever their numbers. Found by hash: a frame
+ * may use thousands of queues. */
 static uint32_t queue_number(chrome *c, const char *device, uint32_t queue)
 {
     if (!device)
         device = "?";
-    for (size_t i = 0; i < c->nqueues; i++)
-        if (c->queues[i].queue == queue &&
-            (c->queues[i].device == device || strcmp(c->queues[i].device, device) == 0))
-            return (uint32_t)i;
+    const device_queue *last = c->nqueues ? &c->queues[c->last_queue] : NULL;
+    if (last && last->queue == queue && last->device == device)
+        return c->last_queue;
+    tlog_map *m = &c->queue_index;
+    uint64_t h = tlog_hash_str_(0x9e3779b97f4a7c15ull * ((uint64_t)queue + 1), device);
+    size_t at = tlog_map_first_(m, h);
+    for (; tlog_map_has_(m, at); at = tlog_map_next_(m, at, h)) {
+        const device_queue *q = &c->queues[m->slots[at].value];
+        if (q->queue == queue && (q->device == device || strcmp(q->device, device) == 0))
+            return c->last_queue = m->slots[at].value;
+    }
     if (c->nqueues >= SIDE_TRACKS - DEVICE_TRACKS ||
-        !TLOG_GROW(c->queues, c->capqueues, c->nqueues + 1)) {
+        !TLOG_GROW(c->queues, c->capqueues, c->nqueues + 1) || !tlog_map_reserve_(m, 1)) {
         c->no_memory = true;
         return 0;
     }
+    for (at = tlog_map_first_(m, h); tlog_map_has_(m, at);)   /* the map may have grown */
+        at = tlog_map_next_(m, at, h);
+    tlog_map_set_(m, at, h, (uint32_t)c->nqueues);
     c->queues[c->nqueues] = (device_queue){device, queue};
-    return (uint32_t)c->nqueues++;
+    return c->last_queue = (uint32_t)c->nqueues++;
 }
 
 /* One "M" thread_name event per track, the first time it is used. */
@@ -506,6 +520,7 @@ int tlog_export_chrome(const tlog_frame *const *frames, size_t n, FILE *out)
     fputs("\n]}\n", out);
     free(ranks);
     tlog_map_free_(&c.named);
+    tlog_map_free_(&c.queue_index);
     free(c.queues);
     free(c.lanes);
     if (rc == TLOG_OK && c.no_memory)
