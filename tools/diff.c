@@ -18,9 +18,9 @@
 
 #include "diff.h"
 #include "diff_stats.h"
-#include "map.h"
 #include "ending.h"
 #include "line.h"
+#include "map.h"
 #include "options.h"
 #include "util.h"
 

@@ -26,8 +26,8 @@
 
 #include "bytes.h"
 #include "diff.h"
-#include "map.h"
 #include "ending.h"
+#include "map.h"
 #include "options.h"
 #include "report.h"
 #include "util.h"
