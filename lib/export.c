@@ -693,37 +693,33 @@ void tlog_put_utf8_(FILE *out, const char *s, bool quote)
     put_utf8(out, s, quote);
 }
 
-/* The node `steps` rows above n. */
-static const tlog_node *ancestor(const tlog_node *n, size_t steps)
-{
-    while (steps--)
-        n = n->parent;
-    return n;
-}
-
 /* The row's path: its ancestors' titles and its own, joined by " / ";
- * written piece by piece, so that an export never needs memory. The
- * nearest ancestors are kept on the way up; rows above those (a path
- * deeper than a thread nests, through hand-off) are walked to again. */
+ * written piece by piece, so that an export never needs memory. Top down,
+ * a chain of rows at a time, each chain found from the row up: a path may
+ * be deeper than one thread nests (through hand-off), and than the chain. */
 static void csv_path(FILE *out, const tlog_node *n)
 {
     enum { KEPT = TLOG_MAX_DEPTH + 2 };
     const tlog_node *chain[KEPT];
     size_t depth = 0;
     bool quote = false;
-    for (const tlog_node *a = n; a; a = a->parent) {
+    for (const tlog_node *a = n; a; a = a->parent, depth++)
         quote |= strpbrk(a->name, ",\"\n\r") != NULL;
-        if (depth < KEPT)
-            chain[depth] = a;
-        depth++;
-    }
     if (quote)
         fputc('"', out);
-    for (size_t i = depth; i-- > 0;) {
-        if (i + 1 != depth)
-            fputs(" / ", out);
-        const tlog_node *a = i < KEPT ? chain[i] : ancestor(chain[KEPT - 1], i - (KEPT - 1));
-        put_utf8(out, a->name, quote);
+    for (size_t hi = depth; hi > 0;) {   /* the rows hi - 1 down to lo above n */
+        size_t lo = hi > KEPT ? hi - KEPT : 0;
+        const tlog_node *a = n;
+        for (size_t i = 0; i < lo; i++)
+            a = a->parent;
+        for (size_t i = lo; i < hi; i++, a = a->parent)
+            chain[i - lo] = a;
+        for (size_t i = hi; i-- > lo;) {
+            if (i + 1 != depth)
+                fputs(" / ", out);
+            put_utf8(out, chain[i - lo]->name, quote);
+        }
+        hi = lo;
     }
     if (quote)
         fputc('"', out);
