@@ -172,33 +172,41 @@ static void name_track(chrome *c, uint32_t pid, uint32_t tid, const char *name,
     fputs("}}", c->out);
 }
 
-/* A track: its tid, and its name as the name of a thread or device and a
- * suffix. */
-typedef struct track {
-    uint32_t tid;
-    const char *name;
-    char suffix[64];
-} track;
+static bool on_device_track(const tlog_node *n)
+{
+    return n->dev && (n->flags & TLOG_NODE_DEVICE);
+}
 
-/* The track an instance goes on: device rows on their queue's, rows a
- * thread did not time itself (inserted timings, `Device past frame end`,
- * forced syncs of older streams) beside the thread. Slices that would still
+/* Rows a thread did not time itself (inserted timings, `Device past frame
+ * end`, forced syncs of older streams) go on a track beside the thread's. */
+static bool on_side_track(const tlog_node *n)
+{
+    return (n->kind == TLOG_KIND_EXECUTION && n->site) ||
+           (n->flags & (TLOG_NODE_FORCED_SYNC | TLOG_NODE_PAST_FRAME));
+}
+
+/* The tid of the track an instance goes on: device rows on their queue's,
+ * the others on their thread's or beside it. Slices that would still
  * overlap others of their track in part go on lanes of it (place_lanes),
  * so that every track's slices nest. */
-static track track_of(chrome *c, const tlog_node *n, uint32_t thread)
+static uint32_t track_of(chrome *c, const tlog_node *n, uint32_t thread)
 {
-    track t = {.name = n->thread_name};
-    if (n->dev && (n->flags & TLOG_NODE_DEVICE)) {
-        t.tid = DEVICE_TRACKS + queue_number(c, n->dev->device, n->dev->queue);
-        t.name = n->dev->device;
-        snprintf(t.suffix, sizeof t.suffix, " queue %u", n->dev->queue);
-        return t;
+    if (on_device_track(n))
+        return DEVICE_TRACKS + queue_number(c, n->dev->device, n->dev->queue);
+    return on_side_track(n) ? SIDE_TRACKS + thread : thread;
+}
+
+/* The name of the track of n's instances: that of its device or thread,
+ * returned, and what follows it, in `suffix` (`size` bytes). Asked once a
+ * track, when it is named. */
+static const char *track_name(const tlog_node *n, char *suffix, size_t size)
+{
+    if (on_device_track(n)) {
+        snprintf(suffix, size, " queue %u", n->dev->queue);
+        return n->dev->device;
     }
-    bool side = (n->kind == TLOG_KIND_EXECUTION && n->site) ||
-                (n->flags & (TLOG_NODE_FORCED_SYNC | TLOG_NODE_PAST_FRAME));
-    t.tid = side ? SIDE_TRACKS + thread : thread;
-    snprintf(t.suffix, sizeof t.suffix, "%s", side ? " (inserted and sync rows)" : "");
-    return t;
+    snprintf(suffix, size, "%s", on_side_track(n) ? " (inserted and sync rows)" : "");
+    return n->thread_name;
 }
 
 /* The tid of lane `lane` (1 and up) of track `base`, numbered in the order
@@ -307,15 +315,10 @@ static bool take_lane(chrome *c, const tlog_frame *f, const tlog_node *n, lanes 
     while (i < ls->n && !nests(&ls->at[i], p->start, p->end))
         i++;
     if (i == ls->n) {
-        if (i == ls->cap) {
-            size_t cap = ls->cap ? 2 * ls->cap : 4;
-            lane *grown = tlog_realloc_(ls->at, cap * sizeof *grown);
-            if (!grown)
-                return false;
-            memset(grown + ls->cap, 0, (cap - ls->cap) * sizeof *grown);
-            ls->at = grown;
-            ls->cap = cap;
-        }
+        size_t had = ls->cap;
+        if (!TLOG_GROW(ls->at, ls->cap, i + 1))
+            return false;
+        memset(ls->at + had, 0, (ls->cap - had) * sizeof *ls->at);   /* no ends yet */
         ls->at[i].n = 0;
         ls->at[i].tid = UINT32_MAX;
         ls->n++;
@@ -325,13 +328,13 @@ static bool take_lane(chrome *c, const tlog_frame *f, const tlog_node *n, lanes 
         return false;
     l->ends[l->n++] = p->end;
     if (l->tid == UINT32_MAX) {
-        track t = track_of(c, n, f->insts[p->k].thread);
-        char suffix[96];
-        snprintf(suffix, sizeof suffix, "%s, lane %zu", t.suffix, i + 1);
+        char suffix[64], lane_suffix[96];
+        const char *name = track_name(n, suffix, sizeof suffix);
+        snprintf(lane_suffix, sizeof lane_suffix, "%s, lane %zu", suffix, i + 1);
         l->tid = i ? lane_tid(c, f->rank, p->base, (uint32_t)i) : p->base;
         if (l->tid == UINT32_MAX)
             return false;
-        name_track(c, f->rank, l->tid, t.name, i ? suffix : t.suffix);
+        name_track(c, f->rank, l->tid, name, i ? lane_suffix : suffix);
     }
     *tid = l->tid;
     return true;
@@ -345,7 +348,7 @@ static int place_lanes(chrome *c, const tlog_frame *f, uint32_t *tids)
         return TLOG_ENOMEM;
     for (size_t k = 0; k < f->ninsts; k++) {
         const tlog_inst *in = &f->insts[k];
-        order[k] = (placing){(uint32_t)k, track_of(c, &f->nodes[in->node], in->thread).tid,
+        order[k] = (placing){(uint32_t)k, track_of(c, &f->nodes[in->node], in->thread),
                              in->start_ns, add_sat(in->start_ns, dur_ns(in->duration_ns))};
     }
     qsort(order, f->ninsts, sizeof *order, placing_order);
