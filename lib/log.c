@@ -375,9 +375,9 @@ int tlog_default_config(const tlog_config *config)
     } else {
         default_cfg_set = config != NULL;
         if (config) {
-            size_t n = config->size ? config->size : sizeof *config;
-            memset(&default_cfg, 0, sizeof default_cfg);
-            memcpy(&default_cfg, config, n < sizeof default_cfg ? n : sizeof default_cfg);
+            /* As given (normalize_config made `check` from it, and read it
+             * fine): the log normalizes it again when it is made. */
+            (void)tlog_read_sized_(&default_cfg, sizeof default_cfg, config, 0);
             default_cfg.stream_path = path;
         }
         char *old = default_stream_path;
