@@ -164,18 +164,6 @@ static int bad_option(cli *c, const char *text, const option_value *table, int a
     return usage(c, text, "%s", msg);
 }
 
-/* -o naming one of the files read: said, and a usage error (the file is
- * left as it is); 0 when it names none. */
-static int output_clash(cli *c, const char *out_path, char **files, size_t n)
-{
-    const char *input = output_input(out_path, files, n);
-    if (!input)
-        return 0;
-    fprintf(c->err, "timerlog: -o %s names the input %s; write the output elsewhere\n",
-            out_path, input);
-    return EXIT_USAGE;
-}
-
 static bool wants_help(int argc, char **argv)
 {
     for (int i = 0; i < argc; i++)
@@ -685,7 +673,7 @@ static int cmd_export(cli *c, int argc, char **argv)
         return usage(c, usage_export, "choose --chrome, --json or --csv");
     if (i >= argc)
         return usage(c, usage_export, "no FILE given");
-    if (output_clash(c, out_path, argv + i, (size_t)(argc - i)))
+    if (output_over_input(out_path, argv + i, (size_t)(argc - i), c->err))
         return EXIT_USAGE;
     collected col = {calloc((size_t)argc - (size_t)i, sizeof(tlog_reader *)), 0, NULL, 0, 0};
     if (!col.readers) {
@@ -947,7 +935,7 @@ static int cmd_stats(cli *c, int argc, char **argv)
             return bad_option(c, usage_stats, stats_values, argc, argv, i);
     if (i >= argc)
         return usage(c, usage_stats, "no FILE given");
-    if (output_clash(c, run.out_path, argv + i, (size_t)(argc - i)))
+    if (output_over_input(run.out_path, argv + i, (size_t)(argc - i), c->err))
         return EXIT_USAGE;
     tlog_summary *s = NULL;
     tlog_reader **readers = calloc((size_t)(argc - i), sizeof *readers);

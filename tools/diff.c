@@ -1074,12 +1074,9 @@ static int take_files(diff_cmd *d, int argc, char **argv)
         for (size_t k = 0; k < d->runs[r].files; k++)
             if (!d->runs[r].paths[k][0])
                 return usage(d, "a file name is empty");
-    for (size_t r = 0; r < 2; r++) {
-        const char *input = output_input(d->opt.output, d->runs[r].paths, d->runs[r].files);
-        if (input)
-            return trouble(d, "-o %s names the input %s; write the output elsewhere",
-                           d->opt.output, input);
-    }
+    for (size_t r = 0; r < 2; r++)
+        if (output_over_input(d->opt.output, d->runs[r].paths, d->runs[r].files, d->err))
+            return TIMERLOG_DIFF_TROUBLE;
     return TIMERLOG_DIFF_SAME;
 }
 

@@ -96,7 +96,8 @@ bool options_first(int argc, char **argv, const option_value *table)
     return lacking;
 }
 
-const char *output_input(const char *path, char *const *files, size_t n)
+/* The first of the n files that `path` also names, or NULL. */
+static const char *output_input(const char *path, char *const *files, size_t n)
 {
     struct stat out, in;
     if (!path || stat(path, &out) != 0)
@@ -105,4 +106,13 @@ const char *output_input(const char *path, char *const *files, size_t n)
         if (stat(files[k], &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
             return files[k];
     return NULL;
+}
+
+bool output_over_input(const char *path, char *const *files, size_t n, FILE *err)
+{
+    const char *input = output_input(path, files, n);
+    if (input)
+        fprintf(err, "timerlog: -o %s names the input %s; write the output elsewhere\n", path,
+                input);
+    return input != NULL;
 }

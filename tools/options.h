@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* An option and what its value must be, in words; a table ends with
  * {NULL, NULL}. */
@@ -28,10 +29,11 @@ void option_problem(const option_value *table, int argc, char **argv, int i, cha
  * name it (option_problem). */
 bool options_first(int argc, char **argv, const option_value *table);
 
-/* The first of the n files that `path` also names, however either is
- * spelt (the same device and inode), or NULL: writing there would destroy
- * a file being read. A path that names no file yet is none of them. */
-const char *output_input(const char *path, char *const *files, size_t n);
+/* Whether -o `path` names one of the n files read, however either is
+ * spelt (the same device and inode): writing there would destroy a file
+ * being read. If so, says so on `err`, for the caller to stop as for a
+ * usage error. A path that names no file yet is none of them. */
+bool output_over_input(const char *path, char *const *files, size_t n, FILE *err);
 
 /* A whole number of digits at the start of s (no sign, no space: strtoull
  * would take both, and wrap a negative) within uint64; *end after it. */

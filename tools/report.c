@@ -1204,12 +1204,8 @@ int timerlog_report(int argc, char **argv, FILE *out, FILE *err)
         free(c->base);
         return usage(c, "no FILE given");
     }
-    const char *input = output_input(c->out_path, files, nfiles);
-    if (!input)
-        input = output_input(c->out_path, (char *const *)c->base, c->nbase);
-    if (input) {
-        fprintf(err, "timerlog: -o %s names the input %s; write the output elsewhere\n",
-                c->out_path, input);
+    if (output_over_input(c->out_path, files, nfiles, err) ||
+        output_over_input(c->out_path, (char *const *)c->base, c->nbase, err)) {
         free(c->base);
         return EXIT_USAGE;
     }
