@@ -2,10 +2,11 @@
  * `timerlog report` without a browser (test/browser checks what the page
  * shows): the page is whole and self-contained (its markers filled, no
  * reference to anything outside it), a title cannot end the data's
- * <script>, the frames kept whole are bounded by --samples and
- * --max-hitches, the statistics are those of `timerlog stats --json`, and
- * bad arguments, files and outputs give clear messages and the usual exit
- * status. The command runs in this process (timerlog_main).
+ * <script>, the frames kept whole are --samples besides the latest and
+ * the hitches (bounded by --max-hitches), device rows carry their queue,
+ * the statistics are those of `timerlog stats --json`, and bad arguments,
+ * files and outputs give clear messages and the usual exit status. The
+ * command runs in this process (timerlog_main).
  */
 #include <stdbool.h>
 #include <unistd.h>
@@ -144,10 +145,19 @@ static void frames_kept_whole_are_bounded(void **state)
     assert_int_equal(wholes(r.out), 3);
     assert_non_null(strstr(r.out, "{\"g\":0,\"i\":37,"));
     result_free(&r);
-    /* Samples: at most 8 besides the latest, spread over the run. */
+    /* Samples: 8 besides the latest, spread over the run from its start. */
     r = run("report", "--hitch", "1000", "--samples", "8", stream, NULL);
-    assert_true(wholes(r.out) >= 5 && wholes(r.out) <= 9);
+    assert_int_equal(wholes(r.out), 9);
     assert_non_null(strstr(r.out, "{\"g\":0,\"i\":0,"));
+    assert_non_null(strstr(r.out, "{\"g\":0,\"i\":20,"));
+    result_free(&r);
+    /* Every frame asked for: all 40, the latest once. */
+    r = run("report", "--hitch", "1000", "--samples", "100", stream, NULL);
+    assert_int_equal(wholes(r.out), 40);
+    result_free(&r);
+    /* Besides the two hitches and the latest, still 8. */
+    r = run("report", "--hitch", "10", "--samples", "8", stream, NULL);
+    assert_int_equal(wholes(r.out), 11);
     result_free(&r);
 }
 
@@ -288,6 +298,46 @@ static void unresolved_rows_are_told_frame_by_frame(void **state)
     free(text);
 }
 
+/* The queue a row of the page's data names: the last number of its entry
+ * [parent, name, kind, flags, device, launcher, queue]. */
+static long row_queue(const char *text, const char *name)
+{
+    char key[64];
+    snprintf(key, sizeof key, ",\"%s\",", name);
+    const char *at = strstr(text, key);
+    assert_non_null(at);
+    const char *end = strchr(at, ']');
+    assert_non_null(end);
+    while (end[-1] != ',')
+        end--;
+    return strtol(end, NULL, 10);
+}
+
+/* Frames shown from their rows' totals have each device row's queue from
+ * the row: named when every frame had it on one queue, said to differ when
+ * frames did not agree. */
+static void device_rows_carry_their_queue(void **state)
+{
+    (void)state;
+    char path[400];
+    snprintf(path, sizeof path, "%s/queues.tlog", dir);
+    sim_fixture *fx = sim_fixture_make(&(sim_options){.stream_path = path});
+    for (int k = 0; k < 3; k++) {
+        host_begin(fx, "Frame");
+        kernel(fx, fx->q1, "Steady", 1.0);
+        kernel(fx, k == 1 ? fx->q2 : fx->q1, "Moving", 1.0);
+        sync_until(fx, "Sync", sim_ms(fx) + 3.0);
+        host_end(fx, "Frame");
+    }
+    sim_fixture_free(fx);
+    result r = run("report", "--samples", "0", path, NULL);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(row_queue(r.out, "Steady"), 1);
+    assert_int_equal(row_queue(r.out, "Moving"), -1);
+    assert_int_equal(row_queue(r.out, "Sync"), 0);   /* a host row */
+    result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -298,6 +348,7 @@ int main(void)
         cmocka_unit_test(bad_arguments_files_and_outputs),
         cmocka_unit_test(base_run_adds_the_comparison),
         cmocka_unit_test(unresolved_rows_are_told_frame_by_frame),
+        cmocka_unit_test(device_rows_carry_their_queue),
     };
     return cmocka_run_group_tests(tests, write_stream, remove_dir);
 }

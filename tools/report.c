@@ -167,6 +167,9 @@ typedef struct rrow {
                             * instance seen in its frame, or NO_ROW */
     char *name;
     char *device;          /* device rows: the device's name */
+    uint32_t queue;        /* device rows: the queue of every frame so far
+                            * (tlog_node_info.queue), or 0 */
+    bool queues_differ;    /* frames had it on different queues */
     tlog_kind kind;
     int depth;
     unsigned flags;        /* tlog_node_flags of any frame */
@@ -226,7 +229,8 @@ typedef struct report_cmd {
     tlog_summary *summary;
     rgroup *groups;
     size_t ngroups, groups_cap;
-    whole *samples;        /* frames whose number is a multiple of stride */
+    whole *samples;        /* frames whose number is a multiple of stride:
+                            * candidates, then those picked (pick_samples) */
     size_t nsamples, samples_cap;
     uint64_t stride, numbered;
     hitch_at *ring;        /* the newest hitches, as many as the summary keeps */
@@ -373,6 +377,18 @@ static int map_node(report_cmd *c, const tlog_node *node, const tlog_node_info *
     return 0;
 }
 
+/* A device row's queue, from every frame that has it: frames shown from
+ * their rows' totals name it when it was always the same. */
+static void note_queue(rrow *row, uint32_t queue)
+{
+    if (!queue || row->queues_differ)
+        return;
+    if (!row->queue)
+        row->queue = queue;
+    else if (row->queue != queue)
+        row->queues_differ = true;
+}
+
 /* A row's value in the frame being read (rows of one path in one frame
  * add up: two threads of one name). */
 static int visit_row(void *user, const tlog_node *node, const tlog_node_info *info)
@@ -394,6 +410,7 @@ static int visit_row(void *user, const tlog_node *node, const tlog_node_info *in
         row->frame_unresolved = false;
     }
     row->frame_unresolved |= (info->flags & TLOG_NODE_UNRESOLVED) != 0;
+    note_queue(row, info->queue);
     row->frame_total += info->total_ns;
     row->frame_count += info->count;
     return 0;
@@ -570,8 +587,10 @@ static int collect_nodes(void *user, const tlog_node *node, const tlog_node_info
     return map_node(user, node, info, &r);
 }
 
-/* Frames `number` a multiple of the stride are kept; when more than
- * max_samples are, the stride doubles and every other one goes. */
+/* Frames `number` a multiple of the stride are candidates; when more than
+ * twice max_samples are, the stride doubles and every other one goes, so
+ * that at least max_samples stay, spread over the run, for pick_samples to
+ * choose from at the end. */
 static bool sample(report_cmd *c, const rgroup *g, const tlog_frame *f)
 {
     uint64_t number = c->numbered++;
@@ -586,7 +605,7 @@ static bool sample(report_cmd *c, const rgroup *g, const tlog_frame *f)
         return false;
     }
     c->samples[c->nsamples++] = w;
-    if (c->nsamples <= c->max_samples)
+    if (c->nsamples <= 2 * c->max_samples)
         return true;
     c->stride *= 2;
     size_t kept = 0;
@@ -753,7 +772,8 @@ static void put_rows(FILE *out, const rgroup *g)
         put_json_string(out, row->name);
         fprintf(out, ",\"%c\",%u,", row->kind == TLOG_KIND_EXECUTION ? 'E' : 'C', row->flags);
         put_json_string(out, row->device);
-        fprintf(out, ",%ld]", row->launcher == NO_ROW ? -1L : (long)row->launcher);
+        fprintf(out, ",%ld,%ld]", row->launcher == NO_ROW ? -1L : (long)row->launcher,
+                row->queues_differ ? -1L : (long)row->queue);
     }
     fputs("]", out);
 }
@@ -890,6 +910,30 @@ static whole *gather_wholes(report_cmd *c, size_t *n)
     return wholes;
 }
 
+/* The samples written: max_samples of the candidates that are not written
+ * whole already (as a group's latest frame or a hitch), evenly spread over
+ * them; all of them when there are no more. */
+static void pick_samples(report_cmd *c, const whole *wholes, size_t nwholes)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < c->nsamples; k++) {
+        if (written(wholes, nwholes, c->samples[k].group, c->samples[k].index))
+            free(c->samples[k].json.p);
+        else
+            c->samples[n++] = c->samples[k];
+    }
+    size_t want = n < c->max_samples ? n : c->max_samples;
+    for (size_t k = 0, next = 0; k < n; k++) {
+        /* The k-th is the j-th picked when it is the first at or past
+         * j * n / want. */
+        if (next < want && k == next * n / want)
+            c->samples[next++] = c->samples[k];
+        else
+            free(c->samples[k].json.p);
+    }
+    c->nsamples = want;
+}
+
 /* The statistics as `timerlog stats --json` writes them, into a buffer. */
 static char *stats_json(report_cmd *c, size_t *len)
 {
@@ -977,8 +1021,6 @@ static void put_data(FILE *out, report_cmd *c, char **files, size_t nfiles,
     fputs("],\n\"whole\":[", out);
     for (size_t k = 0; k < nwholes + c->nsamples; k++) {
         const whole *w = k < nwholes ? &wholes[k] : &c->samples[k - nwholes];
-        if (k >= nwholes && written(wholes, nwholes, w->group, w->index))
-            continue;
         fputs(k ? ",\n" : "\n", out);
         fwrite(w->json.p, 1, w->json.n, out);
     }
@@ -1156,6 +1198,8 @@ static void run_report(report_cmd *c, char **files, size_t nfiles, tlog_reader *
     }
     size_t nwholes = 0, stats_len = 0, diff_len = 0;
     whole *wholes = gather_wholes(c, &nwholes);
+    if (wholes)
+        pick_samples(c, wholes, nwholes);
     char *stats = wholes ? stats_json(c, &stats_len) : NULL;
     char *diff = stats && c->nbase ? diff_json(c, files, nfiles, &diff_len) : NULL;
     if (!stats) {

@@ -6,13 +6,15 @@ text and JSON of the timerlog command on the same streams:
 - the chart holds every frame of the file (`timerlog dump`);
 - clicking a frame in the chart shows its tree, and every row's prefix,
   percent, time, kind, title and count is the line `timerlog dump --frame N`
-  prints, in the same order -- frames kept whole and frames shown from their
-  rows' totals alike;
+  prints, in the same order, and each device row's badge names the device
+  and queue of `timerlog export --json` -- frames kept whole and frames shown
+  from their rows' totals alike;
 - the arrow keys move the picked frame, and collapse and expand the tree;
 - the timeline of a frame has a lane per thread and per device queue of the
   frame (`timerlog export --json`), and links from launches to device work;
 - the statistics are those of `timerlog stats --json`, row by row;
-- the comparison is that of `timerlog diff --json`, row by row;
+- the comparison is that of `timerlog diff --json`, row by row; a base run
+  that cannot be read leaves no comparison view, and the subtitle says so;
 - no request leaves the page (Chrome's network log), and the console holds no
   error;
 - the first paint of a 10,000-frame, 1,000-scope report takes under 2 s
@@ -217,6 +219,25 @@ def expected_lanes(tlog, serial):
     return lanes
 
 
+def expected_badges(tlog, serial):
+    """The device badge of each device row of a frame, in dump order."""
+    frames = json.loads(timerlog("export", "--json", tlog))["frames"]
+    frame = next(f for f in frames if f["serial"] == serial)
+    badges, stack = [], [frame["root"]]
+    while stack:
+        row = stack.pop()
+        if row["device"]:
+            badges.append(f"device {row['device']} queue {row['queue']}")
+        stack.extend(reversed(row["children"]))
+    return badges
+
+
+def tree_badges():
+    return driver.execute_script("""
+        return [...document.querySelectorAll('#tree li > .tree-row .badge')]
+          .map((b) => b.textContent);""")
+
+
 def check_frames(name, tlog, page):
     serials = dump_serials(tlog)
     chart = driver.find_element(By.ID, "chart")
@@ -240,6 +261,10 @@ def check_frames(name, tlog, page):
         compact_seen += not whole
         expect(got == want, f"{name}: frame {serial} ({'whole' if whole else 'from totals'}): "
                f"the tree differs from the dump\n  page: {got}\n  dump: {want}")
+        badges, want_badges = tree_badges(), expected_badges(tlog, serial)
+        expect(badges == want_badges,
+               f"{name}: frame {serial} ({'whole' if whole else 'from totals'}): device "
+               f"badges {badges}, want {want_badges}")
         lanes = driver.execute_script(
             "return [...document.querySelectorAll('#timeline g.lane')].map(g => g.dataset.name)")
         if whole:
@@ -376,6 +401,14 @@ try:
     check_stats("sim_frames", sim)
     check_quiet(page)
 
+    # Frames with device rows shown from their rows' totals: the badges
+    # name each row's device and queue as the whole frames do.
+    page = os.path.join(work, "sim_frames_totals.html")
+    report(sim, "--samples", "0", "-o", page)
+    open_page(page)
+    check_frames("sim_frames_totals", sim, page)
+    check_quiet(page)
+
     # A device row unresolved in one frame: the frames shown from totals
     # say so only for that frame, as the dump does.
     unresolved = os.path.join(work, "unresolved.tlog")
@@ -390,6 +423,21 @@ try:
     report("--base", loop, slow, "-o", page)
     open_page(page)
     check_diff("frame_loop_slow", loop, slow)
+    check_quiet(page)
+
+    # A base run that cannot be read: the page says the comparison failed,
+    # and has no comparison to show.
+    junk = os.path.join(work, "junk.tlog")
+    with open(junk, "w") as f:
+        f.write("not a stream\n")
+    page = os.path.join(work, "diff_failed.html")
+    run([args.timerlog, "report", "--base", junk, loop, "-o", page], ok=(1,))
+    open_page(page)
+    subtitle = driver.find_element(By.ID, "subtitle").text
+    expect(f"the comparison with {junk} failed" in subtitle and "compared with" not in subtitle,
+           f"diff_failed: subtitle '{subtitle}'")
+    expect(not driver.find_element(By.ID, "tab-diff").is_displayed(),
+           "diff_failed: a comparison tab without a comparison")
     check_quiet(page)
 
     # The scale check: 10,000 frames of 1,000 scopes.

@@ -9,7 +9,9 @@
  *     thread, root, frames, serial[], file[], hitches[] (frame positions)
  *     rows[]           [parent (-1 for the root), name, kind "C"|"E",
  *                      flags (tlog_node_flags), device or null,
- *                      launcher row or -1], parents before children
+ *                      launcher row or -1, queue: the device queue of
+ *                      every frame that has the row, 0 for none, -1
+ *                      when frames differ], parents before children
  *     totals[], counts[]  per row, base64 of one LEB128 varint per frame:
  *                      the row's total (ns) and instances; 0 and 0 when
  *                      the frame lacks it
@@ -109,7 +111,7 @@
   const groups = D.groups.map((g, gi) => {
     const rows = g.rows.map((r, k) => ({
       index: k, parent: r[0], name: r[1], kind: r[2], flags: r[3], device: r[4],
-      launcher: r[5], children: [], depth: 0, path: "",
+      launcher: r[5], queue: r[6], children: [], depth: 0, path: "",
     }));
     for (const r of rows) {
       if (r.parent >= 0) {
@@ -316,7 +318,7 @@
       /* A row's flags are those of any frame; unresolved, this frame's. */
       const unresolved = (g.unresolved.get(i) || new Set()).has(row.index) ? UNRESOLVED : 0;
       const node = { row, total: totals(g, row.index)[i], count: counts(g, row.index)[i], launcher: -1,
-        flags: (row.flags & ~UNRESOLVED) | unresolved, device: row.device, queue: 0, parent,
+        flags: (row.flags & ~UNRESOLVED) | unresolved, device: row.device, queue: row.queue, parent,
         children: [] };
       if (parent) parent.children.push(node);
       nodes.push(node);
@@ -373,7 +375,8 @@
         el("span", { class: "label", text: name }));
       if (node.flags & DEVICE || node.row.flags & DEVICE) {
         nameCell.append(el("span", { class: "badge",
-          text: "device" + (node.device ? " " + node.device : "") + (node.queue ? " queue " + node.queue : "") }));
+          text: "device" + (node.device ? " " + node.device : "") +
+            (node.queue > 0 ? " queue " + node.queue : node.queue < 0 ? " (queues differ by frame)" : "") }));
         let launcher = whole ? node.launcher : -1;
         if (!whole && node.row.launcher >= 0)
           launcher = nodes.findIndex((n) => n.row.index === node.row.launcher);
@@ -792,7 +795,9 @@
 
   const nframes = groups.reduce((s, g) => s + g.frames, 0);
   $("subtitle").textContent = D.files.join(", ") + " — " + nframes + " frames" +
-    (D.base.length ? "; compared with " + D.base.join(", ") : "") + " · " + D.generator;
+    (!D.base.length ? "" : D.diff ? "; compared with " + D.base.join(", ")
+      : "; the comparison with " + D.base.join(", ") + " failed (see the command's errors)") +
+    " · " + D.generator;
   state.frame = groups[0].frames - 1;
   drawChart();
   showFrame();
