@@ -614,7 +614,16 @@ static void selection_that_leaves_nothing_is_trouble(void **state)
     r = diff(few, few, NULL);
     assert_int_equal(r.status, TIMERLOG_DIFF_SAME);
     assert_non_null(strstr(r.err, "with 3 and 3 frames no change can be significant at "
-                                  "alpha 0.01 (the smallest p is 0.1)"));
+                                  "alpha 0.01 (the smallest p is 0.1; "));
+    result_free(&r);
+    /* 6 and 6: a complete separation gives p = 2 / 924 alone, but the
+     * rows are adjusted together, and the smallest p is weighed by all. */
+    const char *six = path_in_dir("six.tlog");
+    write_run(six, &(run_spec){.seed = 15, .frames = 6});
+    r = diff(six, six, NULL);
+    assert_int_equal(r.status, TIMERLOG_DIFF_SAME);
+    assert_non_null(strstr(r.err, "with 6 and 6 frames no change can be significant at "
+                                  "alpha 0.01 (the smallest p is 0.0022; "));
     result_free(&r);
     r = diff(good, good, NULL);
     assert_string_equal(r.err, "");

@@ -80,7 +80,16 @@ static void exact_distribution_matches_table_and_scipy(void **state)
     assert_close(diffstat_mwu_exact_cdf(30, 40, 371), 0.003074855193032394, 1e-14);
     assert_close(diffstat_mwu_exact_cdf(4, 5, 20), 1, 0);
     assert_close(diffstat_mwu_exact_cdf(4, 5, -1), 0, 0);
-    assert_true(diffstat_mwu_exact_cdf(41, 40, 10) < 0);   /* past the bound */
+    /* Counted only up to u: far tails of large samples are cheap. Below
+     * 41, U = v in p(v) ways (partitions of v): 139 up to 10. */
+    assert_close(diffstat_mwu_exact_cdf(41, 40, 10), 6.5444936688734985e-22, 1e-35);
+    assert_close(diffstat_mwu_exact_cdf(1, 1700, 0), 1.0 / 1701, 1e-18);
+    assert_close(diffstat_mwu_exact_cdf(1700, 1, 5), 6.0 / 1701, 1e-17);
+    /* Past the work it may take, or the range of a double: not counted. */
+    assert_true(diffstat_mwu_exact_fits(1, 1700, 0));
+    assert_false(diffstat_mwu_exact_fits(400, 400, 80000));
+    assert_true(diffstat_mwu_exact_cdf(400, 400, 80000) < 0);
+    assert_false(diffstat_mwu_exact_fits(2000, 2000, 0));   /* C(4000, 2000) */
 }
 
 typedef struct mwu_case {
@@ -129,7 +138,8 @@ static const mwu_case mwu_cases[] = {
          false),
     /* 30 x 40 without ties: exact here, as SciPy's method="exact". */
     CASE("log-normal 30 x 40, exact", logn_a, logn_b, 371, 0.006149710386064788, true),
-    /* 50 x 60 without ties: past DIFFSTAT_EXACT_MAX_PAIRS, asymptotic. */
+    /* 50 x 60 without ties, U in the middle: counting up to it would take
+     * past DIFFSTAT_EXACT_MAX_WORK; asymptotic. */
     CASE("log-normal 50 x 60, asymptotic", big_a, big_b, 1403, 0.5623937025905661, false),
 };
 
@@ -151,6 +161,36 @@ static void mann_whitney_matches_scipy(void **state)
         free(a);
         free(b);
     }
+}
+
+/* One frame against many, every one of them slower: the exact p, 2 / 1701,
+ * where the normal approximation says 0.084. Large samples whose U is far
+ * in the middle take the approximation: its p is large, as the exact one. */
+static void uneven_samples_take_the_exact_test(void **state)
+{
+    (void)state;
+    enum { MANY = 1700, HALF = 300 };
+    double one = 100, *many = malloc(MANY * sizeof *many);
+    double *a = malloc(HALF * sizeof *a), *b = malloc(HALF * sizeof *b);
+    assert_true(many && a && b);
+    for (size_t k = 0; k < MANY; k++)
+        many[k] = 1000 + (double)k;
+    diffstat_mwu r;
+    assert_int_equal(diffstat_mann_whitney(&one, 1, many, MANY, &r), 0);
+    assert_true(r.exact);
+    assert_close(r.p, 2.0 / 1701, 1e-17);
+    for (size_t k = 0; k < HALF; k++) {
+        a[k] = 2.0 * (double)k;
+        b[k] = 2.0 * (double)k + 1;
+    }
+    assert_int_equal(diffstat_mann_whitney(a, HALF, b, HALF, &r), 0);
+    assert_false(r.exact);
+    /* U = 299 * 300 / 2; z = (45150 - 45000 - 0.5) / sqrt(90000 * 601 / 12). */
+    assert_close(r.u, 44850, 0);
+    assert_close(r.p, 2 * diffstat_normal_sf(149.5 / sqrt(90000.0 * 601 / 12)), 1e-15);
+    free(many);
+    free(a);
+    free(b);
 }
 
 static void nothing_to_tell_apart_gives_p_one(void **state)
@@ -320,6 +360,7 @@ int main(void)
         cmocka_unit_test(quantiles_match_numpy),
         cmocka_unit_test(normal_tail_matches_known_values),
         cmocka_unit_test(exact_distribution_matches_table_and_scipy),
+        cmocka_unit_test(uneven_samples_take_the_exact_test),
         cmocka_unit_test(mann_whitney_matches_scipy),
         cmocka_unit_test(nothing_to_tell_apart_gives_p_one),
         cmocka_unit_test(holm_adjusts_by_hand_worked_values),

@@ -575,20 +575,23 @@ static bool compare_root(const diff_cmd *d, root_diff *rd)
 
 /* Says so when a root has too few frames for any change to be significant:
  * even runs whose every frame is slower than every frame of the other give
- * p = 2 / C(n_a + n_b, n_a), before any adjustment. */
-static void warn_few_frames(const diff_cmd *d, const root_diff *rd)
+ * p = 2 / C(n_a + n_b, n_a), which Holm's adjustment multiplies by the
+ * count of rows compared (the smallest p of a family is weighed by all). */
+static void warn_few_frames(const diff_cmd *d, const root_diff *rd, size_t compared)
 {
-    if (!rd->base || !rd->new)
+    if (!rd->base || !rd->new || !rd->nrows)
         return;
     double na = (double)rd->base->frames, nb = (double)rd->new->frames;
     double smallest = 2 * exp(lgamma(na + 1) + lgamma(nb + 1) - lgamma(na + nb + 1));
-    if (smallest < d->opt.alpha)
+    double adjusted = fmin(1.0, smallest * (double)compared);
+    if (adjusted < d->opt.alpha)
         return;
     fputs("timerlog: warning: root \"", d->err);
     tlog_put_line_text_(d->err, rd->title);
     fprintf(d->err, "\": with %zu and %zu frames no change can be significant at alpha %g "
-            "(the smallest p is %.2g)\n", rd->base->frames, rd->new->frames, d->opt.alpha,
-            smallest);
+            "(the smallest p is %.2g; %.2g adjusted over the %zu row%s compared)\n",
+            rd->base->frames, rd->new->frames, d->opt.alpha, smallest, adjusted, compared,
+            compared == 1 ? "" : "s");
 }
 
 /* Adjusts the p-values of every row compared, as one family, and gives each
@@ -1160,10 +1163,13 @@ static int run_diff(diff_cmd *d)
     if (!rds)
         return trouble(d, "out of memory");
     bool ok = true;
+    size_t compared = 0;
     for (size_t k = 0; k < n && ok; k++) {
         ok = compare_root(d, &rds[k]);
-        warn_few_frames(d, &rds[k]);
+        compared += rds[k].nrows;
     }
+    for (size_t k = 0; k < n && ok; k++)
+        warn_few_frames(d, &rds[k], compared);
     long slower = ok ? judge(d, rds, n) : -1;
     if (slower < 0) {
         free_roots(rds, n);

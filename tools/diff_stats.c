@@ -45,6 +45,29 @@ double diffstat_normal_sf(double z)
 /* Mann-Whitney U                                                           */
 /* ------------------------------------------------------------------------ */
 
+/* log C(m + n, m). */
+static double log_choose(size_t m, size_t n)
+{
+    return lgamma((double)(m + n) + 1) - lgamma((double)m + 1) - lgamma((double)n + 1);
+}
+
+bool diffstat_mwu_exact_fits(size_t m, size_t n, double u)
+{
+    double small = (double)(m < n ? m : n), large = (double)(m < n ? n : m);
+    double top = fmin(u < 0 ? 0 : floor(u), small * large);
+    return log_choose(m, n) < 700 &&
+           small * fmin(large, top) * (top + 1) <= DIFFSTAT_EXACT_MAX_WORK;
+}
+
+/* C(m + n, m), m <= n, as a product that stays exact while it can. */
+static double choose(size_t m, size_t n)
+{
+    double c = 1;
+    for (size_t i = 1; i <= m; i++)
+        c = c * (double)(n + i) / (double)i;
+    return c;
+}
+
 double diffstat_mwu_exact_cdf(size_t m, size_t n, double u)
 {
     if (m > n) {   /* U has the same distribution for (m, n) and (n, m) */
@@ -56,28 +79,28 @@ double diffstat_mwu_exact_cdf(size_t m, size_t n, double u)
         return 0;
     if (m == 0 || u >= (double)(m * n))
         return 1;
-    if (m * n > DIFFSTAT_EXACT_MAX_PAIRS)
+    if (!diffstat_mwu_exact_fits(m, n, u))
         return -1;
-    /* Row j holds N(.; j, k) for the k reached so far; rows are updated in
-     * order of j, so row j - 1 already holds N(.; j - 1, k). */
-    size_t width = m * n + 1;
+    /* Row j holds N(v; j, k), v = 0..top, for the k reached so far; rows are
+     * updated in order of j, so row j - 1 already holds N(.; j - 1, k). A
+     * count at v needs only counts below v: the rows stop at top. */
+    size_t top = (size_t)floor(u), width = top + 1;
     double *count = calloc((m + 1) * width, sizeof *count);
     if (!count)
         return -1;
     for (size_t j = 0; j <= m; j++)
         count[j * width] = 1;   /* N(0; j, 0) = 1 */
-    for (size_t k = 1; k <= n; k++)
-        for (size_t j = 1; j <= m; j++)
-            for (size_t v = k; v <= j * k; v++)
+    for (size_t k = 1; k <= n && k <= top; k++)   /* past top, nothing below it */
+        for (size_t j = 1; j <= m; j++) {
+            size_t last = j * k < top ? j * k : top;
+            for (size_t v = k; v <= last; v++)
                 count[j * width + v] += count[(j - 1) * width + v - k];
-    double below = 0, all = 0;
-    for (size_t v = 0; v < width; v++) {
-        all += count[m * width + v];
-        if ((double)v <= u)
-            below += count[m * width + v];
-    }
+        }
+    double below = 0;
+    for (size_t v = 0; v < width; v++)
+        below += count[m * width + v];
     free(count);
-    return below / all;
+    return fmin(1.0, below / choose(m, n));
 }
 
 /* U of a, and the tie term sum(t^3 - t) over groups of t equal values in
@@ -117,7 +140,7 @@ int diffstat_mann_whitney(const double *a, size_t na, const double *b, size_t nb
     out->ties = tie_term > 0;
     double pairs = (double)na * (double)nb;
     double u_max = fmax(out->u, pairs - out->u);
-    if (!out->ties && na * nb <= DIFFSTAT_EXACT_MAX_PAIRS) {
+    if (!out->ties && diffstat_mwu_exact_fits(na, nb, pairs - u_max)) {
         double cdf = diffstat_mwu_exact_cdf(na, nb, pairs - u_max);
         if (cdf < 0)
             return -1;
