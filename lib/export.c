@@ -593,11 +593,9 @@ static void json_node_fields(FILE *out, const tlog_frame *f, const tlog_node *n,
     fputs(",\"children\":[", out);
 }
 
-static int json_frame(FILE *out, const tlog_frame *f)
+/* index_of: room for the frame's nodes, each node's index in pre-order. */
+static void json_frame(FILE *out, const tlog_frame *f, uint32_t *index_of)
 {
-    uint32_t *index_of = tlog_malloc_(f->nnodes * sizeof *index_of);
-    if (!index_of)
-        return TLOG_ENOMEM;
     uint32_t k = 0;
     for (const tlog_node *n = tlog_frame_root(f); n; n = tlog_node_next_(n, true))
         index_of[n - f->nodes] = k++;
@@ -632,8 +630,6 @@ static int json_frame(FILE *out, const tlog_frame *f)
         }
     }
     fputc('}', out);
-    free(index_of);
-    return TLOG_OK;
 }
 
 int tlog_export_json(const tlog_frame *const *frames, size_t n, FILE *out)
@@ -642,16 +638,23 @@ int tlog_export_json(const tlog_frame *const *frames, size_t n, FILE *out)
         return TLOG_EINVAL;
     if (!out)
         out = stdout;
+    /* Taken before anything is written: out of memory leaves no half file. */
+    size_t most = 1;
+    for (size_t i = 0; i < n; i++)
+        most = frames[i]->nnodes > most ? frames[i]->nnodes : most;
+    uint32_t *index_of = tlog_malloc_(most * sizeof *index_of);
+    if (!index_of)
+        return TLOG_ENOMEM;
     fputs("{\"frames\":[", out);
-    int rc = TLOG_OK;
-    for (size_t i = 0; i < n && rc == TLOG_OK; i++) {
+    for (size_t i = 0; i < n; i++) {
         if (i)
             fputc(',', out);
         fputc('\n', out);
-        rc = json_frame(out, frames[i]);
+        json_frame(out, frames[i], index_of);
     }
     fputs("\n]}\n", out);
-    return rc != TLOG_OK ? rc : tlog_written_(out);
+    free(index_of);
+    return tlog_written_(out);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -534,6 +534,54 @@ static void dump_without_memory_says_so_and_keeps_the_frame(void **state)
     tlog_destroy(log);
 }
 
+/* A JSON or CSV export that runs out of memory says so and has written
+ * nothing: no half file that parses as less than it should, or not at
+ * all. */
+static void exports_without_memory_write_nothing(void **state)
+{
+    (void)state;
+    collected_errors errors = {0};
+    tlog_config c = test_config(&errors);
+    tlog_log *log = make_log(&c);
+    tlog_frame *frames[3];
+    for (int k = 0; k < 3; k++) {
+        double t = 10.0 * k;
+        begin_at(log, "Frame", t);
+        for (int j = 0; j <= k; j++) {
+            begin_at(log, "Child", t + 1 + j);
+            end_at(log, "Child", t + 1.5 + j);
+        }
+        end_at(log, "Frame", t + 5);
+        frames[k] = tlog_frame_pop(log);
+        assert_non_null(frames[k]);
+    }
+    const tlog_frame *const *all = (const tlog_frame *const *)frames;
+    for (int e = 0; e < 2; e++) {
+        int rc;
+        for (uint64_t n = 1;; n++) {
+            FILE *fp = tmpfile();
+            assert_non_null(fp);
+            tlog_test_fail_alloc(n);
+            rc = e == 0 ? tlog_export_json(all, 3, fp) : tlog_export_csv(all, 3, fp);
+            bool failed = tlog_test_alloc_failed();
+            tlog_test_fail_alloc(0);
+            long written = ftell(fp);
+            fclose(fp);
+            if (!failed) {
+                assert_int_equal(rc, TLOG_OK);
+                break;
+            }
+            assert_int_equal(rc, TLOG_ENOMEM);
+            if (written != 0)
+                fail_msg("export %d: allocation %llu failed after %ld bytes were written", e,
+                         (unsigned long long)n, written);
+        }
+    }
+    for (int k = 0; k < 3; k++)
+        tlog_frame_release(frames[k]);
+    tlog_destroy(log);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Statistics                                                               */
 /* ------------------------------------------------------------------------ */
@@ -785,6 +833,7 @@ int main(void)
         cmocka_unit_test(memory_running_out_mid_frame_is_said_as_such),
         cmocka_unit_test(lost_adopted_work_counts_each_scope_once),
         cmocka_unit_test(dump_without_memory_says_so_and_keeps_the_frame),
+        cmocka_unit_test(exports_without_memory_write_nothing),
         cmocka_unit_test(failed_adoption_leaves_the_thread_ready_for_a_frame),
         cmocka_unit_test_setup_teardown(every_allocation_may_fail, sweep_setup, sweep_teardown),
         cmocka_unit_test(statistics_survive_every_allocation_failure),
