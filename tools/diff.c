@@ -581,8 +581,7 @@ static void warn_few_frames(const diff_cmd *d, const root_diff *rd, size_t compa
 {
     if (!rd->base || !rd->new || !rd->nrows)
         return;
-    double na = (double)rd->base->frames, nb = (double)rd->new->frames;
-    double smallest = 2 * exp(lgamma(na + 1) + lgamma(nb + 1) - lgamma(na + nb + 1));
+    double smallest = 2 * exp(-diffstat_log_choose(rd->base->frames, rd->new->frames));
     double adjusted = fmin(1.0, smallest * (double)compared);
     if (adjusted < d->opt.alpha)
         return;

@@ -45,8 +45,7 @@ double diffstat_normal_sf(double z)
 /* Mann-Whitney U                                                           */
 /* ------------------------------------------------------------------------ */
 
-/* log C(m + n, m). */
-static double log_choose(size_t m, size_t n)
+double diffstat_log_choose(size_t m, size_t n)
 {
     return lgamma((double)(m + n) + 1) - lgamma((double)m + 1) - lgamma((double)n + 1);
 }
@@ -55,7 +54,7 @@ bool diffstat_mwu_exact_fits(size_t m, size_t n, double u)
 {
     double small = (double)(m < n ? m : n), large = (double)(m < n ? n : m);
     double top = fmin(u < 0 ? 0 : floor(u), small * large);
-    return log_choose(m, n) < 700 &&
+    return diffstat_log_choose(m, n) < 700 &&
            small * fmin(large, top) * (top + 1) <= DIFFSTAT_EXACT_MAX_WORK;
 }
 

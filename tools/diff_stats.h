@@ -24,6 +24,10 @@ double diffstat_quantile(const double *sorted, size_t n, double q);
 /* The arithmetic mean; 0 for n = 0. */
 double diffstat_mean(const double *x, size_t n);
 
+/* log C(m + n, m): the log of the count of arrangements of samples of m
+ * and n values. */
+double diffstat_log_choose(size_t m, size_t n);
+
 /* P(Z > z) for a standard normal Z. */
 double diffstat_normal_sf(double z);
 
@@ -52,12 +56,12 @@ typedef struct diffstat_mwu {
  * The two-sided Mann-Whitney U test of sorted samples a and b (ascending):
  * whether values of one tend to be larger than values of the other, with no
  * assumption on their distribution. Exact for samples without ties whose
- * exact p can be counted (diffstat_mwu_exact_fits); otherwise the normal approximation with
- * the tie correction of the variance and a continuity correction of 1/2,
- * as SciPy's mannwhitneyu computes them (method "exact" or "asymptotic",
- * use_continuity=True). A sample with no values, or values all tied,
- * gives p = 1. Returns 0, or -1 when
- * the exact distribution could not be allocated.
+ * exact p can be counted (diffstat_mwu_exact_fits); otherwise the normal
+ * approximation with the tie correction of the variance and a continuity
+ * correction of 1/2, as SciPy's mannwhitneyu computes them (method "exact"
+ * or "asymptotic", use_continuity=True). A sample with no values, or values
+ * all tied, gives p = 1. Returns 0, or -1 when the exact distribution could
+ * not be allocated.
  */
 int diffstat_mann_whitney(const double *a, size_t na, const double *b, size_t nb,
                           diffstat_mwu *out);

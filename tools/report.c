@@ -924,8 +924,8 @@ static void pick_samples(report_cmd *c, const whole *wholes, size_t nwholes)
     }
     size_t want = n < c->max_samples ? n : c->max_samples;
     for (size_t k = 0, next = 0; k < n; k++) {
-        /* The k-th is the j-th picked when it is the first at or past
-         * j * n / want. */
+        /* The k-th is picked as the next one when it is the first at or
+         * past next * n / want. */
         if (next < want && k == next * n / want)
             c->samples[next++] = c->samples[k];
         else
