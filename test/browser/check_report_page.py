@@ -24,6 +24,7 @@ Screenshots of each view go to --out. Exit 77 (skipped) without Selenium,
 Chromium or chromedriver, and in sanitizer builds.
 """
 import argparse
+import functools
 import json
 import os
 import shutil
@@ -205,9 +206,17 @@ def heading():
     return driver.find_element(By.ID, "frame-heading").text
 
 
+@functools.lru_cache(maxsize=None)
+def exported_frames(tlog):
+    return json.loads(timerlog("export", "--json", tlog))["frames"]
+
+
+def exported_frame(tlog, serial):
+    return next(f for f in exported_frames(tlog) if f["serial"] == serial)
+
+
 def expected_lanes(tlog, serial):
-    frames = json.loads(timerlog("export", "--json", tlog))["frames"]
-    frame = next(f for f in frames if f["serial"] == serial)
+    frame = exported_frame(tlog, serial)
     lanes, stack = set(), [frame["root"]]
     while stack:
         row = stack.pop()
@@ -221,8 +230,7 @@ def expected_lanes(tlog, serial):
 
 def expected_badges(tlog, serial):
     """The device badge of each device row of a frame, in dump order."""
-    frames = json.loads(timerlog("export", "--json", tlog))["frames"]
-    frame = next(f for f in frames if f["serial"] == serial)
+    frame = exported_frame(tlog, serial)
     badges, stack = [], [frame["root"]]
     while stack:
         row = stack.pop()
