@@ -101,14 +101,16 @@ bool tlog_sketch_reserve_like_(size_t *bytes, tlog_sketch *into, const tlog_sket
 
 void tlog_acc_add_(tlog_acc *into, const tlog_acc *from)
 {
-    into->sum = into->sum + from->sum < into->sum ? UINT64_MAX : into->sum + from->sum;
+    into->sum = tlog_sat_add_(into->sum, from->sum);
     if (from->min < into->min)
         into->min = from->min;
     if (from->max > into->max)
         into->max = from->max;
     for (unsigned k = 0; k < from->sk.cap; k++)
-        if (tlog_cbins_(&from->sk)[k])
-            tlog_bins_(&into->sk)[from->sk.lo + k - into->sk.lo] += tlog_cbins_(&from->sk)[k];
+        if (tlog_cbins_(&from->sk)[k]) {
+            uint64_t *bin = &tlog_bins_(&into->sk)[from->sk.lo + k - into->sk.lo];
+            *bin = tlog_sat_add_(*bin, tlog_cbins_(&from->sk)[k]);
+        }
 }
 
 /* The rank the q-quantile of n values is at: ceil(q * n) - 1, at least 0,
@@ -131,7 +133,7 @@ unsigned tlog_sketch_quantile_bucket_(const tlog_sketch *sk, uint64_t n, double 
 {
     uint64_t rank = tlog_rank_of_(q, n), seen = 0;
     for (unsigned k = 0; k < sk->cap; k++) {
-        seen += tlog_cbins_(sk)[k];
+        seen = tlog_sat_add_(seen, tlog_cbins_(sk)[k]);   /* counts merged saturate */
         if (seen > rank)
             return sk->lo + k;
     }

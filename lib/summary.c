@@ -12,10 +12,13 @@
  * and rows are made in the order a frame's nodes come, so that counting a
  * frame like the last walks that array in order. Each text is kept once,
  * so that a large frame's titles, found once per add, compare with rows'
- * by address. It is all or nothing: when something cannot be had
- * half-way, the counts of the pass are taken back (from a note of what
- * subtracting them cannot restore), and the rows it made, newest first.
- * Merging summaries makes and widens everything first, then adds.
+ * by address; groups are found by a hash of (thread name, root title), so
+ * that reading or merging many groups takes time in proportion to them.
+ * It is all or nothing: when something cannot be had half-way, the counts
+ * of the pass are taken back (from a note of what subtracting them cannot
+ * restore), and the rows it made, newest first. Merging summaries makes
+ * and widens everything first, then adds; its counts saturate, as sums
+ * do, rather than wrap.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -317,14 +320,27 @@ static bool same_group(const tlog_summary *s, const tlog_group *g, const char *t
     return tlog_same_name_(g->thread_name, thread) && tlog_same_name_(s->hot[g->root].name, root);
 }
 
+static uint64_t group_hash(const char *thread, const char *root)
+{
+    return tlog_hash_str_(tlog_hash_str_(KEPT_SEED, thread) ^ 0x9e3779b97f4a7c15ull, root);
+}
+
+/* The slot of the group of (thread, root) in the index, or the empty slot
+ * where it goes. */
+static size_t group_slot(const tlog_summary *s, const char *thread, const char *root,
+                         uint64_t h)
+{
+    const tlog_map *m = &s->group_index;
+    size_t at = tlog_map_first_(m, h);
+    while (tlog_map_has_(m, at) && !same_group(s, &s->groups[m->slots[at].value], thread, root))
+        at = tlog_map_next_(m, at, h);
+    return at;
+}
+
 uint32_t tlog_summary_find_group_(const tlog_summary *s, const char *thread, const char *root)
 {
-    for (size_t k = 0; k < s->ngroups; k++) {
-        size_t g = (s->last_group + k) % s->ngroups;
-        if (same_group(s, &s->groups[g], thread, root))
-            return (uint32_t)g;
-    }
-    return NONE;
+    size_t at = group_slot(s, thread, root, group_hash(thread, root));
+    return tlog_map_has_(&s->group_index, at) ? s->group_index.slots[at].value : NONE;
 }
 
 /* The group of (thread, root title), made with its root row if new. */
@@ -338,7 +354,8 @@ static int group_for(tlog_summary *s, const char *thread, const tlog_node *root,
     }
     if (s->ngroups >= NONE - 1 || s->nrows >= s->cfg.max_rows)
         return TLOG_EFULL;
-    if (!grow(s, (void **)&s->groups, &s->capgroups, s->ngroups + 1, sizeof *s->groups))
+    if (!grow(s, (void **)&s->groups, &s->capgroups, s->ngroups + 1, sizeof *s->groups) ||
+        !index_room(s, &s->group_index, 1))
         return TLOG_ENOMEM;
     tlog_group *grp = &s->groups[s->ngroups];
     memset(grp, 0, sizeof *grp);
@@ -355,6 +372,8 @@ static int group_for(tlog_summary *s, const char *thread, const tlog_node *root,
         group_free(s, grp);
         return TLOG_ENOMEM;
     }
+    /* Cannot fail: index_room made room above. */
+    (void)tlog_map_put_(&s->group_index, group_hash(thread, root->name), (uint32_t)s->ngroups);
     *out = s->last_group = (uint32_t)s->ngroups++;
     return TLOG_OK;
 }
@@ -362,10 +381,15 @@ static int group_for(tlog_summary *s, const char *thread, const tlog_node *root,
 /* Takes back what a failed add or merge made. */
 static void roll_back(tlog_summary *s, size_t nrows, size_t ngroups)
 {
-    while (s->nrows > nrows)
+    while (s->ngroups > ngroups) {
+        tlog_group *g = &s->groups[--s->ngroups];
+        const char *root = s->hot[g->root].name;
+        tlog_map_remove_(&s->group_index,
+                         group_slot(s, g->thread_name, root, group_hash(g->thread_name, root)));
+        group_free(s, g);
+    }
+    while (s->nrows > nrows)   /* after the groups, whose roots they are */
         drop_newest_row(s);
-    while (s->ngroups > ngroups)
-        group_free(s, &s->groups[--s->ngroups]);
     if (s->last_group >= s->ngroups)
         s->last_group = 0;
 }
@@ -943,27 +967,24 @@ static int map_merged_row(tlog_summary *into, const tlog_summary *from, uint32_t
         uint32_t g;
         int rc = group_for(into, from->groups[xr->group].thread_name, &root, &g);
         if (rc == TLOG_EFULL) {
-            *refused += x->frames;
+            *refused = tlog_sat_add_(*refused, x->frames);
             to = NONE;
         } else if (rc != TLOG_OK) {
             return rc;
         } else {
             to = into->groups[g].root;
-            if (!into->rows[to].site_id)   /* the first site, as adding keeps */
-                into->rows[to].site_id = xr->site_id;
         }
     } else if ((to = map[x->parent]) == NONE) {
-        *refused += x->frames;   /* under a row left out */
+        *refused = tlog_sat_add_(*refused, x->frames);   /* under a row left out */
     } else {
         uint32_t found = tlog_summary_find_row_(into, to, x->kind, x->name);
         if (found == NONE && into->nrows >= into->cfg.max_rows) {
-            *refused += x->frames;
+            *refused = tlog_sat_add_(*refused, x->frames);
         } else if (found == NONE) {
             row_key k = {into->rows[to].group, to, x->kind, x->name, xr->device, NULL};
             found = new_row(into, &k);
             if (found == NONE)
                 return TLOG_ENOMEM;
-            into->rows[found].site_id = xr->site_id;
         }
         to = found;
     }
@@ -1000,7 +1021,7 @@ static void merge_hitches(tlog_summary *into, const tlog_summary *from, const ui
         h.number += seen;
         keep_hitch(into, &h);
     }
-    into->hitches_seen += from->hitches_seen;
+    into->hitches_seen = tlog_sat_add_(into->hitches_seen, from->hitches_seen);
 }
 
 /* Merges `from` into `into`, leaving in map[] the row of `into` each row
@@ -1017,17 +1038,22 @@ static int merge_mapped(tlog_summary *into, const tlog_summary *from, uint32_t *
         roll_back(into, nrows, ngroups);
         return rc;
     }
+    /* Nothing fails from here: what was there changes only now. */
     for (uint32_t r = 0; r < from->nrows; r++) {
-        if (map[r] == NONE || !from->hot[r].frames)
-            continue;   /* a row read back with no frames has no extremes */
+        if (map[r] == NONE)
+            continue;
         tlog_row_hot *to = &into->hot[map[r]];
         tlog_stat_row *tr = &into->rows[map[r]];
         const tlog_row_hot *x = &from->hot[r];
+        if (!tr->site_id)   /* the first site, as adding keeps */
+            tr->site_id = from->rows[r].site_id;
+        if (!x->frames)
+            continue;   /* a row read back with no frames has no extremes */
         if (!to->count_same) {   /* else both had the same count */
             const tlog_acc count = tlog_row_quantity_(from, r, TLOG_ACC_COUNT);
             tlog_acc_add_(&tr->count, &count);
         }
-        to->frames += x->frames;
+        to->frames = tlog_sat_add_(to->frames, x->frames);
         to->flags |= x->flags;
         tlog_acc_add_(&to->total, &x->total);
         if (!(to->self_same && x->self_same)) {
@@ -1037,8 +1063,8 @@ static int merge_mapped(tlog_summary *into, const tlog_summary *from, uint32_t *
             to->self_same = false;
         }
     }
-    into->frames += from->frames;
-    into->rows_refused += from->rows_refused + refused;
+    into->frames = tlog_sat_add_(into->frames, from->frames);
+    into->rows_refused = tlog_sat_add_(into->rows_refused, tlog_sat_add_(from->rows_refused, refused));
     merge_hitches(into, from, map);
     return TLOG_OK;
 }
@@ -1233,6 +1259,7 @@ static void release_all(tlog_summary *s)
     tlog_map_free_(&s->kept_index);
     free(s->memo);
     free(s->groups);
+    tlog_map_free_(&s->group_index);
     tlog_map_free_(&s->index);
     free(s->undo);
     free(s->ranks);

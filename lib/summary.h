@@ -164,7 +164,8 @@ struct tlog_summary {
                                * kind, title): the row's index */
     tlog_group *groups;
     size_t ngroups, capgroups;
-    uint32_t last_group;      /* where the search for a frame's group starts */
+    tlog_map group_index;     /* groups by hash of (thread name, root title) */
+    uint32_t last_group;      /* the last frame's: the next frame's, mostly */
     tlog_arena_block *arena;
     tlog_undo *undo;          /* scratch of an add */
     size_t nundo, capundo;

@@ -3,7 +3,7 @@
  * of an MPI job): the groups, each with its rows in order (parents first),
  * each row with its figures and histograms. Little-endian, in one piece:
  *
- *   "TLSU" u32 version(1) u64 frames u64 rows_refused u64 hitches_seen
+ *   "TLSU" u32 version(2) u64 frames u64 rows_refused u64 hitches_seen
  *   u32 groups u32 rows, then per group: str thread, u32 rows in the group,
  *   then per row: u32 parent (index among the rows so far, or ~0 for the
  *   group's root, its first row), u8 kind, u8 flags, u8 self_same,
@@ -11,10 +11,13 @@
  *   quantity (total, count, self): u64 sum, min, max, u16 lo, u16 n,
  *   n x u64 counts of buckets lo..lo+n-1.
  *
- * str is a u16 length and the bytes. Hitches are frames and stay where
- * they are. Decoding checks every count against the bytes there are and
- * every figure against the others (the counts of a histogram add up to its
- * row's frames), so damaged bytes give TLOG_EFORMAT, never a summary that
+ * str is a u32 length and the bytes, which hold no NUL: titles of any
+ * length pass whole. Hitches are frames and stay where they are. Decoding
+ * checks every count against the bytes there are and every figure against
+ * the others (the counts of a histogram add up to its row's frames, its
+ * first and last counts are in the buckets of the minimum and the maximum,
+ * the sum lies between frames times each, the groups' frames are among the
+ * summary's), so damaged bytes give TLOG_EFORMAT, never a summary that
  * reads wrong.
  */
 #include <stdlib.h>
@@ -27,26 +30,34 @@
 
 #define NONE TLOG_ROW_NONE
 #define MAGIC "TLSU"
-#define VERSION 1u
+#define VERSION 2u
 #define HEAD_BYTES (4 + 4 + 8 * 3 + 4 * 2)
-#define MIN_ROW_BYTES (4 + 3 + 2 + 1 + 8 + 8 + 3 * (8 * 3 + 4))
+#define STR_HEAD 4
+#define MIN_ROW_BYTES (4 + 3 + STR_HEAD + 1 + 8 + 8 + 3 * (8 * 3 + 4))
 
 /* ------------------------------------------------------------------------ */
 /* Encoding                                                                 */
 /* ------------------------------------------------------------------------ */
 
-static size_t str_len(const char *s)
-{
-    size_t n = strlen(s);
-    return n > 0xffff ? 0xffff : n;
-}
-
 static uint8_t *put_str(uint8_t *p, const char *s)
 {
-    size_t n = str_len(s);
-    tlog_put_u16_(p, (uint16_t)n);
-    memcpy(p + 2, s, n);
-    return p + 2 + n;
+    size_t n = strlen(s);
+    tlog_put_u32_(p, (uint32_t)n);
+    memcpy(p + STR_HEAD, s, n);
+    return p + STR_HEAD + n;
+}
+
+/* What put_str writes of s, or SIZE_MAX past what a u32 length holds. */
+static size_t str_bytes(const char *s)
+{
+    size_t n = strlen(s);
+    return n > UINT32_MAX ? SIZE_MAX : STR_HEAD + n;
+}
+
+/* a + b, or SIZE_MAX past what a size_t holds. */
+static size_t add_size(size_t a, size_t b)
+{
+    return a > SIZE_MAX - b ? SIZE_MAX : a + b;
 }
 
 /* The buckets of quantity q of row r written out: none for a self time
@@ -59,11 +70,12 @@ static uint16_t bins_written(const tlog_summary *s, uint32_t r, int q, const tlo
 static size_t row_bytes(const tlog_summary *s, uint32_t r)
 {
     const tlog_stat_row *x = &s->rows[r];
-    size_t n = 4 + 3 + 2 + str_len(s->hot[r].name) + 1 +
-               (x->device ? 2 + str_len(x->device) : 0) + 8 + 8;
+    size_t n = add_size(4 + 3 + 1 + 8 + 8, str_bytes(s->hot[r].name));
+    if (x->device)
+        n = add_size(n, str_bytes(x->device));
     for (int q = 0; q < 3; q++) {
         const tlog_acc a = tlog_row_quantity_(s, r, q);
-        n += 8 * 3 + 4 + bins_written(s, r, q, &a) * 8u;
+        n = add_size(n, 8 * 3 + 4 + bins_written(s, r, q, &a) * 8u);
     }
     return n;
 }
@@ -118,9 +130,11 @@ int tlog_summary_encode_(const tlog_summary *s, void **data, size_t *len)
     *len = 0;
     size_t n = HEAD_BYTES;
     for (size_t g = 0; g < s->ngroups; g++)
-        n += 2 + str_len(s->groups[g].thread_name) + 4;
+        n = add_size(n, add_size(str_bytes(s->groups[g].thread_name), 4));
     for (size_t r = 0; r < s->nrows; r++)
-        n += row_bytes(s, (uint32_t)r);
+        n = add_size(n, row_bytes(s, (uint32_t)r));
+    if (n == SIZE_MAX)
+        return TLOG_ENOMEM;   /* more than memory can hold */
     /* Where each row goes in the bytes: its index in the order written. */
     uint32_t *order = tlog_malloc_((s->nrows ? s->nrows : 1) * sizeof *order);
     uint8_t *out = tlog_malloc_(n);
@@ -164,19 +178,53 @@ int tlog_summary_encode_(const tlog_summary *s, void **data, size_t *len)
 typedef struct reading {
     tlog_cursor c;
     char *text[2];           /* two strings at a time, NUL-ended */
+    size_t cap[2];
     tlog_summary *s;
     uint32_t *rows;          /* the summary's row for each row read */
     uint32_t nread, nrows;
+    uint64_t root_frames;    /* of the groups read, saturating */
 } reading;
 
-/* A string into text[k]; false past the end. */
-static bool get_str(reading *rd, int k)
+/* A string into text[k]: TLOG_EFORMAT past the end or for a NUL in it,
+ * TLOG_ENOMEM. */
+static int get_str(reading *rd, int k)
 {
-    size_t n;
-    const char *p = tlog_read_str_(&rd->c, &n);
+    uint32_t n = tlog_read_u32_(&rd->c);
+    const uint8_t *p = rd->c.short_read ? NULL : tlog_need_(&rd->c, n);
+    if (!p || memchr(p, 0, n))
+        return TLOG_EFORMAT;
+    if ((size_t)n + 1 > rd->cap[k]) {
+        char *t = tlog_realloc_(rd->text[k], (size_t)n + 1);
+        if (!t)
+            return TLOG_ENOMEM;
+        rd->text[k] = t;
+        rd->cap[k] = (size_t)n + 1;
+    }
     memcpy(rd->text[k], p, n);
     rd->text[k][n] = '\0';
-    return !rd->c.short_read;
+    return TLOG_OK;
+}
+
+/* a * b, or UINT64_MAX where that does not fit, as a saturating sum of b
+ * values of a would end. */
+static uint64_t sat_mul(uint64_t a, uint64_t b)
+{
+    return b && a > UINT64_MAX / b ? UINT64_MAX : a * b;
+}
+
+/* Whether the counts of a histogram of n buckets from lo, of some frames,
+ * begin in the bucket of its minimum and end in that of its maximum, as
+ * counting leaves them. */
+static bool counts_span_extremes(const tlog_acc *a, unsigned lo, unsigned n)
+{
+    const uint64_t *bins = tlog_cbins_(&a->sk) + (lo - a->sk.lo);
+    unsigned first = 0, last = n;
+    while (first < n && !bins[first])
+        first++;
+    while (last > first && !bins[last - 1])
+        last--;
+    return first < n && lo + first == tlog_bucket_of_(a->min) &&
+           lo + last - 1 == tlog_bucket_of_(a->max);
 }
 
 static uint16_t get_u16(reading *rd)
@@ -208,18 +256,16 @@ static int get_acc(reading *rd, uint32_t r, int q, bool kept)
     if (n && (!tlog_sketch_reserve_(&rd->s->bytes, &a->sk, lo) ||
               !tlog_sketch_reserve_(&rd->s->bytes, &a->sk, lo + n - 1)))
         return TLOG_ENOMEM;
-    uint64_t total = 0;
+    uint64_t total = 0;   /* saturating, as merged counts are */
     for (unsigned k = 0; k < n; k++) {
         uint64_t v = tlog_read_u64_(&rd->c);
-        if (total + v < total)
-            return TLOG_EFORMAT;
-        total += v;
+        total = tlog_sat_add_(total, v);
         tlog_bins_(&a->sk)[lo + k - a->sk.lo] = v;
     }
-    /* The extremes must lie in the histogram's first and last buckets. */
-    if (kept && total != x->frames)
-        return TLOG_EFORMAT;
-    if (n && x->frames && (tlog_bucket_of_(a->min) < lo || tlog_bucket_of_(a->max) >= lo + n))
+    if (!kept || !x->frames)
+        return kept && total ? TLOG_EFORMAT : TLOG_OK;
+    if (total != x->frames || !counts_span_extremes(a, lo, n) ||
+        a->sum < sat_mul(a->min, x->frames) || a->sum > sat_mul(a->max, x->frames))
         return TLOG_EFORMAT;
     return TLOG_OK;
 }
@@ -229,17 +275,20 @@ static int get_row(reading *rd, uint32_t group_root_read, uint32_t *root)
     uint32_t parent = tlog_read_u32_(&rd->c);
     unsigned kind = tlog_read_u8_(&rd->c), flags = tlog_read_u8_(&rd->c),
              same = tlog_read_u8_(&rd->c);
-    if (!get_str(rd, 0) || kind > TLOG_KIND_EXECUTION || flags > 0x1f || same > 1)
+    int rc = get_str(rd, 0);
+    if (rc != TLOG_OK)
+        return rc;
+    if (kind > TLOG_KIND_EXECUTION || flags > 0x1f || same > 1)
         return TLOG_EFORMAT;
     bool has_device = tlog_read_u8_(&rd->c) != 0;
-    if (has_device && !get_str(rd, 1))
-        return TLOG_EFORMAT;
+    if (has_device && (rc = get_str(rd, 1)) != TLOG_OK)
+        return rc;
     bool is_root = rd->nread == group_root_read;
     if (is_root != (parent == NONE) || (is_root && has_device) ||
         (!is_root && (parent < group_root_read || parent >= rd->nread)))
         return TLOG_EFORMAT;   /* a root first, then rows under earlier rows of its group */
     uint32_t r;
-    int rc = is_root ? tlog_summary_load_group_(rd->s, rd->text[1], rd->text[0], kind, &r)
+    rc = is_root ? tlog_summary_load_group_(rd->s, rd->text[1], rd->text[0], kind, &r)
                      : tlog_summary_load_row_(rd->s, rd->rows[parent], kind, rd->text[0],
                                               has_device ? rd->text[1] : NULL, &r);
     if (rc != TLOG_OK)
@@ -253,6 +302,8 @@ static int get_row(reading *rd, uint32_t group_root_read, uint32_t *root)
     x->self_same = same;
     rd->s->rows[r].site_id = tlog_read_u64_(&rd->c);
     x->frames = tlog_read_u64_(&rd->c);
+    if (is_root)
+        rd->root_frames = tlog_sat_add_(rd->root_frames, x->frames);
     static const int order[3] = {TLOG_ACC_TOTAL, TLOG_ACC_COUNT, TLOG_ACC_SELF};
     for (int k = 0; k < 3 && rc == TLOG_OK; k++)
         rc = get_acc(rd, r, order[k], !(order[k] == TLOG_ACC_SELF && same));
@@ -261,27 +312,30 @@ static int get_row(reading *rd, uint32_t group_root_read, uint32_t *root)
 
 static int get_group(reading *rd)
 {
-    if (!get_str(rd, 1))
-        return TLOG_EFORMAT;
+    int rc = get_str(rd, 1);
+    if (rc != TLOG_OK)
+        return rc;
     uint32_t n = tlog_read_u32_(&rd->c);
     if (rd->c.short_read || !n || n > rd->nrows - rd->nread)
         return TLOG_EFORMAT;
     uint32_t first = rd->nread, root = NONE;
-    int rc = TLOG_OK;
     /* The group's thread name is text[1] until its root row is made. */
     for (uint32_t k = 0; k < n && rc == TLOG_OK; k++)
         rc = get_row(rd, first, &root);
     return rc;
 }
 
-static int decode(reading *rd, uint32_t ngroups)
+/* Every frame added to a summary counts in it, and once in its group's
+ * root unless the group could not be had (past max_rows). */
+static int decode(reading *rd, uint32_t ngroups, uint64_t frames)
 {
     for (uint32_t g = 0; g < ngroups; g++) {
         int rc = get_group(rd);
         if (rc != TLOG_OK)
             return rc;
     }
-    return rd->nread == rd->nrows && rd->c.p == rd->c.end ? TLOG_OK : TLOG_EFORMAT;
+    return rd->nread == rd->nrows && rd->c.p == rd->c.end && rd->root_frames <= frames
+               ? TLOG_OK : TLOG_EFORMAT;
 }
 
 int tlog_summary_decode_(const void *data, size_t len, tlog_summary **out)
@@ -300,12 +354,10 @@ int tlog_summary_decode_(const void *data, size_t len, tlog_summary **out)
         return TLOG_EFORMAT;
     int rc = tlog_summary_create(NULL, &rd.s);
     rd.rows = tlog_malloc_((rd.nrows ? rd.nrows : 1) * sizeof *rd.rows);
-    rd.text[0] = tlog_malloc_(0x10000);
-    rd.text[1] = tlog_malloc_(0x10000);
-    if (rc == TLOG_OK && (!rd.rows || !rd.text[0] || !rd.text[1]))
+    if (rc == TLOG_OK && !rd.rows)
         rc = TLOG_ENOMEM;
     if (rc == TLOG_OK)
-        rc = decode(&rd, ngroups);
+        rc = decode(&rd, ngroups, tlog_get_u64_(head + 8));
     free(rd.rows);
     free(rd.text[0]);
     free(rd.text[1]);

@@ -31,6 +31,13 @@ static inline bool tlog_grow_(void **items, size_t *cap, size_t need, size_t siz
 #define TLOG_GROW(items, cap, need) \
     tlog_grow_((void **)&(items), &(cap), (need), sizeof *(items))
 
+/* a + b, or UINT64_MAX where that does not fit: counts that must never
+ * wrap to small ones. */
+static inline uint64_t tlog_sat_add_(uint64_t a, uint64_t b)
+{
+    return a + b < a ? UINT64_MAX : a + b;
+}
+
 /* A 64-bit key spread over all bits, for open-addressing tables. */
 static inline uint64_t tlog_mix64_(uint64_t k)
 {

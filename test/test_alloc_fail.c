@@ -782,6 +782,102 @@ static void statistics_survive_every_allocation_failure(void **state)
     assert_int_equal(errors.count, 0);
 }
 
+static uint32_t le32(const uint8_t *p)
+{
+    return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* `s` passed through bytes with every row's call site taken away, as rows
+ * of frames read from files without sites have none (the layout is
+ * lib/summary_codec.c's). */
+static tlog_summary *without_sites(const tlog_summary *s)
+{
+    uint8_t *d;
+    size_t n, p = 40;
+    assert_int_equal(tlog_summary_encode_(s, (void **)&d, &n), TLOG_OK);
+    for (uint32_t g = 0, ngroups = le32(d + 32); g < ngroups; g++) {
+        p += 4 + le32(d + p);
+        uint32_t rows = le32(d + p);
+        p += 4;
+        for (uint32_t r = 0; r < rows; r++) {
+            p += 7;
+            p += 4 + le32(d + p);
+            if (d[p++])
+                p += 4 + le32(d + p);
+            memset(d + p, 0, 8);
+            p += 16;
+            for (int q = 0; q < 3; q++)
+                p += 28 + 8u * (d[p + 26] | (unsigned)d[p + 27] << 8);
+        }
+    }
+    assert_int_equal(p, n);
+    tlog_summary *out = NULL;
+    assert_int_equal(tlog_summary_decode_(d, n, &out), TLOG_OK);
+    free(d);
+    return out;
+}
+
+static char *summary_json(const tlog_summary *s)
+{
+    FILE *fp = tmpfile();
+    assert_non_null(fp);
+    assert_int_equal(tlog_summary_export_json(s, fp), TLOG_OK);
+    return read_back(fp);
+}
+
+/* A merge that runs out of memory leaves the summary merged into as it
+ * was, to the call site a row without one would have taken. */
+static void a_failed_merge_leaves_the_summary_as_it_was(void **state)
+{
+    (void)state;
+    tlog_config c = test_config(NULL);
+    c.max_frames = STATS_FRAMES;
+    tlog_log *log = make_log(&c);
+    tlog_summary *base = NULL, *from = NULL;
+    assert_int_equal(tlog_summary_create(NULL, &base), TLOG_OK);
+    assert_int_equal(tlog_summary_create(NULL, &from), TLOG_OK);
+    for (int k = 0; k < STATS_FRAMES; k++) {
+        stats_frame(log, k);
+        tlog_frame *f = tlog_frame_pop(log);
+        assert_non_null(f);
+        if (k < 2)
+            assert_int_equal(tlog_summary_add(base, f), TLOG_OK);
+        assert_int_equal(tlog_summary_add(from, f), TLOG_OK);
+        tlog_frame_release(f);
+    }
+    uint64_t n = 1;
+    for (;; n++) {
+        tlog_summary *into = without_sites(base);
+        char *before = summary_json(into);
+        tlog_test_fail_alloc(n);
+        int rc = tlog_summary_merge(into, from);
+        bool failed = tlog_test_alloc_failed();
+        tlog_test_fail_alloc(0);
+        char *after = summary_json(into);
+        tlog_stat_info root = {.size = sizeof root};
+        assert_int_equal(tlog_stat_row_get_info(tlog_summary_root(into, 0), &root), TLOG_OK);
+        tlog_summary_destroy(into);
+        if (!failed) {
+            assert_int_equal(rc, TLOG_OK);
+            assert_int_equal(root.site_id, tlog_site_id(site_named("Frame")));
+            free(before);
+            free(after);
+            break;
+        }
+        assert_int_equal(root.site_id, 0);
+        assert_int_equal(rc, TLOG_ENOMEM);
+        if (strcmp(before, after) != 0)
+            differs(n, "a summary after a failed merge", after, before);
+        free(before);
+        free(after);
+    }
+    print_message("swept %llu allocations of a merge\n", (unsigned long long)n - 1);
+    assert_true(n > 5);
+    tlog_summary_destroy(base);
+    tlog_summary_destroy(from);
+    tlog_destroy(log);
+}
+
 /* A log that keeps statistics, recording while allocation n fails: a
  * frame the statistics could not take is reported; without a report, they
  * are those of every frame. */
@@ -838,6 +934,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(every_allocation_may_fail, sweep_setup, sweep_teardown),
         cmocka_unit_test(statistics_survive_every_allocation_failure),
         cmocka_unit_test(log_statistics_report_what_they_lose),
+        cmocka_unit_test(a_failed_merge_leaves_the_summary_as_it_was),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1803,7 +1803,7 @@ static void put_le(blob *w, uint64_t v, int bytes)
 static void put_text(blob *w, const char *t)
 {
     size_t n = strlen(t);
-    put_le(w, n, 2);
+    put_le(w, n, 4);
     memcpy(w->b + w->n, t, n);
     w->n += n;
 }
@@ -1814,7 +1814,7 @@ static void one_row_blob(blob *w, const char *thread, unsigned kind, uint64_t fr
 {
     memcpy(w->b, "TLSU", 4);
     w->n = 4;
-    put_le(w, 1, 4);        /* version */
+    put_le(w, 2, 4);        /* version */
     put_le(w, frames, 8);
     put_le(w, 0, 8);        /* rows refused */
     put_le(w, 0, 8);        /* hitches seen */
@@ -1921,6 +1921,151 @@ static void quantiles_of_a_row_of_the_most_frames(void **state)
     assert_int_equal(tlog_stat_row_quantile(tlog_summary_root(d, 0), TLOG_STAT_TOTAL, 0.5, &q),
                      TLOG_OK);
     assert_int_equal(q, 1);
+    tlog_summary_destroy(d);
+}
+
+/* Titles of any length pass through bytes whole: two siblings that differ
+ * only past their first 65,535 bytes stay two rows. */
+static void titles_of_any_length_pass_through_bytes_whole(void **state)
+{
+    (void)state;
+    tlog_log *log = plain_log();
+    enum { LONG = 70000 };
+    char *title[2];
+    for (int k = 0; k < 2; k++) {
+        title[k] = malloc(LONG + 2);
+        memset(title[k], 'x', LONG);
+        title[k][LONG] = k ? 'B' : 'A';
+        title[k][LONG + 1] = '\0';
+    }
+    at_ns(0);
+    tlog_log_begin(log, site_named("Frame"));
+    for (int k = 0; k < 2; k++) {
+        tlog_log_begin(log, site_named(title[k]));
+        at_ns(test_now + 10 + 10 * (uint64_t)k);
+        tlog_log_end(log, site_named(title[k]));
+    }
+    tlog_log_end(log, site_named("Frame"));
+    tlog_frame *f = pop(log);
+    tlog_summary *s = make_summary(NULL);
+    assert_int_equal(tlog_summary_add(s, f), TLOG_OK);
+    tlog_frame_release(f);
+    void *bytes;
+    size_t len;
+    assert_int_equal(tlog_summary_encode_(s, &bytes, &len), TLOG_OK);
+    tlog_summary *back = NULL;
+    assert_int_equal(tlog_summary_decode_(bytes, len, &back), TLOG_OK);
+    const tlog_stat_row *row = tlog_stat_row_first_child(tlog_summary_root(back, 0));
+    for (int k = 0; k < 2; k++, row = tlog_stat_row_next_sibling(row)) {
+        tlog_stat_info i = stat_info(row);
+        assert_string_equal(i.name, title[k]);
+        assert_int_equal(i.total_ns.max, 10 + 10 * k);
+    }
+    assert_null(row);
+    free(bytes);
+    tlog_summary_destroy(back);
+    tlog_summary_destroy(s);
+    for (int k = 0; k < 2; k++)
+        free(title[k]);
+    tlog_destroy(log);
+}
+
+/* The bytes of a root "Frame" of 2 frames at 10 and 20 ns, its total's
+ * figures as given and its histogram's counts in buckets `lo` on. */
+static void two_frame_blob(blob *w, uint64_t sum, const uint64_t *counts, unsigned lo,
+                           unsigned n)
+{
+    one_row_blob(w, "main", 0, 2);
+    put_le(w, sum, 8);
+    put_le(w, 10, 8);
+    put_le(w, 20, 8);
+    put_le(w, lo, 2);
+    put_le(w, n, 2);
+    for (unsigned k = 0; k < n; k++)
+        put_le(w, counts[k], 8);
+    put_quantity(w, 2, 1, 1, 1, 1, 2);   /* count: once in each */
+    put_quantity(w, 0, 0, 0, 0, 0, 0);   /* self: its total */
+}
+
+static int decode_blob(const blob *w)
+{
+    tlog_summary *d = (tlog_summary *)1;
+    int rc = tlog_summary_decode_(w->b, w->n, &d);
+    if (rc != TLOG_OK)
+        assert_null(d);
+    tlog_summary_destroy(d);
+    return rc;
+}
+
+/* Bytes whose figures contradict each other are refused, not read as a
+ * summary that says two things: a sum no two values between the extremes
+ * make, counts outside the extremes' buckets, groups of more frames than
+ * the summary, a title with a NUL in it. */
+static void figures_that_contradict_each_other_are_refused(void **state)
+{
+    (void)state;
+    uint64_t counts[12] = {0};
+    counts[0] = counts[10] = 1;   /* buckets 10 and 20: the values */
+    blob w;
+    two_frame_blob(&w, 30, counts, 10, 11);
+    assert_int_equal(decode_blob(&w), TLOG_OK);
+    two_frame_blob(&w, 30, counts, 10, 12);   /* an empty bucket past them */
+    assert_int_equal(decode_blob(&w), TLOG_OK);
+    two_frame_blob(&w, 19, counts, 10, 11);   /* below twice the minimum */
+    assert_int_equal(decode_blob(&w), TLOG_EFORMAT);
+    two_frame_blob(&w, 41, counts, 10, 11);   /* above twice the maximum */
+    assert_int_equal(decode_blob(&w), TLOG_EFORMAT);
+    two_frame_blob(&w, 30, counts, 9, 12);    /* the minimum's count in 9 */
+    assert_int_equal(decode_blob(&w), TLOG_EFORMAT);
+    two_frame_blob(&w, 30, counts, 11, 11);   /* the maximum's count in 21 */
+    assert_int_equal(decode_blob(&w), TLOG_EFORMAT);
+    counts[10] = 0;
+    counts[9] = 1;
+    two_frame_blob(&w, 30, counts, 10, 11);   /* the maximum's count in 19 */
+    assert_int_equal(decode_blob(&w), TLOG_EFORMAT);
+    counts[9] = 0;
+    counts[10] = 1;
+    two_frame_blob(&w, 30, counts, 10, 11);
+    w.b[8] = 1;   /* the summary's frames: 1, its group's 2 */
+    assert_int_equal(decode_blob(&w), TLOG_EFORMAT);
+    two_frame_blob(&w, 30, counts, 10, 11);
+    size_t at = 0;
+    while (at + 5 <= w.n && memcmp(w.b + at, "Frame", 5) != 0)
+        at++;
+    assert_true(at + 5 <= w.n);
+    w.b[at + 2] = '\0';
+    assert_int_equal(decode_blob(&w), TLOG_EFORMAT);
+}
+
+/* Frame and bucket counts that merging would take past 2^64 - 1 stay
+ * there, as sums do, rather than wrap to small ones. */
+static void merged_counts_saturate(void **state)
+{
+    (void)state;
+    blob w;
+    one_row_blob(&w, "main", 0, 1ull << 63);
+    put_quantity(&w, 1ull << 63, 1, 1, 1, 1, 1ull << 63);   /* total: 1 ns each */
+    put_quantity(&w, 1ull << 63, 1, 1, 1, 1, 1ull << 63);   /* count: 1 */
+    put_quantity(&w, 0, 0, 0, 0, 0, 0);
+    tlog_summary *d = NULL, *m = make_summary(NULL);
+    assert_int_equal(tlog_summary_decode_(w.b, w.n, &d), TLOG_OK);
+    for (int k = 0; k < 3; k++)
+        assert_int_equal(tlog_summary_merge(m, d), TLOG_OK);
+    assert_int_equal(summary_info(m).frames, UINT64_MAX);
+    tlog_stat_info i = stat_info(tlog_summary_root(m, 0));
+    assert_int_equal(i.frames, UINT64_MAX);
+    assert_int_equal(i.total_ns.median, 1);
+    assert_int_equal(i.count.p99, 1);
+    /* and what it holds passes through bytes */
+    void *bytes;
+    size_t len;
+    assert_int_equal(tlog_summary_encode_(m, &bytes, &len), TLOG_OK);
+    tlog_summary *back = NULL;
+    assert_int_equal(tlog_summary_decode_(bytes, len, &back), TLOG_OK);
+    assert_int_equal(stat_info(tlog_summary_root(back, 0)).frames, UINT64_MAX);
+    free(bytes);
+    tlog_summary_destroy(back);
+    tlog_summary_destroy(m);
     tlog_summary_destroy(d);
 }
 
@@ -2214,6 +2359,9 @@ int main(void)
         cmocka_unit_test(encoded_summary_reads_back_the_same),
         cmocka_unit_test(a_row_of_no_frames_read_back_has_seen_nothing),
         cmocka_unit_test(quantiles_of_a_row_of_the_most_frames),
+        cmocka_unit_test(titles_of_any_length_pass_through_bytes_whole),
+        cmocka_unit_test(figures_that_contradict_each_other_are_refused),
+        cmocka_unit_test(merged_counts_saturate),
         cmocka_unit_test(merge_keeps_each_row_s_first_site),
         cmocka_unit_test(long_means_are_written_whole),
         cmocka_unit_test(writers_say_a_buffered_write_that_failed),
