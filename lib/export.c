@@ -85,25 +85,57 @@ typedef struct device_queue {
     uint32_t queue;
 } device_queue;
 
-/* A lane of a track past its first, where slices go that would overlap
- * others of the track in part. */
-typedef struct extra_lane {
-    uint32_t pid, base, lane;
-} extra_lane;
+/* A process of the trace: the frames of one log (a rank's stream, a run),
+ * told apart by rank and by the wall-clock time the log was created. The
+ * first log of a rank is the rank's pid; more logs of a rank (runs of one
+ * program exported together) take pids past every rank. */
+typedef struct process {
+    uint32_t rank;
+    uint32_t log;             /* among its rank's, from 1; 0: its rank has one */
+    uint64_t wall0;
+    uint64_t pid;
+} process;
 
+/* An instance of a frame of the export, placed: on track `base` of its
+ * process, or on lane `tid` of it, from `start` to `end` on the common
+ * timeline; `from`, the slice its launch arrow starts at (SIZE_MAX: none). */
+typedef struct slice {
+    const tlog_frame *f;
+    size_t k;                 /* f->insts[k] */
+    size_t from;
+    uint64_t pid;
+    uint32_t base, tid;
+    int64_t start, end;
+} slice;
+
+/* A track the trace names: the node whose instances it holds first, and
+ * its lane (0: the track itself). */
+typedef struct track {
+    uint64_t pid;
+    uint32_t tid, lane;
+    const tlog_node *node;
+} track;
+
+/* Everything is placed before anything is written, so that an export
+ * that runs out of memory writes nothing. */
 typedef struct chrome {
     FILE *out;
     bool first;
-    tlog_map named;             /* tracks whose name was written: pid << 32 | tid */
     device_queue *queues;       /* device queues, numbered for their tids */
     size_t nqueues, capqueues;
     tlog_map queue_index;       /* their numbers by hash of (queue, device) */
     uint32_t last_queue;        /* the number found last: most often the next */
-    extra_lane *lanes;          /* numbered for their tids */
-    size_t nlanes, caplanes;
+    process *procs;
+    size_t nprocs, capprocs;
+    size_t last_proc;           /* the process found last: most often the next */
+    slice *slices;              /* every frame's instances, frame after frame */
+    size_t nslices;
+    track *tracks;
+    size_t ntracks, captracks;
+    uint32_t lanes;             /* lanes past a track's first, numbered for tids */
     uint64_t flows;
     uint64_t wall_origin;       /* the earliest log creation among the frames */
-    bool no_memory;             /* a track went unnamed: TLOG_ENOMEM */
+    bool no_memory;             /* a queue found no memory */
 } chrome;
 
 /* A time on the common timeline: ranks' logs were created at different
@@ -151,27 +183,6 @@ static uint32_t queue_number(chrome *c, const char *device, uint32_t queue)
     return c->last_queue = (uint32_t)c->nqueues++;
 }
 
-/* One "M" thread_name event per track, the first time it is used. */
-static void name_track(chrome *c, uint32_t pid, uint32_t tid, const char *name,
-                       const char *suffix)
-{
-    uint64_t key = (uint64_t)pid << 32 | tid;
-    uint32_t none;
-    if (tlog_map_get_(&c->named, key, &none))
-        return;
-    if (!tlog_map_put_(&c->named, key, 0)) {
-        c->no_memory = true;
-        return;
-    }
-    char full[200];
-    snprintf(full, sizeof full, "%s%s", name ? name : "?", suffix);
-    event_sep(c);
-    fprintf(c->out, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,"
-                    "\"args\":{\"name\":", pid, tid);
-    json_str(c->out, full);
-    fputs("}}", c->out);
-}
-
 static bool on_device_track(const tlog_node *n)
 {
     return n->dev && (n->flags & TLOG_NODE_DEVICE);
@@ -196,84 +207,143 @@ static uint32_t track_of(chrome *c, const tlog_node *n, uint32_t thread)
     return on_side_track(n) ? SIDE_TRACKS + thread : thread;
 }
 
-/* The name of the track of n's instances: that of its device or thread,
- * returned, and what follows it, in `suffix` (`size` bytes). Asked once a
- * track, when it is named. */
-static const char *track_name(const tlog_node *n, char *suffix, size_t size)
+/* One "M" thread_name event: the name of the device or thread of the
+ * track's first node, and what says which track of it this is. */
+static void name_track(chrome *c, const track *t)
 {
+    const tlog_node *n = t->node;
+    const char *name = n->thread_name;
+    char suffix[96];
+    int at = 0;
     if (on_device_track(n)) {
-        snprintf(suffix, size, " queue %u", n->dev->queue);
-        return n->dev->device;
+        name = n->dev->device;
+        at = snprintf(suffix, sizeof suffix, " queue %u", n->dev->queue);
+    } else if (on_side_track(n)) {
+        at = snprintf(suffix, sizeof suffix, " (inserted and sync rows)");
     }
-    snprintf(suffix, size, "%s", on_side_track(n) ? " (inserted and sync rows)" : "");
-    return n->thread_name;
-}
-
-/* The tid of lane `lane` (1 and up) of track `base`, numbered in the order
- * first met; UINT32_MAX when memory ran out. */
-static uint32_t lane_tid(chrome *c, uint32_t pid, uint32_t base, uint32_t lane)
-{
-    for (size_t i = 0; i < c->nlanes; i++)
-        if (c->lanes[i].pid == pid && c->lanes[i].base == base && c->lanes[i].lane == lane)
-            return LANE_TRACKS + (uint32_t)i;
-    if (c->nlanes >= UINT32_MAX - LANE_TRACKS ||
-        !TLOG_GROW(c->lanes, c->caplanes, c->nlanes + 1))
-        return UINT32_MAX;
-    c->lanes[c->nlanes] = (extra_lane){pid, base, lane};
-    return LANE_TRACKS + (uint32_t)c->nlanes++;
+    if (t->lane)
+        snprintf(suffix + at, sizeof suffix - (size_t)at, ", lane %u", t->lane + 1);
+    else
+        suffix[at] = '\0';
+    char full[200];
+    snprintf(full, sizeof full, "%s%s", name ? name : "?", suffix);
+    event_sep(c);
+    fprintf(c->out, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%" PRIu64 ",\"tid\":%u,"
+                    "\"args\":{\"name\":", t->pid, t->tid);
+    json_str(c->out, full);
+    fputs("}}", c->out);
 }
 
 static void complete_event(chrome *c, const tlog_frame *f, const tlog_inst *in,
-                           const tlog_node *n, uint32_t tid)
+                           const slice *s)
 {
+    const tlog_node *n = &f->nodes[in->node];
     event_sep(c);
     fputs("{\"name\":", c->out);
     json_str(c->out, n->name);
     fprintf(c->out, ",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":",
             (n->flags & TLOG_NODE_DEVICE) ? "device"
             : n->kind == TLOG_KIND_EXECUTION ? "execution" : "control");
-    json_us(c->out, ts_of(c, f, in->start_ns));
+    json_us(c->out, s->start);
     fputs(",\"dur\":", c->out);
     json_us(c->out, dur_ns(in->duration_ns));
-    fprintf(c->out, ",\"pid\":%u,\"tid\":%u,\"args\":{\"frame\":%" PRIu64 "}}", f->rank, tid,
-            f->serial);
+    fprintf(c->out, ",\"pid\":%" PRIu64 ",\"tid\":%u,\"args\":{\"frame\":%" PRIu64 "}}", s->pid,
+            s->tid, f->serial);
 }
 
 /* An arrow from the launching scope's slice to the device interval. */
-static void flow(chrome *c, const tlog_frame *f, const tlog_inst *from, uint32_t from_tid,
-                 const tlog_inst *device, uint32_t device_tid)
+static void flow(chrome *c, const slice *from, const slice *device)
 {
     uint64_t id = ++c->flows;
     event_sep(c);
     fprintf(c->out, "{\"name\":\"launch\",\"cat\":\"launch\",\"ph\":\"s\",\"id\":%" PRIu64
-                    ",\"pid\":%u,\"tid\":%u,\"ts\":", id, f->rank, from_tid);
-    json_us(c->out, ts_of(c, f, from->start_ns));
+                    ",\"pid\":%" PRIu64 ",\"tid\":%u,\"ts\":", id, from->pid, from->tid);
+    json_us(c->out, from->start);
     fputs("},", c->out);
     fprintf(c->out, "\n{\"name\":\"launch\",\"cat\":\"launch\",\"ph\":\"f\",\"bp\":\"e\","
-                    "\"id\":%" PRIu64 ",\"pid\":%u,\"tid\":%u,\"ts\":", id, f->rank, device_tid);
-    json_us(c->out, ts_of(c, f, device->start_ns));
+                    "\"id\":%" PRIu64 ",\"pid\":%" PRIu64 ",\"tid\":%u,\"ts\":", id,
+            device->pid, device->tid);
+    json_us(c->out, device->start);
     fputc('}', c->out);
 }
 
-/* An instance to place, on its track, from `start` to `end`. */
+/* ---- processes ---- */
+
+static bool same_process(const process *p, const tlog_frame *f)
+{
+    return p->rank == f->rank && p->wall0 == f->wall0_ns;
+}
+
+/* The index of the process of frame f, made when first met; SIZE_MAX when
+ * memory ran out. */
+static size_t process_of(chrome *c, const tlog_frame *f)
+{
+    if (c->nprocs && same_process(&c->procs[c->last_proc], f))
+        return c->last_proc;
+    for (size_t i = 0; i < c->nprocs; i++)
+        if (same_process(&c->procs[i], f))
+            return c->last_proc = i;
+    if (!TLOG_GROW(c->procs, c->capprocs, c->nprocs + 1))
+        return SIZE_MAX;
+    c->procs[c->nprocs] = (process){f->rank, 0, f->wall0_ns, f->rank};
+    return c->last_proc = c->nprocs++;
+}
+
+/* Numbers the logs of ranks that have more than one, and gives those
+ * after a rank's first a pid past every rank. */
+static void number_processes(chrome *c)
+{
+    uint64_t next = 0;
+    for (size_t i = 0; i < c->nprocs; i++)
+        if (c->procs[i].rank >= next)
+            next = (uint64_t)c->procs[i].rank + 1;
+    for (size_t i = 0; i < c->nprocs; i++) {
+        process *p = &c->procs[i];
+        for (size_t j = 0; j < i; j++)
+            if (c->procs[j].rank == p->rank) {
+                if (!c->procs[j].log)
+                    c->procs[j].log = 1;
+                p->log = p->log > c->procs[j].log ? p->log : c->procs[j].log + 1;
+            }
+        if (p->log > 1)
+            p->pid = next++;
+    }
+}
+
+static void name_process(chrome *c, const process *p)
+{
+    event_sep(c);
+    fprintf(c->out, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%" PRIu64 ",\"tid\":0,"
+                    "\"args\":{\"name\":\"rank %u", p->pid, p->rank);
+    if (p->log)
+        fprintf(c->out, ", log %u", p->log);
+    fputs("\"}}", c->out);
+}
+
+/* ---- lanes ---- */
+
+/* A slice to place: slice s, by its track, then by start, the longer
+ * first where two start together, so that a slice comes after every slice
+ * that may contain it. */
 typedef struct placing {
-    uint32_t k;
+    uint64_t pid;
     uint32_t base;
     int64_t start, end;
+    size_t s;
 } placing;
 
-/* By track, then by start, the longer first where two start together: a
- * slice comes after every slice that may contain it. */
 static int placing_order(const void *pa, const void *pb)
 {
     const placing *a = pa, *b = pb;
+    if (a->pid != b->pid)
+        return a->pid < b->pid ? -1 : 1;
     if (a->base != b->base)
         return a->base < b->base ? -1 : 1;
     if (a->start != b->start)
         return a->start < b->start ? -1 : 1;
     if (a->end != b->end)
         return a->end > b->end ? -1 : 1;
-    return a->k < b->k ? -1 : a->k > b->k;
+    return a->s < b->s ? -1 : a->s > b->s;
 }
 
 /* A lane's slices open at the start being placed: their ends, outermost
@@ -281,7 +351,7 @@ static int placing_order(const void *pa, const void *pb)
 typedef struct lane {
     int64_t *ends;
     size_t n, cap;
-    uint32_t tid;             /* UINT32_MAX until the frame first uses it */
+    uint32_t tid;
 } lane;
 
 /* Whether a slice [start, end] nests in the lane, the lane's slices that
@@ -293,7 +363,7 @@ static bool nests(lane *l, int64_t start, int64_t end)
     return l->n == 0 || l->ends[l->n - 1] >= end;
 }
 
-/* The lanes a frame's tracks use, kept while it is placed. */
+/* The lanes of the track being placed. */
 typedef struct lanes {
     lane *at;
     size_t n, cap;
@@ -306,64 +376,68 @@ static void lanes_free(lanes *ls)
     free(ls->at);
 }
 
-/* The lane of track p->base that slice p nests in, the first from the
- * track itself on; its tid in *tid. False when memory ran out. */
-static bool take_lane(chrome *c, const tlog_frame *f, const tlog_node *n, lanes *ls,
-                      const placing *p, uint32_t *tid)
+/* A new lane of the track being placed, named after node n; false when
+ * memory ran out. */
+static bool open_lane(chrome *c, lanes *ls, const placing *p, const tlog_node *n)
+{
+    size_t i = ls->n, had = ls->cap;
+    if (!TLOG_GROW(ls->at, ls->cap, i + 1))
+        return false;
+    memset(ls->at + had, 0, (ls->cap - had) * sizeof *ls->at);   /* no ends yet */
+    if (!TLOG_GROW(c->tracks, c->captracks, c->ntracks + 1) ||
+        (i && c->lanes >= UINT32_MAX - LANE_TRACKS))
+        return false;
+    ls->at[i].n = 0;
+    ls->at[i].tid = i ? LANE_TRACKS + c->lanes++ : p->base;
+    c->tracks[c->ntracks++] = (track){p->pid, ls->at[i].tid, (uint32_t)i, n};
+    ls->n++;
+    return true;
+}
+
+/* The lane of its track that slice p nests in, the first from the track
+ * itself on. False when memory ran out. */
+static bool take_lane(chrome *c, lanes *ls, const placing *p, const tlog_node *n)
 {
     size_t i = 0;
     while (i < ls->n && !nests(&ls->at[i], p->start, p->end))
         i++;
-    if (i == ls->n) {
-        size_t had = ls->cap;
-        if (!TLOG_GROW(ls->at, ls->cap, i + 1))
-            return false;
-        memset(ls->at + had, 0, (ls->cap - had) * sizeof *ls->at);   /* no ends yet */
-        ls->at[i].n = 0;
-        ls->at[i].tid = UINT32_MAX;
-        ls->n++;
-    }
+    if (i == ls->n && !open_lane(c, ls, p, n))
+        return false;
     lane *l = &ls->at[i];
     if (!TLOG_GROW(l->ends, l->cap, l->n + 1))
         return false;
     l->ends[l->n++] = p->end;
-    if (l->tid == UINT32_MAX) {
-        char suffix[64], lane_suffix[96];
-        const char *name = track_name(n, suffix, sizeof suffix);
-        snprintf(lane_suffix, sizeof lane_suffix, "%s, lane %zu", suffix, i + 1);
-        l->tid = i ? lane_tid(c, f->rank, p->base, (uint32_t)i) : p->base;
-        if (l->tid == UINT32_MAX)
-            return false;
-        name_track(c, f->rank, l->tid, name, i ? lane_suffix : suffix);
-    }
-    *tid = l->tid;
+    c->slices[p->s].tid = l->tid;
     return true;
 }
 
-/* The track of each instance of `f`, in tids: its own, or a lane of it. */
-static int place_lanes(chrome *c, const tlog_frame *f, uint32_t *tids)
+/* The lane of every slice, over all frames of a process at once: slices
+ * of two frames (a device that runs behind its host) may overlap too. */
+static int place_lanes(chrome *c)
 {
-    placing *order = tlog_calloc_(f->ninsts ? f->ninsts : 1, sizeof *order);
+    placing *order = tlog_malloc_((c->nslices ? c->nslices : 1) * sizeof *order);
     if (!order)
         return TLOG_ENOMEM;
-    for (size_t k = 0; k < f->ninsts; k++) {
-        const tlog_inst *in = &f->insts[k];
-        order[k] = (placing){(uint32_t)k, track_of(c, &f->nodes[in->node], in->thread),
-                             in->start_ns, add_sat(in->start_ns, dur_ns(in->duration_ns))};
+    for (size_t s = 0; s < c->nslices; s++) {
+        const slice *x = &c->slices[s];
+        order[s] = (placing){x->pid, x->base, x->start, x->end, s};
     }
-    qsort(order, f->ninsts, sizeof *order, placing_order);
+    qsort(order, c->nslices, sizeof *order, placing_order);
     lanes ls = {0};
     bool ok = true;
-    for (size_t i = 0; i < f->ninsts && ok; i++) {
-        if (i == 0 || order[i].base != order[i - 1].base)
-            ls.n = 0;   /* a track of its own: its lanes afresh */
+    for (size_t i = 0; i < c->nslices && ok; i++) {
         const placing *p = &order[i];
-        ok = take_lane(c, f, &f->nodes[f->insts[p->k].node], &ls, p, &tids[p->k]);
+        if (i == 0 || p->base != p[-1].base || p->pid != p[-1].pid)
+            ls.n = 0;   /* a track of its own: its lanes afresh */
+        const slice *x = &c->slices[p->s];
+        ok = take_lane(c, &ls, p, &x->f->nodes[x->f->insts[x->k].node]);
     }
     lanes_free(&ls);
     free(order);
     return ok ? TLOG_OK : TLOG_ENOMEM;
 }
+
+/* ---- launch arrows ---- */
 
 /* A frame's instances grouped by row, each row's in time order: where an
  * arrow starts is found among its launcher row's. */
@@ -428,37 +502,87 @@ static bool by_row_make(by_row *g, const tlog_frame *f)
  * order, in proportion (the j-th of n kernels comes from the launcher's
  * j * m / n-th of m instances), so a loop that launches one kernel an
  * iteration has an arrow from each iteration. The instance's index, or
- * -1 when the launcher has none. */
-static long arrow_start(const by_row *g, const tlog_frame *f, size_t k, size_t launcher)
+ * SIZE_MAX when the launcher has none. */
+static size_t arrow_start(const by_row *g, const tlog_frame *f, size_t k, size_t launcher)
 {
     uint32_t row = f->insts[k].node;
     uint64_t n = g->first[row + 1] - g->first[row],
              m = g->first[launcher + 1] - g->first[launcher];
     if (!m)
-        return -1;
-    return (long)g->at[g->first[launcher] + g->rank[k] * m / n];
+        return SIZE_MAX;
+    return g->at[g->first[launcher] + g->rank[k] * m / n];
 }
 
-static int chrome_frame(chrome *c, const tlog_frame *f)
+/* ---- the trace ---- */
+
+/* The slices of frame f, from slice `first` on: their process, track,
+ * times and arrows. */
+static int plan_frame(chrome *c, const tlog_frame *f, size_t first)
 {
+    size_t proc = process_of(c, f);
     by_row g = {0};
-    uint32_t *tids = tlog_calloc_(f->ninsts ? f->ninsts : 1, sizeof *tids);
-    int rc = tids && by_row_make(&g, f) ? place_lanes(c, f, tids) : TLOG_ENOMEM;
-    for (size_t k = 0; k < f->ninsts && rc == TLOG_OK; k++) {
+    if (proc == SIZE_MAX || !by_row_make(&g, f))
+        return TLOG_ENOMEM;
+    for (size_t k = 0; k < f->ninsts; k++) {
         const tlog_inst *in = &f->insts[k];
         const tlog_node *n = &f->nodes[in->node];
-        complete_event(c, f, in, n, tids[k]);
+        int64_t start = ts_of(c, f, in->start_ns);
+        c->slices[first + k] = (slice){f, k, SIZE_MAX, proc,   /* its pid: plan */
+                                       track_of(c, n, in->thread), 0,
+                                       start, add_sat(start, dur_ns(in->duration_ns))};
         tlog_instance info = {.size = sizeof info};
         if (!(n->flags & TLOG_NODE_DEVICE) || tlog_frame_get_instance(f, k, &info) != TLOG_OK ||
             !info.launcher)
             continue;
-        long from = arrow_start(&g, f, k, (size_t)(info.launcher - f->nodes));
-        if (from >= 0)
-            flow(c, f, &f->insts[from], tids[from], in, tids[k]);
+        size_t from = arrow_start(&g, f, k, (size_t)(info.launcher - f->nodes));
+        c->slices[first + k].from = from == SIZE_MAX ? SIZE_MAX : first + from;
     }
     by_row_free(&g);
-    free(tids);
-    return rc;
+    return c->no_memory ? TLOG_ENOMEM : TLOG_OK;
+}
+
+/* Every slice of the frames, placed; their processes numbered. */
+static int plan(chrome *c, const tlog_frame *const *frames, size_t n)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (frames[i]->ninsts > SIZE_MAX / sizeof *c->slices - total)
+            return TLOG_ENOMEM;
+        total += frames[i]->ninsts;
+    }
+    c->slices = tlog_malloc_((total ? total : 1) * sizeof *c->slices);
+    if (!c->slices)
+        return TLOG_ENOMEM;
+    c->nslices = total;
+    int rc = TLOG_OK;
+    size_t first = 0;
+    for (size_t i = 0; i < n && rc == TLOG_OK; i++) {
+        rc = plan_frame(c, frames[i], first);
+        first += frames[i]->ninsts;
+    }
+    if (rc != TLOG_OK)
+        return rc;
+    number_processes(c);
+    for (size_t s = 0; s < c->nslices; s++)
+        c->slices[s].pid = c->procs[c->slices[s].pid].pid;
+    return place_lanes(c);
+}
+
+/* What plan placed, written; nothing here allocates. */
+static void write_trace(chrome *c)
+{
+    fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", c->out);
+    for (size_t i = 0; i < c->nprocs; i++)
+        name_process(c, &c->procs[i]);
+    for (size_t i = 0; i < c->ntracks; i++)
+        name_track(c, &c->tracks[i]);
+    for (size_t s = 0; s < c->nslices; s++) {
+        const slice *x = &c->slices[s];
+        complete_event(c, x->f, &x->f->insts[x->k], x);
+        if (x->from != SIZE_MAX)
+            flow(c, &c->slices[x->from], x);
+    }
+    fputs("\n]}\n", c->out);
 }
 
 /* The frames given to an export: n of them, none NULL. Checked before
@@ -475,14 +599,6 @@ static bool frames_valid(const tlog_frame *const *frames, size_t n)
     return true;
 }
 
-static bool has_rank(const uint32_t *ranks, size_t n, uint32_t rank)
-{
-    for (size_t i = 0; i < n; i++)
-        if (ranks[i] == rank)
-            return true;
-    return false;
-}
-
 /* Whether every frame has a timeline: merged and reduced frames have rows
  * but no instances, and would give an empty trace. */
 static bool frames_timed(const tlog_frame *const *frames, size_t n)
@@ -497,38 +613,19 @@ int tlog_export_chrome(const tlog_frame *const *frames, size_t n, FILE *out)
 {
     if (!frames_valid(frames, n) || !frames_timed(frames, n))
         return TLOG_EINVAL;
-    if (!out)
-        out = stdout;
-    chrome c = {.out = out, .first = true};
-    uint32_t *ranks = tlog_calloc_(n ? n : 1, sizeof *ranks);
-    if (!ranks)
-        return TLOG_ENOMEM;
-    size_t nranks = 0;
-    c.wall_origin = UINT64_MAX;
+    chrome c = {.out = out ? out : stdout, .first = true, .wall_origin = UINT64_MAX};
     for (size_t i = 0; i < n; i++)
         if (frames[i]->wall0_ns < c.wall_origin)
             c.wall_origin = frames[i]->wall0_ns;
-    fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", out);
-    for (size_t i = 0; i < n; i++) {
-        if (has_rank(ranks, nranks, frames[i]->rank))
-            continue;
-        ranks[nranks++] = frames[i]->rank;
-        event_sep(&c);
-        fprintf(out, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":0,"
-                     "\"args\":{\"name\":\"rank %u\"}}", frames[i]->rank, frames[i]->rank);
-    }
-    int rc = TLOG_OK;
-    for (size_t i = 0; i < n && rc == TLOG_OK; i++)
-        rc = chrome_frame(&c, frames[i]);
-    fputs("\n]}\n", out);
-    free(ranks);
-    tlog_map_free_(&c.named);
+    int rc = plan(&c, frames, n);
+    if (rc == TLOG_OK)
+        write_trace(&c);
     tlog_map_free_(&c.queue_index);
     free(c.queues);
-    free(c.lanes);
-    if (rc == TLOG_OK && c.no_memory)
-        rc = TLOG_ENOMEM;
-    return rc != TLOG_OK ? rc : tlog_written_(out);
+    free(c.procs);
+    free(c.slices);
+    free(c.tracks);
+    return rc != TLOG_OK ? rc : tlog_written_(c.out);
 }
 
 /* ------------------------------------------------------------------------ */

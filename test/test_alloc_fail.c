@@ -534,9 +534,9 @@ static void dump_without_memory_says_so_and_keeps_the_frame(void **state)
     tlog_destroy(log);
 }
 
-/* A JSON or CSV export that runs out of memory says so and has written
- * nothing: no half file that parses as less than it should, or not at
- * all. */
+/* A JSON, CSV or Chrome trace export that runs out of memory says so and
+ * has written nothing: no half file that parses as less than it should, or
+ * not at all. */
 static void exports_without_memory_write_nothing(void **state)
 {
     (void)state;
@@ -551,18 +551,23 @@ static void exports_without_memory_write_nothing(void **state)
             begin_at(log, "Child", t + 1 + j);
             end_at(log, "Child", t + 1.5 + j);
         }
+        const tlog_ticks ms = 1000000;   /* across a Child's end: a lane of its own */
+        assert_int_equal(tlog_insert(log, site_named("Across"), TLOG_KIND_CONTROL,
+                                     (tlog_ticks)((t + 1.2) * ms), (tlog_ticks)((t + 2.2) * ms)),
+                         TLOG_OK);
         end_at(log, "Frame", t + 5);
         frames[k] = tlog_frame_pop(log);
         assert_non_null(frames[k]);
     }
     const tlog_frame *const *all = (const tlog_frame *const *)frames;
-    for (int e = 0; e < 2; e++) {
+    for (int e = 0; e < 3; e++) {
         int rc;
         for (uint64_t n = 1;; n++) {
             FILE *fp = tmpfile();
             assert_non_null(fp);
             tlog_test_fail_alloc(n);
-            rc = e == 0 ? tlog_export_json(all, 3, fp) : tlog_export_csv(all, 3, fp);
+            rc = e == 0   ? tlog_export_json(all, 3, fp)
+                 : e == 1 ? tlog_export_csv(all, 3, fp) : tlog_export_chrome(all, 3, fp);
             bool failed = tlog_test_alloc_failed();
             tlog_test_fail_alloc(0);
             long written = ftell(fp);

@@ -1,6 +1,7 @@
 /* Exports, parsed back by real parsers (test/check_export.py, Python's json
  * and csv modules): Chrome trace rules, the JSON tree's fields, CSV rows. */
 #include <pthread.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "device_fixture.h"
@@ -226,6 +227,69 @@ static void ranks_become_processes(void **state)
     assert_int_equal(check("chrome", "ranks.json", "--ranks=2"), 0);
 }
 
+/* A device that runs behind its host: each frame's `Device past frame
+ * end` reaches into the next frame's, on the thread's side track. Slices
+ * of different frames are placed together, so that every track nests. */
+static void frames_that_overlap_keep_every_track_nested(void **state)
+{
+    (void)state;
+    sim_fixture *fx = sim_fixture_make(NULL);
+    for (int k = 0; k < 2; k++) {   /* frames [0, 10] and [10, 20] ms */
+        host_begin(fx, "Frame");
+        kernel(fx, fx->q1, k ? "Next" : "Long", k ? 10.0 : 30.0);   /* [0, 30], [30, 40] */
+        sim_at(fx, 10.0 * (k + 1));
+        host_end(fx, "Frame");
+    }
+    sim_at(fx, 50.0);
+    tlog_frame *f[2] = {tlog_frame_pop(fx->log), tlog_frame_pop(fx->log)};
+    for (int k = 0; k < 2; k++) {
+        assert_non_null(f[k]);
+        assert_non_null(path(f[k], "Device past frame end", k ? "Next" : "Long", NULL));
+    }
+    FILE *fp = create("behind.json");
+    assert_int_equal(tlog_export_chrome((const tlog_frame *const *)f, 2, fp), TLOG_OK);
+    fclose(fp);
+    for (int k = 0; k < 2; k++)
+        tlog_frame_release(f[k]);
+    sim_fixture_free(fx);
+    assert_int_equal(check("chrome", "behind.json", "'Long=30000.000' 'Next=10000.000'"), 0);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "grep -q '\"Thread 1 (inserted and sync rows), lane 2\"' %s/behind.json",
+             dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* Two runs of a program that is not an MPI job, exported together: both
+ * are rank 0, and still two processes, each with its own tracks. */
+static void two_logs_of_one_rank_are_two_processes(void **state)
+{
+    (void)state;
+    sim_fixture *fx[2];
+    tlog_frame *f[2];
+    for (int k = 0; k < 2; k++) {
+        fx[k] = sim_fixture_make(NULL);
+        host_begin(fx[k], "Frame");
+        host_begin(fx[k], k ? "Second run" : "First run");
+        sim_at(fx[k], 1.0 + k);
+        host_end(fx[k], k ? "Second run" : "First run");
+        host_end(fx[k], "Frame");
+        f[k] = tlog_frame_pop(fx[k]->log);
+        assert_non_null(f[k]);
+        nanosleep(&(struct timespec){0, 1000000}, NULL);   /* the next log comes later */
+    }
+    FILE *fp = create("runs.json");
+    assert_int_equal(tlog_export_chrome((const tlog_frame *const *)f, 2, fp), TLOG_OK);
+    fclose(fp);
+    for (int k = 0; k < 2; k++) {
+        tlog_frame_release(f[k]);
+        sim_fixture_free(fx[k]);
+    }
+    assert_int_equal(check("chrome", "runs.json", "--ranks=2"), 0);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "grep -q '\"rank 0, log 2\"' %s/runs.json", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* Three runs of one frame reduced: each row's spread over the inputs, rows
  * only some inputs have, the dump's columns, and the JSON's rank fields. */
 static void reduce_keeps_the_spread_over_inputs(void **state)
@@ -448,6 +512,8 @@ int main(void)
         cmocka_unit_test(overlapping_inserts_keep_every_track_nested),
         cmocka_unit_test(every_queue_has_a_track_of_its_own),
         cmocka_unit_test(ranks_become_processes),
+        cmocka_unit_test(frames_that_overlap_keep_every_track_nested),
+        cmocka_unit_test(two_logs_of_one_rank_are_two_processes),
         cmocka_unit_test(reduce_keeps_the_spread_over_inputs),
         cmocka_unit_test(reduced_means_are_rounded_once),
         cmocka_unit_test(csv_paths_deeper_than_a_thread_nests_are_whole),

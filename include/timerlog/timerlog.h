@@ -1164,14 +1164,17 @@ TLOG_API int tlog_frame_reduce(const tlog_frame *const *frames, size_t n,
 
 /*
  * Chrome Trace Event JSON, which Perfetto and chrome://tracing open: one
- * process per rank, one track per host thread and per device queue (a
- * thread's inserted timings and forced syncs get a track beside it),
- * complete ("X") events in microseconds, thread and queue names as "M"
- * events, and an arrow from each launching scope to its device interval.
- * Frames read from several streams may be mixed. out NULL = stdout. n = 0
- * writes an empty trace; a NULL frame, a NULL array with n > 0, or a frame
- * with no timeline (from tlog_frame_merge or tlog_frame_reduce) gives
- * TLOG_EINVAL before anything is written.
+ * process per rank (per log, where a rank has frames of several: "rank 0,
+ * log 2"), one track per host thread and per device queue (a thread's
+ * inserted timings and forced syncs get a track beside it, and slices that
+ * would overlap others of their track in part, over all the frames, a lane
+ * beside it), complete ("X") events in microseconds, thread and queue names
+ * as "M" events, and an arrow from each launching scope to its device
+ * interval. Frames read from several streams may be mixed. out NULL =
+ * stdout. n = 0 writes an empty trace; a NULL frame, a NULL array with
+ * n > 0, or a frame with no timeline (from tlog_frame_merge or
+ * tlog_frame_reduce) gives TLOG_EINVAL, and TLOG_ENOMEM comes, before
+ * anything is written.
  */
 TLOG_API int tlog_export_chrome(const tlog_frame *const *frames, size_t n, FILE *out) TLOG_NOEXCEPT;
 
