@@ -112,7 +112,7 @@ typedef struct slice {
  * its lane (0: the track itself). */
 typedef struct track {
     uint64_t pid;
-    uint32_t tid, lane;
+    uint32_t base, tid, lane;
     const tlog_node *node;
 } track;
 
@@ -196,14 +196,15 @@ static bool on_side_track(const tlog_node *n)
            (n->flags & (TLOG_NODE_FORCED_SYNC | TLOG_NODE_PAST_FRAME));
 }
 
-/* The tid of the track an instance goes on: device rows on their queue's,
- * the others on their thread's or beside it. Slices that would still
- * overlap others of their track in part go on lanes of it (place_lanes),
- * so that every track's slices nest. */
-static uint32_t track_of(chrome *c, const tlog_node *n, uint32_t thread)
+/* The tid of the track an instance goes on: device rows' on the queue
+ * given, the others on their thread's or beside it. Slices that would still
+ * overlap others of their track in part go on lanes of it (place_lanes), so
+ * that every track's slices nest. */
+static uint32_t track_of(chrome *c, const tlog_node *n, uint32_t thread, const char *device,
+                         uint32_t queue)
 {
     if (on_device_track(n))
-        return DEVICE_TRACKS + queue_number(c, n->dev->device, n->dev->queue);
+        return DEVICE_TRACKS + queue_number(c, device, queue);
     return on_side_track(n) ? SIDE_TRACKS + thread : thread;
 }
 
@@ -215,9 +216,10 @@ static void name_track(chrome *c, const track *t)
     const char *name = n->thread_name;
     char suffix[96];
     int at = 0;
-    if (on_device_track(n)) {
-        name = n->dev->device;
-        at = snprintf(suffix, sizeof suffix, " queue %u", n->dev->queue);
+    if (t->base >= DEVICE_TRACKS && t->base < SIDE_TRACKS) {
+        const device_queue *q = &c->queues[t->base - DEVICE_TRACKS];
+        name = q->device;
+        at = snprintf(suffix, sizeof suffix, " queue %u", q->queue);
     } else if (on_side_track(n)) {
         at = snprintf(suffix, sizeof suffix, " (inserted and sync rows)");
     }
@@ -376,9 +378,9 @@ static void lanes_free(lanes *ls)
     free(ls->at);
 }
 
-/* A new lane of the track being placed, named after node n; false when
+/* A new lane of the track being placed, named after slice x; false when
  * memory ran out. */
-static bool open_lane(chrome *c, lanes *ls, const placing *p, const tlog_node *n)
+static bool open_lane(chrome *c, lanes *ls, const placing *p, const slice *x)
 {
     size_t i = ls->n, had = ls->cap;
     if (!TLOG_GROW(ls->at, ls->cap, i + 1))
@@ -389,19 +391,20 @@ static bool open_lane(chrome *c, lanes *ls, const placing *p, const tlog_node *n
         return false;
     ls->at[i].n = 0;
     ls->at[i].tid = i ? LANE_TRACKS + c->lanes++ : p->base;
-    c->tracks[c->ntracks++] = (track){p->pid, ls->at[i].tid, (uint32_t)i, n};
+    c->tracks[c->ntracks++] =
+        (track){p->pid, p->base, ls->at[i].tid, (uint32_t)i, &x->f->nodes[x->f->insts[x->k].node]};
     ls->n++;
     return true;
 }
 
 /* The lane of its track that slice p nests in, the first from the track
  * itself on. False when memory ran out. */
-static bool take_lane(chrome *c, lanes *ls, const placing *p, const tlog_node *n)
+static bool take_lane(chrome *c, lanes *ls, const placing *p)
 {
     size_t i = 0;
     while (i < ls->n && !nests(&ls->at[i], p->start, p->end))
         i++;
-    if (i == ls->n && !open_lane(c, ls, p, n))
+    if (i == ls->n && !open_lane(c, ls, p, &c->slices[p->s]))
         return false;
     lane *l = &ls->at[i];
     if (!TLOG_GROW(l->ends, l->cap, l->n + 1))
@@ -429,8 +432,7 @@ static int place_lanes(chrome *c)
         const placing *p = &order[i];
         if (i == 0 || p->base != p[-1].base || p->pid != p[-1].pid)
             ls.n = 0;   /* a track of its own: its lanes afresh */
-        const slice *x = &c->slices[p->s];
-        ok = take_lane(c, &ls, p, &x->f->nodes[x->f->insts[x->k].node]);
+        ok = take_lane(c, &ls, p);
     }
     lanes_free(&ls);
     free(order);
@@ -523,19 +525,28 @@ static int plan_frame(chrome *c, const tlog_frame *f, size_t first)
     by_row g = {0};
     if (proc == SIZE_MAX || !by_row_make(&g, f))
         return TLOG_ENOMEM;
+    size_t d = 0;   /* device intervals come in instance order */
     for (size_t k = 0; k < f->ninsts; k++) {
         const tlog_inst *in = &f->insts[k];
         const tlog_node *n = &f->nodes[in->node];
+        slice *x = &c->slices[first + k];
         int64_t start = ts_of(c, f, in->start_ns);
-        c->slices[first + k] = (slice){f, k, SIZE_MAX, proc,   /* its pid: plan */
-                                       track_of(c, n, in->thread), 0,
-                                       start, add_sat(start, dur_ns(in->duration_ns))};
-        tlog_instance info = {.size = sizeof info};
-        if (!(n->flags & TLOG_NODE_DEVICE) || tlog_frame_get_instance(f, k, &info) != TLOG_OK ||
-            !info.launcher)
+        while (d < f->device_rows && f->inst_devs[d].inst < k)
+            d++;
+        bool interval = d < f->device_rows && f->inst_devs[d].inst == k;
+        *x = (slice){.f = f, .k = k, .from = SIZE_MAX, .pid = proc,   /* its pid: plan */
+                     .start = start, .end = add_sat(start, dur_ns(in->duration_ns))};
+        /* On the queue it ran on; a host entry of a device row on the row's. */
+        const tlog_node_dev *row = n->dev;
+        x->base = interval ? track_of(c, n, in->thread, f->inst_devs[d].device,
+                                      f->inst_devs[d].queue)
+                           : track_of(c, n, in->thread, row ? row->device : NULL,
+                                      row ? row->queue : 0);
+        size_t launcher = interval ? f->inst_devs[d].launcher : UINT32_MAX;
+        if (!(n->flags & TLOG_NODE_DEVICE) || launcher == UINT32_MAX)
             continue;
-        size_t from = arrow_start(&g, f, k, (size_t)(info.launcher - f->nodes));
-        c->slices[first + k].from = from == SIZE_MAX ? SIZE_MAX : first + from;
+        size_t from = arrow_start(&g, f, k, launcher);
+        x->from = from == SIZE_MAX ? SIZE_MAX : first + from;
     }
     by_row_free(&g);
     return c->no_memory ? TLOG_ENOMEM : TLOG_OK;

@@ -448,8 +448,8 @@ int tlog_frame_walk(const tlog_frame *f, tlog_visit_fn visit, void *user)
     return TLOG_OK;
 }
 
-/* Device instances are few and sorted: a binary search finds a launcher. */
-static const tlog_node *launcher_of_instance(const tlog_frame *f, size_t index)
+/* Device instances are few and sorted: a binary search finds one. */
+static const tlog_inst_dev *device_instance(const tlog_frame *f, size_t index)
 {
     size_t lo = 0, hi = f->device_rows;
     while (lo < hi) {
@@ -459,10 +459,7 @@ static const tlog_node *launcher_of_instance(const tlog_frame *f, size_t index)
         else
             hi = mid;
     }
-    if (lo == f->device_rows || f->inst_devs[lo].inst != index ||
-        f->inst_devs[lo].launcher == UINT32_MAX)
-        return NULL;
-    return &f->nodes[f->inst_devs[lo].launcher];
+    return lo < f->device_rows && f->inst_devs[lo].inst == index ? &f->inst_devs[lo] : NULL;
 }
 
 int tlog_frame_get_instance(const tlog_frame *f, size_t index, tlog_instance *out)
@@ -470,13 +467,16 @@ int tlog_frame_get_instance(const tlog_frame *f, size_t index, tlog_instance *ou
     if (!f || index >= f->ninsts)
         return TLOG_EINVAL;
     const tlog_inst *in = &f->insts[index];
+    const tlog_inst_dev *d = device_instance(f, index);
     tlog_instance inst = {
         .size = sizeof inst,
         .node = &f->nodes[in->node],
         .thread = in->thread,
         .start_ns = in->start_ns,
         .duration_ns = in->duration_ns,
-        .launcher = launcher_of_instance(f, index),
+        .launcher = d && d->launcher != UINT32_MAX ? &f->nodes[d->launcher] : NULL,
+        .device = d ? d->device : NULL,
+        .queue = d ? d->queue : 0,
     };
     return tlog_copy_sized_(out, &inst, sizeof inst);
 }

@@ -605,7 +605,7 @@ static void walk_devices(resolver *r, tlog_ticks root_end)
         uint32_t at = r->ninsts++;
         if (place(r, under, at, &in) == NONE)
             return;
-        f->inst_devs[n++] = (tlog_inst_dev){at, launcher_row(r, row)};
+        f->inst_devs[n++] = (tlog_inst_dev){at, launcher_row(r, row), row->device, row->queue};
         f->device_rows++;
         f->device_unresolved += row->unresolved;
     }

@@ -68,10 +68,13 @@ typedef struct tlog_node_dev {
     uint32_t queue;
 } tlog_node_dev;
 
-/* A device instance's launcher, by instance index. */
+/* A device instance's launcher and queue, by instance index: a row's
+ * intervals may run on several queues (its tlog_node_dev has the first's). */
 typedef struct tlog_inst_dev {
     uint32_t inst;
     uint32_t launcher;       /* node index, or UINT32_MAX */
+    const char *device;      /* interned, or the reader's */
+    uint32_t queue;
 } tlog_inst_dev;
 
 /* One instance on the frame's timeline. */

@@ -1,6 +1,7 @@
 /* Exports, parsed back by real parsers (test/check_export.py, Python's json
  * and csv modules): Chrome trace rules, the JSON tree's fields, CSV rows. */
 #include <pthread.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -290,6 +291,66 @@ static void two_logs_of_one_rank_are_two_processes(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* The tids the Chrome trace at `file` puts slices titled `name` on. */
+static int tracks_of(const char *file, const char *name)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "python3 -c \"import json, sys; e = json.load(open('%s/%s'))['traceEvents']; "
+             "sys.exit(len({x['tid'] for x in e if x['ph'] == 'X' and x['name'] == '%s'}))\"",
+             dir, file, name);
+    int rc = system(cmd);
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+/* One row whose kernels ran on two queues: each interval keeps its own
+ * queue, in the frame, in the stream read back, and in the Chrome trace. */
+static void a_row_s_intervals_keep_their_own_queues(void **state)
+{
+    (void)state;
+    char stream[512];
+    snprintf(stream, sizeof stream, "%s/queues.tlog", dir);
+    sim_options o = {.stream_path = stream};
+    sim_fixture *fx = sim_fixture_make(&o);
+    host_begin(fx, "Frame");
+    kernel(fx, fx->q1, "Work", 1.0);
+    kernel(fx, fx->q2, "Work", 1.0);
+    sync_until(fx, "Sync", 3.0);
+    host_end(fx, "Frame");
+    tlog_frame *f[2] = {tlog_frame_pop(fx->log)};
+    assert_non_null(f[0]);
+    sim_fixture_free(fx);
+    tlog_reader *r;
+    assert_int_equal(tlog_reader_open(stream, &r), TLOG_OK);
+    assert_int_equal(tlog_reader_next(r, &f[1]), TLOG_OK);
+    for (int k = 0; k < 2; k++) {
+        uint32_t queues[2];
+        size_t found = 0;
+        tlog_frame_info fi = {.size = sizeof fi};
+        assert_int_equal(tlog_frame_get_info(f[k], &fi), TLOG_OK);
+        for (size_t i = 0; i < fi.instances; i++) {
+            tlog_instance in = {.size = sizeof in};
+            assert_int_equal(tlog_frame_get_instance(f[k], i, &in), TLOG_OK);
+            if (strcmp(info_of(in.node).name, "Work") != 0)
+                continue;
+            assert_true(found < 2);
+            assert_non_null(in.device);
+            queues[found++] = in.queue;
+        }
+        assert_int_equal(found, 2);
+        assert_int_not_equal(queues[0], queues[1]);
+        assert_int_equal(info_of(path(f[k], "Sync", "Work", NULL)).queue, queues[0]);
+        FILE *fp = create(k ? "queues-read.json" : "queues-live.json");
+        assert_int_equal(tlog_export_chrome((const tlog_frame *const *)&f[k], 1, fp), TLOG_OK);
+        fclose(fp);
+        tlog_frame_release(f[k]);
+    }
+    tlog_reader_close(r);
+    assert_int_equal(tracks_of("queues-live.json", "Work"), 2);
+    assert_int_equal(tracks_of("queues-read.json", "Work"), 2);
+    assert_int_equal(check("chrome", "queues-read.json", NULL), 0);
+}
+
 /* Three runs of one frame reduced: each row's spread over the inputs, rows
  * only some inputs have, the dump's columns, and the JSON's rank fields. */
 static void reduce_keeps_the_spread_over_inputs(void **state)
@@ -514,6 +575,7 @@ int main(void)
         cmocka_unit_test(ranks_become_processes),
         cmocka_unit_test(frames_that_overlap_keep_every_track_nested),
         cmocka_unit_test(two_logs_of_one_rank_are_two_processes),
+        cmocka_unit_test(a_row_s_intervals_keep_their_own_queues),
         cmocka_unit_test(reduce_keeps_the_spread_over_inputs),
         cmocka_unit_test(reduced_means_are_rounded_once),
         cmocka_unit_test(csv_paths_deeper_than_a_thread_nests_are_whole),

@@ -770,6 +770,11 @@ typedef struct tlog_instance {
     uint64_t duration_ns;
     const tlog_node *launcher; /* device intervals: the launching scope's
                                 * row in this frame, or NULL */
+    /* Device intervals: the device and queue this one ran on (a row's
+     * intervals may run on several queues; tlog_node_info has the
+     * first's). NULL and 0 for other instances. */
+    const char *device;
+    uint32_t queue;
 } tlog_instance;
 
 /* The instance at `index`; TLOG_EINVAL for a NULL frame or an index from

@@ -307,7 +307,9 @@ static int read_instances(in *c, tlog_frame *f, const uint32_t *num, unsigned ma
             continue;
         if (ndev == f->device_rows)
             return bad(why, size, "more device instances than announced");
-        f->inst_devs[ndev++] = (tlog_inst_dev){(uint32_t)k, launcher};
+        const tlog_node_dev *row = f->nodes[x->node].dev;   /* until a QUEUES block says */
+        f->inst_devs[ndev++] = (tlog_inst_dev){(uint32_t)k, launcher, row ? row->device : NULL,
+                                               row ? row->queue : 0};
     }
     if (ndev != f->device_rows)
         return bad(why, size, "fewer device instances than announced");
@@ -353,5 +355,38 @@ int tlog_decode_frame_(const tlog_decode_tables *t, const uint8_t *p, size_t n,
         return rc;
     }
     *out = f;
+    return TLOG_OK;
+}
+
+static int bad_queues(char *why, size_t size, const char *what)
+{
+    snprintf(why, size, "corrupt queues block: %s", what);
+    return TLOG_EFORMAT;
+}
+
+int tlog_decode_queues_(const tlog_decode_tables *t, const uint8_t *p, size_t n, tlog_frame *f,
+                        char *why, size_t why_size)
+{
+    in c = {{.p = p, .end = p + n}, NULL};
+    uint64_t count = var(&c);
+    uint64_t inst = 0;
+    size_t d = 0;   /* inst_devs are in instance order, as the entries */
+    for (uint64_t e = 0; e < count && !c.c.short_read && !c.c.overlong; e++) {
+        inst += var(&c);
+        uint32_t device = var_index(&c), queue = var32(&c);
+        while (d < f->device_rows && f->inst_devs[d].inst < inst)
+            d++;
+        if (c.c.short_read || c.c.overlong)
+            break;
+        if (d == f->device_rows || f->inst_devs[d].inst != inst)
+            return bad_queues(why, why_size, "an instance that is no device interval");
+        const char *name = device == NONE ? NULL : t->device(t->user, device);
+        if (device != NONE && !name)
+            return bad_queues(why, why_size, "an undescribed device");
+        f->inst_devs[d].device = name;
+        f->inst_devs[d].queue = queue;
+    }
+    if (c.c.short_read || c.c.overlong || c.c.p != c.c.end)
+        return bad_queues(why, why_size, "fewer or more bytes than its entries");
     return TLOG_OK;
 }

@@ -18,4 +18,11 @@ typedef struct tlog_decode_tables {
 TLOG_INTERNAL int tlog_decode_frame_(const tlog_decode_tables *t, const uint8_t *p, size_t n,
                                      tlog_frame **out, char *why, size_t why_size);
 
+/* Puts the device intervals of `f` that a QUEUES block's payload names on
+ * the queues it gives. TLOG_EFORMAT (with the reason in `why`) when the
+ * payload is damaged or names what `f` lacks; `f` may then be changed in
+ * part. */
+TLOG_INTERNAL int tlog_decode_queues_(const tlog_decode_tables *t, const uint8_t *p, size_t n,
+                                      tlog_frame *f, char *why, size_t why_size);
+
 #endif

@@ -214,6 +214,8 @@ static void note_thread(tlog_seen *seen, tlog_bytes *b, uint32_t id, const char 
 static void describe(tlog_seen *seen, tlog_bytes *b, const tlog_frame *f)
 {
     note_thread(seen, b, f->thread, f->thread_name);
+    for (size_t d = 0; d < f->device_rows; d++)
+        device_index(seen, b, f->inst_devs[d].device);
     for (size_t i = 0; i < f->nnodes; i++) {
         const tlog_node *n = &f->nodes[i];
         site_index(seen, b, n->site);
@@ -325,11 +327,51 @@ static uint64_t device_row_instances(const tlog_frame *f)
     return n;
 }
 
+/* Whether device interval d ran elsewhere than its row says (the row's
+ * first interval's device and queue). */
+static bool elsewhere(const tlog_frame *f, const tlog_inst_dev *d)
+{
+    const tlog_node_dev *row = f->nodes[f->insts[d->inst].node].dev;
+    if (!row)
+        return d->device || d->queue;
+    return d->queue != row->queue ||
+           (d->device != row->device &&
+            (!d->device || !row->device || strcmp(d->device, row->device) != 0));
+}
+
+/* The QUEUES block of a frame whose device intervals did not all run
+ * where their rows say, before the frame's: how many, then for each its
+ * instance (the difference from the one before), its device (index plus
+ * one) and its queue. */
+static void put_queues(tlog_seen *seen, tlog_bytes *b, const tlog_frame *f)
+{
+    size_t n = 0;
+    for (size_t d = 0; d < f->device_rows; d++)
+        n += elsewhere(f, &f->inst_devs[d]);
+    if (!n)
+        return;
+    size_t at = block_begin(b, TLOG_BLOCK_QUEUES);
+    put_var(b, n);
+    uint32_t last = 0;
+    for (size_t d = 0; d < f->device_rows; d++) {
+        const tlog_inst_dev *x = &f->inst_devs[d];
+        if (!elsewhere(f, x))
+            continue;
+        put_var(b, x->inst - last);
+        last = x->inst;
+        put_var(b, x->device ? index_plus_one(map_find(&seen->devices, x->device)) : 0);
+        put_var(b, x->queue);
+    }
+    block_end(b, at);
+}
+
 /* With `instances` false, the rows only (what a reduction needs). */
 static int encode_frame(tlog_seen *seen, const tlog_frame *f, tlog_bytes *b, bool instances)
 {
     describe(seen, b, f);
     size_t described = b->len;
+    if (instances)
+        put_queues(seen, b, f);
     size_t at = block_begin(b, TLOG_BLOCK_FRAME);
     put_u64(b, f->serial);
     put_u32(b, f->thread);

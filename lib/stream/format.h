@@ -18,7 +18,8 @@
  * version 1 too (fixed-width rows and instances). */
 #define TLOG_STREAM_MAJOR 2u
 #define TLOG_STREAM_OLDEST_MAJOR 1u
-#define TLOG_STREAM_MINOR 0u
+/* Minor 1: QUEUES blocks, which readers of minor 0 skip. */
+#define TLOG_STREAM_MINOR 1u
 #define TLOG_STREAM_HEADER_BYTES 64u
 #define TLOG_STREAM_NONE 0xffffffffu
 /* Larger payloads are taken for damage, not allocated. */
@@ -29,7 +30,10 @@ enum tlog_block_type {
     TLOG_BLOCK_THREAD = 2,
     TLOG_BLOCK_DEVICE = 3,
     TLOG_BLOCK_FRAME = 4,
-    TLOG_BLOCK_END = 5
+    TLOG_BLOCK_END = 5,
+    /* Minor 1: the queues of the next frame's device intervals that ran on
+     * another queue than their row's first (its row's, to readers of 0). */
+    TLOG_BLOCK_QUEUES = 6
 };
 
 /* Version 2: the low bits of an instance's tag (its row shifted left by

@@ -41,6 +41,9 @@ struct tlog_reader {
     tlog_map thread_ids, device_ids;   /* id -> position in threads, devices */
     char **retired;               /* replaced names: frames may still use them */
     size_t nretired, capretired;
+    uint8_t *queues;              /* a QUEUES block's payload, for the next frame */
+    size_t nqueues, capqueues;
+    bool has_queues;
     uint64_t total;               /* input size, when known */
     int status;                   /* TLOG_OK until the end or damage */
     char error[256];
@@ -211,6 +214,7 @@ void tlog_reader_close(tlog_reader *r)
     for (size_t i = 0; i < r->nretired; i++)
         free(r->retired[i]);
     free(r->retired);
+    free(r->queues);
     tlog_map_free_(&r->thread_ids);
     tlog_map_free_(&r->device_ids);
     free(r->sites);
@@ -401,11 +405,29 @@ static const char *device_named(void *user, uint32_t index)
     return at == SIZE_MAX ? NULL : r->devices[at].name;
 }
 
+/* A QUEUES block: kept for the frame that follows it. */
+static int keep_queues(tlog_reader *r, const tlog_cursor *c)
+{
+    size_t n = (size_t)(c->end - c->p);
+    if (!TLOG_GROW(r->queues, r->capqueues, n ? n : 1))
+        return damage(r, TLOG_ENOMEM, r->block_at, "no memory for a queues block");
+    memcpy(r->queues, c->p, n);
+    r->nqueues = n;
+    r->has_queues = true;
+    return TLOG_OK;
+}
+
 static int read_frame(tlog_reader *r, const tlog_cursor *c, tlog_frame **out)
 {
     tlog_decode_tables t = {r->sites, r->nsites, device_named, r, r->info.version_major};
     char why[160];
     int rc = tlog_decode_frame_(&t, c->p, (size_t)(c->end - c->p), out, why, sizeof why);
+    if (rc == TLOG_OK && r->has_queues &&
+        (rc = tlog_decode_queues_(&t, r->queues, r->nqueues, *out, why, sizeof why)) != TLOG_OK) {
+        tlog_frame_release(*out);
+        *out = NULL;
+    }
+    r->has_queues = false;
     if (rc == TLOG_ENOMEM)
         return damage(r, rc, r->block_at, "no memory for a frame");
     if (rc != TLOG_OK)
@@ -451,6 +473,7 @@ int tlog_reader_next(tlog_reader *r, tlog_frame **out)
                 return TLOG_OK;
             }
             break;
+        case TLOG_BLOCK_QUEUES: rc = keep_queues(r, &c); break;
         case TLOG_BLOCK_END: rc = read_end(r, &c); r->status = rc; return rc;
         default: break;   /* from a later minor version: skipped */
         }
