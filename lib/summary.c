@@ -1064,7 +1064,8 @@ static int merge_mapped(tlog_summary *into, const tlog_summary *from, uint32_t *
         }
     }
     into->frames = tlog_sat_add_(into->frames, from->frames);
-    into->rows_refused = tlog_sat_add_(into->rows_refused, tlog_sat_add_(from->rows_refused, refused));
+    into->rows_refused =
+        tlog_sat_add_(into->rows_refused, tlog_sat_add_(from->rows_refused, refused));
     merge_hitches(into, from, map);
     return TLOG_OK;
 }

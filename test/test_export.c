@@ -255,8 +255,8 @@ static void frames_that_overlap_keep_every_track_nested(void **state)
     sim_fixture_free(fx);
     assert_int_equal(check("chrome", "behind.json", "'Long=30000.000' 'Next=10000.000'"), 0);
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "grep -q '\"Thread 1 (inserted and sync rows), lane 2\"' %s/behind.json",
-             dir);
+    snprintf(cmd, sizeof cmd,
+             "grep -q '\"Thread 1 (inserted and sync rows), lane 2\"' %s/behind.json", dir);
     assert_int_equal(system(cmd), 0);
 }
 

@@ -338,6 +338,33 @@ static void device_rows_carry_their_queue(void **state)
     result_free(&r);
 }
 
+/* A row whose kernels ran on two queues in one frame: the timeline's
+ * instances carry the queue each ran on, not the row's. */
+static void timeline_instances_carry_their_own_queue(void **state)
+{
+    (void)state;
+    char path[400];
+    snprintf(path, sizeof path, "%s/two-queues.tlog", dir);
+    sim_fixture *fx = sim_fixture_make(&(sim_options){.stream_path = path});
+    host_begin(fx, "Frame");
+    kernel(fx, fx->q1, "Work", 1.0);
+    kernel(fx, fx->q2, "Work", 1.0);
+    sync_until(fx, "Sync", sim_ms(fx) + 3.0);
+    host_end(fx, "Frame");
+    sim_fixture_free(fx);
+    result r = run("report", path, NULL);
+    assert_int_equal(r.status, 0);
+    const char *x = strstr(r.out, "\"x\":[");
+    assert_non_null(x);
+    const char *end = strchr(x, '}');
+    assert_non_null(end);
+    const char *two = strstr(x, ",2,\"sim\"]");   /* an instance on queue 2 */
+    assert_true(two && two < end);
+    const char *one = strstr(x, ",1,\"sim\"]");
+    assert_true(one && one < end);
+    result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -349,6 +376,7 @@ int main(void)
         cmocka_unit_test(base_run_adds_the_comparison),
         cmocka_unit_test(unresolved_rows_are_told_frame_by_frame),
         cmocka_unit_test(device_rows_carry_their_queue),
+        cmocka_unit_test(timeline_instances_carry_their_own_queue),
     };
     return cmocka_run_group_tests(tests, write_stream, remove_dir);
 }

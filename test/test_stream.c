@@ -1174,6 +1174,50 @@ static void damaged_numbers_are_named(void **state)
     assert_non_null(strstr(err, "instances run past the block"));
 }
 
+/* A QUEUES block (type 6) of the payload given. */
+static void put_queues_block(hand_stream *s, const uint8_t *payload, size_t n)
+{
+    size_t block = s->n;
+    put_le(s, 6, 4);
+    put_le(s, n, 4);
+    memcpy(s->b + s->n, payload, n);
+    s->n += n;
+    put_le(s, crc32_of(s->b + block, s->n - block), 4);
+}
+
+/* A QUEUES block that names what its frame lacks, or whose bytes are not
+ * its entries, is damage, said as such; an empty one reads. */
+static void damaged_queues_blocks_are_named(void **state)
+{
+    (void)state;
+    static const uint8_t empty[] = {0}, host[] = {1, 0, 0, 1}, cut[] = {1},
+                         extra[] = {0, 5};
+    struct {
+        const uint8_t *payload;
+        size_t n;
+        int rc;
+        const char *why;
+    } cases[] = {
+        {empty, sizeof empty, TLOG_ENOFRAME, NULL},
+        {host, sizeof host, TLOG_EFORMAT, "corrupt queues block: an instance that is no device"},
+        {cut, sizeof cut, TLOG_EFORMAT, "corrupt queues block: fewer or more bytes"},
+        {extra, sizeof extra, TLOG_EFORMAT, "corrupt queues block: fewer or more bytes"},
+    };
+    static const uint8_t zero[] = {0x00};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        hand_stream s;
+        put_header(&s, 2);
+        put_queues_block(&s, cases[i].payload, cases[i].n);
+        put_v2_frame(&s, zero, sizeof zero, 1);
+        char err[256];
+        int frames;
+        assert_int_equal(read_all(s.b, s.n, &frames, err, sizeof err), cases[i].rc);
+        assert_int_equal(frames, cases[i].rc == TLOG_ENOFRAME);
+        if (cases[i].why && !strstr(err, cases[i].why))
+            fail_msg("case %zu: %s", i, err);
+    }
+}
+
 /* The mean of totals near UINT64_MAX is 2^64 once a double: the reduced
  * frame's time saturates rather than overflow the conversion. */
 static void reduced_huge_totals_saturate(void **state)
@@ -1302,6 +1346,7 @@ int main(void)
         cmocka_unit_test(instances_read_back_exactly),
         cmocka_unit_test(version_1_and_2_files_read_alike),
         cmocka_unit_test(damaged_numbers_are_named),
+        cmocka_unit_test(damaged_queues_blocks_are_named),
         cmocka_unit_test(cli_dump_matches_the_in_process_dump),
         cmocka_unit_test(cli_exit_codes_follow_convention),
         cmocka_unit_test(sites_first_seen_late_are_described),

@@ -529,7 +529,7 @@ static long node_index(const report_cmd *c, const tlog_node *node)
 
 /*
  * {"g":G,"i":I,"n":[[row,total,count,start,min,max,thread,launcher,flags,
- * queue],...],"x":[[node,thread,start,duration,launcher],...],
+ * queue],...],"x":[[node,thread,start,duration,launcher,queue,device],...],
  * "t":{"id":"name"},"drop":D,"rep":R,"unres":U}: the rows in dump order
  * (the walk's), and every instance. Needs the frame's walk in c->nodes.
  */
@@ -569,10 +569,13 @@ static void write_whole(report_cmd *c, const rgroup *g, const tlog_frame *f, buf
     free(seen);
     buf_add(b, "],\"x\":[", 7);
     tlog_instance x = {.size = sizeof x};
-    for (size_t k = 0; k < fi.instances && tlog_frame_get_instance(f, k, &x) == TLOG_OK; k++)
-        buf_printf(b, "%s[%ld,%" PRIu32 ",%" PRId64 ",%" PRIu64 ",%ld]", k ? "," : "",
+    for (size_t k = 0; k < fi.instances && tlog_frame_get_instance(f, k, &x) == TLOG_OK; k++) {
+        buf_printf(b, "%s[%ld,%" PRIu32 ",%" PRId64 ",%" PRIu64 ",%ld,%" PRIu32 ",", k ? "," : "",
                    node_index(c, x.node), x.thread, x.start_ns, x.duration_ns,
-                   node_index(c, x.launcher));
+                   node_index(c, x.launcher), x.queue);
+        buf_json_string(b, x.device);
+        buf_add(b, "]", 1);
+    }
     buf_add(b, "],\"t\":{", 7);
     buf_add(b, threads.p, threads.n);
     free(threads.p);

@@ -23,7 +23,10 @@
  *                      n: rows in dump order [row, total, count, start,
  *                      min, max, thread, launcher node or -1, flags, queue,
  *                      device], x: instances [node, thread, start,
- *                      duration, launcher node or -1], t: thread names,
+ *                      duration, launcher node or -1, queue, device: where
+ *                      a device interval ran, as a row's intervals may run
+ *                      on several queues; 0 and null for others],
+ *                      t: thread names,
  *                      drop, rep, unres: the dump's footnotes
  *   stats              `timerlog stats --json` of the same frames
  *   diff               `timerlog diff --json BASE --vs FILES`, or null
@@ -490,9 +493,12 @@
       const names = D.threads[g.file[w.i]] || {};
       const thread = w.t[x[1]] || names[x[1]] || w.t[node.thread] || names[node.thread] ||
         "thread " + x[1];   /* the name in this frame first: a thread may rename itself */
-      const key = dev ? "device:" + (node.device || "?") + ":" + node.queue : "thread:" + thread;
+      /* A device interval on the queue it ran on; a host entry of a device
+       * row on the row's. */
+      const queue = dev && x[6] ? x[5] : node.queue, device = dev && x[6] ? x[6] : node.device;
+      const key = dev ? "device:" + (device || "?") + ":" + queue : "thread:" + thread;
       if (!lanes.has(key))
-        lanes.set(key, { key, device: !!dev, name: dev ? (node.device || "device") + " queue " + node.queue
+        lanes.set(key, { key, device: !!dev, name: dev ? (device || "device") + " queue " + queue
           : thread, items: [] });
       lanes.get(key).items.push({ k, node, start: x[2], dur: x[3], launcher: x[4] });
       end = Math.max(end, x[2] + x[3]);
