@@ -19,6 +19,7 @@
 #define DEVICE_TRACKS 1000000u   /* tids of device queues start here */
 #define SIDE_TRACKS 2000000u     /* a thread's inserted and sync rows */
 #define LANE_TRACKS 3000000u     /* a track's lanes past its first */
+#define NONE_QUEUE UINT32_MAX
 
 /* A JSON string; bytes that are not UTF-8 (names cut short, or damaged
  * input) become U+FFFD, so that the output always parses. */
@@ -105,6 +106,7 @@ typedef struct slice {
     size_t from;
     uint64_t pid;
     uint32_t base, tid;
+    uint32_t queue;           /* a device queue's slice: its number, else NONE_QUEUE */
     int64_t start, end;
 } slice;
 
@@ -112,7 +114,7 @@ typedef struct slice {
  * its lane (0: the track itself). */
 typedef struct track {
     uint64_t pid;
-    uint32_t base, tid, lane;
+    uint32_t queue, tid, lane;  /* queue: as the slices' */
     const tlog_node *node;
 } track;
 
@@ -216,8 +218,8 @@ static void name_track(chrome *c, const track *t)
     const char *name = n->thread_name;
     char suffix[96];
     int at = 0;
-    if (t->base >= DEVICE_TRACKS && t->base < SIDE_TRACKS) {
-        const device_queue *q = &c->queues[t->base - DEVICE_TRACKS];
+    if (t->queue != NONE_QUEUE) {
+        const device_queue *q = &c->queues[t->queue];
         name = q->device;
         at = snprintf(suffix, sizeof suffix, " queue %u", q->queue);
     } else if (on_side_track(n)) {
@@ -392,7 +394,7 @@ static bool open_lane(chrome *c, lanes *ls, const placing *p, const slice *x)
     ls->at[i].n = 0;
     ls->at[i].tid = i ? LANE_TRACKS + c->lanes++ : p->base;
     c->tracks[c->ntracks++] =
-        (track){p->pid, p->base, ls->at[i].tid, (uint32_t)i, &x->f->nodes[x->f->insts[x->k].node]};
+        (track){p->pid, x->queue, ls->at[i].tid, (uint32_t)i, &x->f->nodes[x->f->insts[x->k].node]};
     ls->n++;
     return true;
 }
@@ -535,13 +537,16 @@ static int plan_frame(chrome *c, const tlog_frame *f, size_t first)
             d++;
         bool interval = d < f->device_rows && f->inst_devs[d].inst == k;
         *x = (slice){.f = f, .k = k, .from = SIZE_MAX, .pid = proc,   /* its pid: plan */
-                     .start = start, .end = add_sat(start, dur_ns(in->duration_ns))};
+                     .queue = NONE_QUEUE, .start = start,
+                     .end = add_sat(start, dur_ns(in->duration_ns))};
         /* On the queue it ran on; a host entry of a device row on the row's. */
         const tlog_node_dev *row = n->dev;
         x->base = interval ? track_of(c, n, in->thread, f->inst_devs[d].device,
                                       f->inst_devs[d].queue)
                            : track_of(c, n, in->thread, row ? row->device : NULL,
                                       row ? row->queue : 0);
+        if (on_device_track(n))
+            x->queue = c->last_queue;   /* the number track_of found */
         size_t launcher = interval ? f->inst_devs[d].launcher : UINT32_MAX;
         if (!(n->flags & TLOG_NODE_DEVICE) || launcher == UINT32_MAX)
             continue;
