@@ -27,7 +27,9 @@ static void *worker(void *log)
     return NULL;
 }
 
-enum { SEED_DEVICE = 1, SEED_WORKER = 2 };
+/* SEED_QUEUES: the kernel on a second queue too, under the same scope: a
+ * row whose intervals ran on two queues (a QUEUES block). */
+enum { SEED_DEVICE = 1, SEED_WORKER = 2, SEED_QUEUES = 4 };
 
 static int seed(const char *dir, const char *name, int frames, int flags)
 {
@@ -44,6 +46,7 @@ static int seed(const char *dir, const char *name, int frames, int flags)
     tlog_device_config dc = {.size = sizeof dc, .flags = TLOG_DEVICE_LAUNCH_ROWS};
     if (flags & SEED_DEVICE)
         tlog_sim_device_create(sim, log, &dc, &dev);
+    tlog_sim_queue *second = flags & SEED_QUEUES ? tlog_sim_queue_create(sim) : NULL;
     for (int k = 0; k < frames; k++) {
         tlog_log_begin(log, site("Frame"));
         if (flags & SEED_WORKER) {
@@ -58,6 +61,12 @@ static int seed(const char *dir, const char *name, int frames, int flags)
             tlog_device_scope s = tlog_device_begin(dev, NULL, site("Kernel"));
             tlog_sim_launch(sim, NULL, 1000 + 100 * (uint64_t)k);
             tlog_device_end(&s);
+            if (flags & SEED_QUEUES) {
+                s = tlog_device_begin(dev, second, site("Kernel"));
+                tlog_sim_launch(sim, second, 500);
+                tlog_device_end(&s);
+                tlog_sim_queue_sync(sim, second);
+            }
             tlog_log_begin(log, site("Sync"));
             tlog_sim_queue_sync(sim, NULL);
             tlog_sim_settle(sim);
@@ -77,5 +86,7 @@ int main(int argc, char **argv)
      * -max_len, for merges and exports of device rows. */
     return seed(dir, "host.tlog", 2, SEED_WORKER) |
            seed(dir, "device.tlog", 3, SEED_DEVICE | SEED_WORKER) |
-           seed(dir, "device_pair.tlog", 2, SEED_DEVICE) | seed(dir, "empty.tlog", 0, 0);
+           seed(dir, "device_pair.tlog", 2, SEED_DEVICE) |
+           seed(dir, "device_queues.tlog", 1, SEED_DEVICE | SEED_QUEUES) |
+           seed(dir, "empty.tlog", 0, 0);
 }
