@@ -98,13 +98,14 @@ typedef struct process {
 } process;
 
 /* An instance of a frame of the export, placed: on track `base` of its
- * process, or on lane `tid` of it, from `start` to `end` on the common
- * timeline; `from`, the slice its launch arrow starts at (SIZE_MAX: none). */
+ * process (procs[proc]), or on lane `tid` of it, from `start` to `end` on
+ * the common timeline; `from`, the slice its launch arrow starts at
+ * (SIZE_MAX: none). */
 typedef struct slice {
     const tlog_frame *f;
     size_t k;                 /* f->insts[k] */
     size_t from;
-    uint64_t pid;
+    size_t proc;
     uint32_t base, tid;
     uint32_t queue;           /* a device queue's slice: its number, else NONE_QUEUE */
     int64_t start, end;
@@ -198,18 +199,6 @@ static bool on_side_track(const tlog_node *n)
            (n->flags & (TLOG_NODE_FORCED_SYNC | TLOG_NODE_PAST_FRAME));
 }
 
-/* The tid of the track an instance goes on: device rows' on the queue
- * given, the others on their thread's or beside it. Slices that would still
- * overlap others of their track in part go on lanes of it (place_lanes), so
- * that every track's slices nest. */
-static uint32_t track_of(chrome *c, const tlog_node *n, uint32_t thread, const char *device,
-                         uint32_t queue)
-{
-    if (on_device_track(n))
-        return DEVICE_TRACKS + queue_number(c, device, queue);
-    return on_side_track(n) ? SIDE_TRACKS + thread : thread;
-}
-
 /* One "M" thread_name event: the name of the device or thread of the
  * track's first node, and what says which track of it this is. */
 static void name_track(chrome *c, const track *t)
@@ -251,8 +240,8 @@ static void complete_event(chrome *c, const tlog_frame *f, const tlog_inst *in,
     json_us(c->out, s->start);
     fputs(",\"dur\":", c->out);
     json_us(c->out, dur_ns(in->duration_ns));
-    fprintf(c->out, ",\"pid\":%" PRIu64 ",\"tid\":%u,\"args\":{\"frame\":%" PRIu64 "}}", s->pid,
-            s->tid, f->serial);
+    fprintf(c->out, ",\"pid\":%" PRIu64 ",\"tid\":%u,\"args\":{\"frame\":%" PRIu64 "}}",
+            c->procs[s->proc].pid, s->tid, f->serial);
 }
 
 /* An arrow from the launching scope's slice to the device interval. */
@@ -261,12 +250,13 @@ static void flow(chrome *c, const slice *from, const slice *device)
     uint64_t id = ++c->flows;
     event_sep(c);
     fprintf(c->out, "{\"name\":\"launch\",\"cat\":\"launch\",\"ph\":\"s\",\"id\":%" PRIu64
-                    ",\"pid\":%" PRIu64 ",\"tid\":%u,\"ts\":", id, from->pid, from->tid);
+                    ",\"pid\":%" PRIu64 ",\"tid\":%u,\"ts\":", id, c->procs[from->proc].pid,
+            from->tid);
     json_us(c->out, from->start);
     fputs("},", c->out);
     fprintf(c->out, "\n{\"name\":\"launch\",\"cat\":\"launch\",\"ph\":\"f\",\"bp\":\"e\","
                     "\"id\":%" PRIu64 ",\"pid\":%" PRIu64 ",\"tid\":%u,\"ts\":", id,
-            device->pid, device->tid);
+            c->procs[device->proc].pid, device->tid);
     json_us(c->out, device->start);
     fputc('}', c->out);
 }
@@ -303,13 +293,15 @@ static void number_processes(chrome *c)
             next = (uint64_t)c->procs[i].rank + 1;
     for (size_t i = 0; i < c->nprocs; i++) {
         process *p = &c->procs[i];
-        for (size_t j = 0; j < i; j++)
-            if (c->procs[j].rank == p->rank) {
-                if (!c->procs[j].log)
-                    c->procs[j].log = 1;
-                p->log = p->log > c->procs[j].log ? p->log : c->procs[j].log + 1;
+        uint32_t before = 0;   /* logs of its rank met before it */
+        bool shared = false;
+        for (size_t j = 0; j < c->nprocs; j++)
+            if (j != i && c->procs[j].rank == p->rank) {
+                shared = true;
+                before += j < i;
             }
-        if (p->log > 1)
+        p->log = shared ? before + 1 : 0;
+        if (before)
             p->pid = next++;
     }
 }
@@ -393,8 +385,8 @@ static bool open_lane(chrome *c, lanes *ls, const placing *p, const slice *x)
         return false;
     ls->at[i].n = 0;
     ls->at[i].tid = i ? LANE_TRACKS + c->lanes++ : p->base;
-    c->tracks[c->ntracks++] =
-        (track){p->pid, x->queue, ls->at[i].tid, (uint32_t)i, &x->f->nodes[x->f->insts[x->k].node]};
+    const tlog_node *n = &x->f->nodes[x->f->insts[x->k].node];
+    c->tracks[c->ntracks++] = (track){p->pid, x->queue, ls->at[i].tid, (uint32_t)i, n};
     ls->n++;
     return true;
 }
@@ -425,7 +417,7 @@ static int place_lanes(chrome *c)
         return TLOG_ENOMEM;
     for (size_t s = 0; s < c->nslices; s++) {
         const slice *x = &c->slices[s];
-        order[s] = (placing){x->pid, x->base, x->start, x->end, s};
+        order[s] = (placing){c->procs[x->proc].pid, x->base, x->start, x->end, s};
     }
     qsort(order, c->nslices, sizeof *order, placing_order);
     lanes ls = {0};
@@ -536,17 +528,19 @@ static int plan_frame(chrome *c, const tlog_frame *f, size_t first)
         while (d < f->device_rows && f->inst_devs[d].inst < k)
             d++;
         bool interval = d < f->device_rows && f->inst_devs[d].inst == k;
-        *x = (slice){.f = f, .k = k, .from = SIZE_MAX, .pid = proc,   /* its pid: plan */
-                     .queue = NONE_QUEUE, .start = start,
-                     .end = add_sat(start, dur_ns(in->duration_ns))};
-        /* On the queue it ran on; a host entry of a device row on the row's. */
-        const tlog_node_dev *row = n->dev;
-        x->base = interval ? track_of(c, n, in->thread, f->inst_devs[d].device,
-                                      f->inst_devs[d].queue)
-                           : track_of(c, n, in->thread, row ? row->device : NULL,
-                                      row ? row->queue : 0);
-        if (on_device_track(n))
-            x->queue = c->last_queue;   /* the number track_of found */
+        *x = (slice){.f = f, .k = k, .from = SIZE_MAX, .proc = proc, .queue = NONE_QUEUE,
+                     .start = start, .end = add_sat(start, dur_ns(in->duration_ns))};
+        /* Its track: a device row's on the queue it ran on (a host entry of
+         * the row on the row's), the others on their thread's or beside it.
+         * Slices that would still overlap others of their track in part go
+         * on lanes of it (place_lanes), so that every track's slices nest. */
+        if (on_device_track(n)) {
+            const char *device = interval ? f->inst_devs[d].device : n->dev->device;
+            x->queue = queue_number(c, device, interval ? f->inst_devs[d].queue : n->dev->queue);
+            x->base = DEVICE_TRACKS + x->queue;
+        } else {
+            x->base = on_side_track(n) ? SIDE_TRACKS + in->thread : in->thread;
+        }
         size_t launcher = interval ? f->inst_devs[d].launcher : UINT32_MAX;
         if (!(n->flags & TLOG_NODE_DEVICE) || launcher == UINT32_MAX)
             continue;
@@ -579,8 +573,6 @@ static int plan(chrome *c, const tlog_frame *const *frames, size_t n)
     if (rc != TLOG_OK)
         return rc;
     number_processes(c);
-    for (size_t s = 0; s < c->nslices; s++)
-        c->slices[s].pid = c->procs[c->slices[s].pid].pid;
     return place_lanes(c);
 }
 

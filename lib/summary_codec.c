@@ -193,13 +193,8 @@ static int get_str(reading *rd, int k)
     const uint8_t *p = rd->c.short_read ? NULL : tlog_need_(&rd->c, n);
     if (!p || memchr(p, 0, n))
         return TLOG_EFORMAT;
-    if ((size_t)n + 1 > rd->cap[k]) {
-        char *t = tlog_realloc_(rd->text[k], (size_t)n + 1);
-        if (!t)
-            return TLOG_ENOMEM;
-        rd->text[k] = t;
-        rd->cap[k] = (size_t)n + 1;
-    }
+    if (!TLOG_GROW(rd->text[k], rd->cap[k], (size_t)n + 1))
+        return TLOG_ENOMEM;
     memcpy(rd->text[k], p, n);
     rd->text[k][n] = '\0';
     return TLOG_OK;
