@@ -444,7 +444,8 @@ static inline void acc_count(tlog_acc *a, uint64_t v, unsigned b)
         a->min = v;
     if (v > a->max)
         a->max = v;
-    tlog_bins_(&a->sk)[b - a->sk.lo]++;
+    uint64_t *bin = &tlog_bins_(&a->sk)[b - a->sk.lo];
+    *bin = tlog_sat_add_(*bin, 1);
 }
 
 /* Whether nothing has been counted in `a` yet: what a new row holds. */
@@ -499,7 +500,7 @@ static __attribute__((noinline)) bool count_changing(tlog_summary *s, uint32_t r
             u->sum[q] = a->sum;
         }
     }
-    x->frames++;
+    x->frames = tlog_sat_add_(x->frames, 1);
     x->flags |= n->flags;
     acc_count(&x->total, v[TLOG_ACC_TOTAL], b[TLOG_ACC_TOTAL]);
     if (!count_same)
@@ -511,6 +512,15 @@ static __attribute__((noinline)) bool count_changing(tlog_summary *s, uint32_t r
     return true;
 }
 
+/* Whether one more frame counts in row x without a test: it has counted
+ * some (a first count sets the extremes) and not all a count holds (only
+ * merged counts get there; count_changing saturates). Every count of a
+ * histogram is at most the frames, so its buckets cannot wrap either. */
+static inline bool fast_frames(const tlog_row_hot *x)
+{
+    return x->frames + 1 > 1;
+}
+
 /* Counts node n in row r where its count or self time are kept apart (a
  * parent, a row called more or less often than before), as count_node;
  * false when memory ran out (nothing counted). */
@@ -520,7 +530,7 @@ static __attribute__((noinline)) bool count_kept(tlog_summary *s, uint32_t r,
     tlog_row_hot *x = &s->hot[r];
     tlog_acc *count = &s->rows[r].count, *self = &s->rows[r].self;
     uint64_t vt = n->total_ns, vc = n->count, vs = n->self_ns;
-    if (!x->frames || (x->flags | n->flags) != x->flags || !acc_plain(&x->total, vt) ||
+    if (!fast_frames(x) || (x->flags | n->flags) != x->flags || !acc_plain(&x->total, vt) ||
         (x->count_same ? vc != x->count_same : !acc_plain(count, vc)) ||
         (x->self_same ? vs != vt : !acc_plain(self, vs)))
         return count_changing(s, r, n, nrows_before);
@@ -544,7 +554,7 @@ count_node(tlog_summary *s, uint32_t r, const tlog_node *n, size_t nrows_before)
      * was, no new flag. Only the total's sum and a histogram count change,
      * both in the hot row's lines, and those subtract again. A row not
      * counted yet has no extremes. */
-    if (TLOG_UNLIKELY(!x->frames || (x->flags | n->flags) != x->flags ||
+    if (TLOG_UNLIKELY(!fast_frames(x) || (x->flags | n->flags) != x->flags ||
                       !acc_plain(&x->total, vt) || !x->count_same || vc != x->count_same ||
                       !x->self_same || n->self_ns != vt))
         return count_kept(s, r, n, nrows_before);
@@ -568,13 +578,18 @@ static void undo_counts(tlog_summary *s, const tlog_group *g, const tlog_frame *
         tlog_row_hot *x = &s->hot[r];
         const tlog_node *n = &f->nodes[i];
         const uint64_t v[3] = {n->total_ns, n->count, n->self_ns};
-        x->frames--;
+        /* A saturated count stays: it may then be one above what it was
+         * (a row 2^64 - 2 frames old in an add that failed), never 0. */
+        if (x->frames != UINT64_MAX)
+            x->frames--;
         for (int q = 0; q < 3; q++) {
             if (!acc_kept(x, q))
                 continue;
             tlog_acc *a = acc_at(s, r, q);
             a->sum -= v[q];
-            tlog_bins_(&a->sk)[tlog_bucket_of_(v[q]) - a->sk.lo]--;
+            uint64_t *bin = &tlog_bins_(&a->sk)[tlog_bucket_of_(v[q]) - a->sk.lo];
+            if (*bin != UINT64_MAX)
+                --*bin;
         }
     }
     while (s->nundo) {
@@ -914,8 +929,9 @@ int tlog_summary_add(tlog_summary *s, const tlog_frame *f)
     uint32_t g = NONE;
     int rc = frame_group(s, f, &g);
     if (rc == TLOG_EFULL) {
-        s->frames++;
-        s->rows_refused += f->nnodes;   /* no room even for its root */
+        s->frames = tlog_sat_add_(s->frames, 1);
+        /* no room even for its root */
+        s->rows_refused = tlog_sat_add_(s->rows_refused, f->nnodes);
         return TLOG_OK;
     }
     if (rc == TLOG_OK && (!map_room(s, &s->groups[g], f->nnodes) ||
@@ -931,8 +947,8 @@ int tlog_summary_add(tlog_summary *s, const tlog_frame *f)
         roll_back(s, nrows, ngroups);
         return rc;
     }
-    s->frames++;
-    s->rows_refused += refused;
+    s->frames = tlog_sat_add_(s->frames, 1);
+    s->rows_refused = tlog_sat_add_(s->rows_refused, refused);
     if (s->trust_site_titles)
         s->groups[g].trusted = f->nnodes;
     check_hitch(s, g, f);

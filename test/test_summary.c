@@ -2069,6 +2069,38 @@ static void merged_counts_saturate(void **state)
     tlog_summary_destroy(d);
 }
 
+/* A frame added to a row that has counted all the frames a count holds
+ * (only decoded or merged counts get there) leaves its counts saturated,
+ * as merging does, instead of wrapping them to nothing. */
+static void adding_to_a_saturated_row_keeps_it_saturated(void **state)
+{
+    (void)state;
+    blob w;
+    one_row_blob(&w, "Thread 1", 0, UINT64_MAX);
+    put_quantity(&w, UINT64_MAX, 1, 1, 1, 1, UINT64_MAX);   /* total: 1 ns each */
+    put_quantity(&w, UINT64_MAX, 1, 1, 1, 1, UINT64_MAX);   /* count: 1 */
+    put_quantity(&w, 0, 0, 0, 0, 0, 0);
+    tlog_summary *s = NULL;
+    assert_int_equal(tlog_summary_decode_(w.b, w.n, &s), TLOG_OK);
+    tlog_log *log = plain_log();
+    at_ns(0);
+    tlog_log_begin(log, site_named("Frame"));
+    at_ns(1);
+    tlog_log_end(log, site_named("Frame"));
+    tlog_frame *f = pop(log);
+    assert_int_equal(tlog_summary_add(s, f), TLOG_OK);
+    assert_int_equal(summary_info(s).groups, 1);
+    assert_int_equal(summary_info(s).frames, UINT64_MAX);
+    tlog_stat_info i = stat_info(tlog_summary_root(s, 0));
+    assert_int_equal(i.frames, UINT64_MAX);
+    assert_int_equal(i.total_ns.median, 1);
+    assert_int_equal(i.total_ns.max, 1);
+    assert_int_equal(i.count.p99, 1);
+    tlog_frame_release(f);
+    tlog_summary_destroy(s);
+    tlog_destroy(log);
+}
+
 /* Merging keeps each row's first site, the root's as the others'. */
 static void merge_keeps_each_row_s_first_site(void **state)
 {
@@ -2362,6 +2394,7 @@ int main(void)
         cmocka_unit_test(titles_of_any_length_pass_through_bytes_whole),
         cmocka_unit_test(figures_that_contradict_each_other_are_refused),
         cmocka_unit_test(merged_counts_saturate),
+        cmocka_unit_test(adding_to_a_saturated_row_keeps_it_saturated),
         cmocka_unit_test(merge_keeps_each_row_s_first_site),
         cmocka_unit_test(long_means_are_written_whole),
         cmocka_unit_test(writers_say_a_buffered_write_that_failed),
