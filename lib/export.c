@@ -135,7 +135,10 @@ typedef struct chrome {
     size_t nslices;
     track *tracks;
     size_t ntracks, captracks;
-    uint32_t lanes;             /* lanes past a track's first, numbered for tids */
+    uint32_t lanes;             /* lanes past a track's first, and tracks of
+                                 * threads past the first million, numbered
+                                 * for tids */
+    tlog_map thread_index;      /* the tids of those threads' tracks */
     uint64_t flows;
     uint64_t wall_origin;       /* the earliest log creation among the frames */
     bool no_memory;             /* a queue found no memory */
@@ -184,6 +187,32 @@ static uint32_t queue_number(chrome *c, const char *device, uint32_t queue)
     tlog_map_set_(m, at, h, (uint32_t)c->nqueues);
     c->queues[c->nqueues] = (device_queue){device, queue};
     return c->last_queue = (uint32_t)c->nqueues++;
+}
+
+/* The track of a thread's slices, or of the rows beside them (`side`): its
+ * id, or that past SIDE_TRACKS, for ids below DEVICE_TRACKS. A log that
+ * outlives a million threads gives ids past those, and a damaged stream
+ * any: those tracks take numbers past the lanes' as they are met, so that
+ * no thread shares a track with a queue, a side track or a lane. */
+static uint32_t thread_track(chrome *c, uint32_t thread, bool side)
+{
+    if (thread < DEVICE_TRACKS)
+        return side ? SIDE_TRACKS + thread : thread;
+    uint64_t key = ((uint64_t)thread << 1 | side) + 1;   /* never TLOG_MAP_EMPTY */
+    size_t at;
+    if (!tlog_map_reserve_(&c->thread_index, 1)) {
+        c->no_memory = true;
+        return 0;
+    }
+    if (tlog_map_find_(&c->thread_index, key, &at))
+        return c->thread_index.slots[at].value;
+    if (c->lanes >= UINT32_MAX - LANE_TRACKS) {
+        c->no_memory = true;
+        return 0;
+    }
+    uint32_t tid = LANE_TRACKS + c->lanes++;
+    tlog_map_set_(&c->thread_index, at, key, tid);
+    return tid;
 }
 
 static bool on_device_track(const tlog_node *n)
@@ -539,7 +568,7 @@ static int plan_frame(chrome *c, const tlog_frame *f, size_t first)
             x->queue = queue_number(c, device, interval ? f->inst_devs[d].queue : n->dev->queue);
             x->base = DEVICE_TRACKS + x->queue;
         } else {
-            x->base = on_side_track(n) ? SIDE_TRACKS + in->thread : in->thread;
+            x->base = thread_track(c, in->thread, on_side_track(n));
         }
         size_t launcher = interval ? f->inst_devs[d].launcher : UINT32_MAX;
         if (!(n->flags & TLOG_NODE_DEVICE) || launcher == UINT32_MAX)
@@ -629,6 +658,7 @@ int tlog_export_chrome(const tlog_frame *const *frames, size_t n, FILE *out)
     if (rc == TLOG_OK)
         write_trace(&c);
     tlog_map_free_(&c.queue_index);
+    tlog_map_free_(&c.thread_index);
     free(c.queues);
     free(c.procs);
     free(c.slices);

@@ -1087,10 +1087,19 @@ static void put_header(hand_stream *s, unsigned major)
     s->n = 64;
 }
 
-/* A version 2 FRAME block of one row and one instance, whose row's parent
- * is written as the bytes `parent` and whose thread is `thread`. */
-static void put_v2_frame(hand_stream *s, const uint8_t *parent, size_t nparent,
-                         uint64_t thread)
+/* An instance of a hand-written frame's row 0: on the frame's thread
+ * (thread 0) or another. */
+typedef struct hand_inst {
+    uint32_t thread;
+    int64_t start;
+    uint64_t duration;
+} hand_inst;
+
+/* A version 2 FRAME block of one row, whose parent is written as the bytes
+ * `parent` and whose thread is `thread`, and of the instances given (on
+ * thread 1, the frame's). */
+static void put_v2_frame_of(hand_stream *s, const uint8_t *parent, size_t nparent,
+                            uint64_t thread, const hand_inst *insts, size_t ninsts)
 {
     size_t block = s->n;
     put_le(s, 4, 4);   /* FRAME */
@@ -1103,7 +1112,7 @@ static void put_v2_frame(hand_stream *s, const uint8_t *parent, size_t nparent,
     for (int k = 0; k < 4; k++)
         put_le(s, 0, 8);   /* dropped, repaired, device intervals, unresolved */
     put_le(s, 1, 4);   /* rows */
-    put_le(s, 1, 4);   /* instances */
+    put_le(s, ninsts, 4);
     memcpy(s->b + s->n, parent, nparent);
     s->n += nparent;
     put_var(s, 0);   /* no site */
@@ -1115,14 +1124,30 @@ static void put_v2_frame(hand_stream *s, const uint8_t *parent, size_t nparent,
     put_var(s, 0);   /* start */
     for (int k = 0; k < 4; k++)
         put_var(s, 500);   /* total, self, min, max */
-    put_var(s, 1);   /* count */
-    put_var(s, 0);     /* instance: row 0, the frame's thread, no launcher */
-    put_var(s, 0);     /* start, from 0 */
-    put_var(s, 500);   /* duration */
+    put_var(s, ninsts);   /* count */
+    int64_t last = 0;
+    for (size_t k = 0; k < ninsts; k++) {
+        const hand_inst *x = &insts[k];
+        put_var(s, x->thread ? 2 : 0);   /* row 0, its thread said or the frame's */
+        int64_t step = x->start - last;
+        put_var(s, step < 0 ? ((uint64_t)-step << 1) - 1 : (uint64_t)step << 1);
+        last = x->start;
+        put_var(s, x->duration);
+        if (x->thread)
+            put_var(s, x->thread);
+    }
     size_t payload = s->n - block - 8;
     for (int i = 0; i < 4; i++)
         s->b[block + 4 + (size_t)i] = (uint8_t)(payload >> (8 * i));
     put_le(s, crc32_of(s->b + block, s->n - block), 4);
+}
+
+/* The same, of one instance over the whole frame. */
+static void put_v2_frame(hand_stream *s, const uint8_t *parent, size_t nparent,
+                         uint64_t thread)
+{
+    static const hand_inst whole = {0, 0, 500};
+    put_v2_frame_of(s, parent, nparent, thread, &whole, 1);
 }
 
 /* Varints that run past the block's end, take more than ten bytes or
@@ -1216,6 +1241,34 @@ static void damaged_queues_blocks_are_named(void **state)
         if (cases[i].why && !strstr(err, cases[i].why))
             fail_msg("case %zu: %s", i, err);
     }
+}
+
+/* A log that outlives a million threads numbers them past a million (and
+ * a damaged stream may hold any number): such a thread's slices keep a
+ * Chrome track of their own, apart from the lane a row's overlapping
+ * instances open. */
+static void threads_past_a_million_keep_tracks_of_their_own(void **state)
+{
+    (void)state;
+    static const uint8_t zero[] = {0x00};
+    static const hand_inst insts[] = {{0, 0, 500}, {0, 250, 500}, {3000000, 0, 100}};
+    hand_stream s;
+    put_header(&s, 2);
+    put_v2_frame_of(&s, zero, sizeof zero, 1, insts, 3);
+    tlog_reader *r;
+    tlog_frame *f;
+    assert_int_equal(tlog_reader_open_memory(s.b, s.n, &r), TLOG_OK);
+    assert_int_equal(tlog_reader_next(r, &f), TLOG_OK);
+    const char *path = path_in_dir("many-threads.json");
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    assert_int_equal(tlog_export_chrome((const tlog_frame *const *)&f, 1, fp), TLOG_OK);
+    fclose(fp);
+    tlog_frame_release(f);
+    tlog_reader_close(r);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "python3 %s chrome %s", CHECK_EXPORT, path);
+    assert_int_equal(system(cmd), 0);
 }
 
 /* The mean of totals near UINT64_MAX is 2^64 once a double: the reduced
@@ -1347,6 +1400,7 @@ int main(void)
         cmocka_unit_test(version_1_and_2_files_read_alike),
         cmocka_unit_test(damaged_numbers_are_named),
         cmocka_unit_test(damaged_queues_blocks_are_named),
+        cmocka_unit_test(threads_past_a_million_keep_tracks_of_their_own),
         cmocka_unit_test(cli_dump_matches_the_in_process_dump),
         cmocka_unit_test(cli_exit_codes_follow_convention),
         cmocka_unit_test(sites_first_seen_late_are_described),
