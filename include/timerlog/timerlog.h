@@ -150,8 +150,11 @@ enum tlog_level {
  * One call site. Each macro use owns one static tlog_site; functions take a
  * pointer to it, so the hot path carries a pointer, never a string. Code that
  * makes names at run time gets stable sites from tlog_site_intern().
- * The library never writes to a site: it may live in read-only memory, and
- * must stay valid as long as frames that mention it are read.
+ * The library never writes to a site: it may live in read-only memory. Once
+ * a scope has used it, a site and its title must stay where they are,
+ * unchanged, for the life of the process: a log's statistics and its
+ * subscribers know sites and titles by their addresses, which a freed site
+ * may pass on to another. Static sites and interned ones do.
  */
 typedef struct tlog_site {
     const char *name;     /* title printed in the tree */
