@@ -439,7 +439,7 @@ static inline void acc_add_plain(tlog_acc *a, uint64_t v)
 
 static inline void acc_count(tlog_acc *a, uint64_t v, unsigned b)
 {
-    a->sum = a->sum + v < v ? UINT64_MAX : a->sum + v;
+    a->sum = tlog_sat_add_(a->sum, v);
     if (v < a->min)
         a->min = v;
     if (v > a->max)
