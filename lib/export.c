@@ -141,7 +141,8 @@ typedef struct chrome {
     tlog_map thread_index;      /* the tids of those threads' tracks */
     uint64_t flows;
     uint64_t wall_origin;       /* the earliest log creation among the frames */
-    bool no_memory;             /* a queue found no memory */
+    bool no_memory;             /* a queue or a thread's track found no
+                                 * memory, or no tid left */
 } chrome;
 
 /* A time on the common timeline: ranks' logs were created at different
@@ -189,6 +190,16 @@ static uint32_t queue_number(chrome *c, const char *device, uint32_t queue)
     return c->last_queue = (uint32_t)c->nqueues++;
 }
 
+/* A tid past the lanes' (a lane's, or a thread's past the first million),
+ * in *tid; false when none is left. */
+static bool extra_tid(chrome *c, uint32_t *tid)
+{
+    if (c->lanes >= UINT32_MAX - LANE_TRACKS)
+        return false;
+    *tid = LANE_TRACKS + c->lanes++;
+    return true;
+}
+
 /* The track of a thread's slices, or of the rows beside them (`side`): its
  * id, or that past SIDE_TRACKS, for ids below DEVICE_TRACKS. A log that
  * outlives a million threads gives ids past those, and a damaged stream
@@ -206,11 +217,11 @@ static uint32_t thread_track(chrome *c, uint32_t thread, bool side)
     }
     if (tlog_map_find_(&c->thread_index, key, &at))
         return c->thread_index.slots[at].value;
-    if (c->lanes >= UINT32_MAX - LANE_TRACKS) {
+    uint32_t tid;
+    if (!extra_tid(c, &tid)) {
         c->no_memory = true;
         return 0;
     }
-    uint32_t tid = LANE_TRACKS + c->lanes++;
     tlog_map_set_(&c->thread_index, at, key, tid);
     return tid;
 }
@@ -409,11 +420,12 @@ static bool open_lane(chrome *c, lanes *ls, const placing *p, const slice *x)
     if (!TLOG_GROW(ls->at, ls->cap, i + 1))
         return false;
     memset(ls->at + had, 0, (ls->cap - had) * sizeof *ls->at);   /* no ends yet */
-    if (!TLOG_GROW(c->tracks, c->captracks, c->ntracks + 1) ||
-        (i && c->lanes >= UINT32_MAX - LANE_TRACKS))
+    if (!TLOG_GROW(c->tracks, c->captracks, c->ntracks + 1))
         return false;
     ls->at[i].n = 0;
-    ls->at[i].tid = i ? LANE_TRACKS + c->lanes++ : p->base;
+    ls->at[i].tid = p->base;
+    if (i && !extra_tid(c, &ls->at[i].tid))
+        return false;
     const tlog_node *n = &x->f->nodes[x->f->insts[x->k].node];
     c->tracks[c->ntracks++] = (track){p->pid, x->queue, ls->at[i].tid, (uint32_t)i, n};
     ls->n++;
