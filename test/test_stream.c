@@ -1150,6 +1150,18 @@ static void put_v2_frame(hand_stream *s, const uint8_t *parent, size_t nparent,
     put_v2_frame_of(s, parent, nparent, thread, &whole, 1);
 }
 
+/* Case i's hand-written stream reads to `rc` (TLOG_ENOFRAME: its one frame
+ * read, then the end), its error saying `why` when not NULL. */
+static void reads_as(const hand_stream *s, int rc, const char *why, size_t i)
+{
+    char err[256];
+    int frames;
+    assert_int_equal(read_all(s->b, s->n, &frames, err, sizeof err), rc);
+    assert_int_equal(frames, rc == TLOG_ENOFRAME);
+    if (why && !strstr(err, why))
+        fail_msg("case %zu: %s", i, err);
+}
+
 /* Varints that run past the block's end, take more than ten bytes or
  * exceed their field are damage, said as such; a well-formed one reads. */
 static void damaged_numbers_are_named(void **state)
@@ -1176,12 +1188,7 @@ static void damaged_numbers_are_named(void **state)
         hand_stream s;
         put_header(&s, 2);
         put_v2_frame(&s, cases[i].parent, cases[i].n, cases[i].thread);
-        char err[256];
-        int frames;
-        assert_int_equal(read_all(s.b, s.n, &frames, err, sizeof err), cases[i].rc);
-        assert_int_equal(frames, cases[i].rc == TLOG_ENOFRAME);
-        if (cases[i].why && !strstr(err, cases[i].why))
-            fail_msg("case %zu: %s", i, err);
+        reads_as(&s, cases[i].rc, cases[i].why, i);
     }
     /* Cut inside the instance's last varint, checksum made good. */
     hand_stream s;
@@ -1234,12 +1241,7 @@ static void damaged_queues_blocks_are_named(void **state)
         put_header(&s, 2);
         put_queues_block(&s, cases[i].payload, cases[i].n);
         put_v2_frame(&s, zero, sizeof zero, 1);
-        char err[256];
-        int frames;
-        assert_int_equal(read_all(s.b, s.n, &frames, err, sizeof err), cases[i].rc);
-        assert_int_equal(frames, cases[i].rc == TLOG_ENOFRAME);
-        if (cases[i].why && !strstr(err, cases[i].why))
-            fail_msg("case %zu: %s", i, err);
+        reads_as(&s, cases[i].rc, cases[i].why, i);
     }
 }
 
