@@ -846,10 +846,18 @@ void tlog_put_utf8_(FILE *out, const char *s, bool quote)
     put_utf8(out, s, quote);
 }
 
-/* The row's path: its ancestors' titles and its own, joined by " / ";
- * written piece by piece, so that an export never needs memory. Top down,
- * a chain of rows at a time, each chain found from the row up: a path may
- * be deeper than one thread nests (through hand-off), and than the chain. */
+void tlog_put_path_title_(FILE *out, const char *title, tlog_kind kind, bool quote)
+{
+    if (kind == TLOG_KIND_EXECUTION)
+        fputs("(E) ", out);
+    put_utf8(out, title, quote);
+}
+
+/* The row's path: its ancestors' titles and its own, joined by " / ",
+ * each (E) title led by "(E) "; written piece by piece, so that an export
+ * never needs memory. Top down, a chain of rows at a time, each chain
+ * found from the row up: a path may be deeper than one thread nests
+ * (through hand-off), and than the chain. */
 static void csv_path(FILE *out, const tlog_node *n)
 {
     enum { KEPT = TLOG_MAX_DEPTH + 2 };
@@ -870,7 +878,7 @@ static void csv_path(FILE *out, const tlog_node *n)
         for (size_t i = hi; i-- > lo;) {
             if (i + 1 != depth)
                 fputs(" / ", out);
-            put_utf8(out, chain[i - lo]->name, quote);
+            tlog_put_path_title_(out, chain[i - lo]->name, chain[i - lo]->kind, quote);
         }
         hi = lo;
     }

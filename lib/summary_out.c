@@ -210,8 +210,11 @@ static void put_culprits(FILE *out, const tlog_summary *s, const tlog_hitch *h, 
     fputs(n ? "slower than their median self time: " : "no row stands out against its median",
           out);
     for (size_t k = 0; k < n; k++) {
+        const tlog_node *node = &h->frame->nodes[nodes[k]];
         fputs(k ? ", " : "", out);
-        tlog_put_line_text_(out, h->frame->nodes[nodes[k]].name);
+        if (node->kind == TLOG_KIND_EXECUTION)
+            fputs("(E) ", out);
+        tlog_put_line_text_(out, node->name);
         fputs(" +", out);
         tlog_put_seconds_(out, excess[k]);
     }
@@ -472,7 +475,7 @@ static void json_group(FILE *out, const tlog_summary *s, const tlog_group *g)
 }
 
 /* A frame node's path in a CSV field: titles from the root, joined by
- * " / ", quotes doubled when `quote`. */
+ * " / ", (E) titles led by "(E) ", quotes doubled when `quote`. */
 static void put_node_path(FILE *out, const tlog_node *n, const void **chain, bool quote)
 {
     size_t k = 0;
@@ -481,7 +484,8 @@ static void put_node_path(FILE *out, const tlog_node *n, const void **chain, boo
     for (size_t i = k; i-- > 0;) {
         if (i + 1 != k)
             fputs(" / ", out);
-        tlog_put_utf8_(out, ((const tlog_node *)chain[i])->name, quote);
+        const tlog_node *a = chain[i];
+        tlog_put_path_title_(out, a->name, a->kind, quote);
     }
 }
 
@@ -508,9 +512,10 @@ static void json_hitch(FILE *out, const tlog_summary *s, const tlog_hitch *h, sc
         const tlog_node *node = &h->frame->nodes[nodes[k]];
         fputs(k ? ",{\"name\":" : "{\"name\":", out);
         tlog_json_str_(out, node->name);
-        fprintf(out, ",\"depth\":%d,\"self_ns\":%" PRIu64 ",\"median_self_ns\":%" PRIu64
-                     ",\"excess_ns\":%" PRIu64 "}",
-                node->depth, node->self_ns,
+        fprintf(out, ",\"kind\":\"%s\",\"depth\":%d,\"self_ns\":%" PRIu64
+                     ",\"median_self_ns\":%" PRIu64 ",\"excess_ns\":%" PRIu64 "}",
+                node->kind == TLOG_KIND_EXECUTION ? "execution" : "control", node->depth,
+                node->self_ns,
                 median_of(&s->rows[sc->map[nodes[k]]], TLOG_STAT_SELF), excess[k]);
     }
     fputs("]}", out);
@@ -558,7 +563,8 @@ static void csv_row_path(FILE *out, const tlog_summary *s, uint32_t r, const voi
     for (size_t i = k; i-- > 0;) {
         if (i + 1 != k)
             fputs(" / ", out);
-        tlog_put_utf8_(out, ((const tlog_row_hot *)chain[i])->name, quote);
+        const tlog_row_hot *a = chain[i];
+        tlog_put_path_title_(out, a->name, a->kind, quote);
     }
     if (quote)
         fputc('"', out);

@@ -14,6 +14,11 @@ TLOG_INTERNAL void tlog_csv_field_(FILE *out, const char *s);
 /* Text as UTF-8 (U+FFFD for bytes that are not), quotes doubled when
  * `quote`. */
 TLOG_INTERNAL void tlog_put_utf8_(FILE *out, const char *s, bool quote);
+/* One title of a row's path in a CSV field, as tlog_put_utf8_, led by
+ * "(E) " when it is work done elsewhere: the dump's and `timerlog diff`'s
+ * notation, which keeps a host row and a device row of one title, and
+ * their children, on paths of their own. */
+TLOG_INTERNAL void tlog_put_path_title_(FILE *out, const char *title, tlog_kind kind, bool quote);
 
 /* Writes v >= 0 with `decimals` (at most 9) digits after a '.', whatever
  * the locale (printf's %f would write a ',' in some), into buf, which

@@ -207,6 +207,54 @@ static inline void record_large_frame(tlog_log *log, double at)
     end_at(log, "Frame", at + 1);
 }
 
+/* Rows of two kinds with one title, each with a child of one title:
+ * under "Frame", a host scope "W" with work "X" it inserted, and a worker
+ * thread named "W" whose adoption holds work "X" it inserted. Their paths
+ * differ only in the kinds of their titles:
+ *   Frame / W / (E) X        host_ms of X, from `at` + 1
+ *   Frame / (E) W / (E) X    worker_ms of X, from `at` + 1
+ */
+typedef struct twin_work {
+    tlog_token token;
+    double at, ms;
+} twin_work;
+
+static inline void *twin_worker(void *p)
+{
+    const twin_work *w = p;
+    tlog_thread_name("W");
+    at_ms(w->at);
+    tlog_adopt_begin(&w->token);
+    at_ms(w->at + 1);
+    tlog_ticks start = tlog_now(w->token.log);
+    at_ms(w->at + 1 + w->ms);
+    tlog_insert(w->token.log, site_named("X"), TLOG_KIND_EXECUTION, start,
+                tlog_now(w->token.log));
+    at_ms(w->at + 2 + w->ms);
+    tlog_adopt_end(&w->token);
+    return NULL;
+}
+
+/* One such frame from `at`; where it ends. */
+static inline double record_twin_titles(tlog_log *log, double at, double host_ms,
+                                        double worker_ms)
+{
+    begin_at(log, "Frame", at);
+    begin_at(log, "W", at);
+    at_ms(at + 1);
+    tlog_ticks start = tlog_now(log);
+    at_ms(at + 1 + host_ms);
+    tlog_insert(log, site_named("X"), TLOG_KIND_EXECUTION, start, tlog_now(log));
+    end_at(log, "W", at + 2 + host_ms);
+    twin_work w = {tlog_handoff(log), at, worker_ms};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, twin_worker, &w), 0);
+    pthread_join(th, NULL);
+    double end = at + 3 + (host_ms > worker_ms ? host_ms : worker_ms);
+    end_at(log, "Frame", end);
+    return end;
+}
+
 /* Bytes of thread_budget (and of record memory) a scope's record takes in
  * its compact form (doc/guide.md, "Memory"): what the tests' budgets and
  * memory bounds count in. */

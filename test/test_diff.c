@@ -395,6 +395,51 @@ static double json_number(const char *json, const char *path, const char *field)
     return strtod(at + strlen(key), NULL);
 }
 
+/* Frames of a host row and a worker's row of one title, each with a child
+ * "X" (record_twin_titles): the worker's X takes `worker_ms`. */
+static void write_twins(const char *path, int frames, double worker_ms)
+{
+    collected_errors errors = {0};
+    tlog_config c = test_config(&errors);
+    c.stream_path = path;
+    tlog_log *log = make_log(&c);
+    double t = 0;
+    for (int k = 0; k < frames; k++)
+        t = record_twin_titles(log, t, 2, worker_ms) + 1;
+    tlog_destroy(log);
+    assert_int_equal(errors.count, 0);
+}
+
+/* Only the worker's X got slower: the CSV and JSON paths, like the text,
+ * keep it apart from the host's X by the kinds of their titles. */
+static void flat_paths_keep_rows_of_two_kinds_apart(void **state)
+{
+    (void)state;
+    const char *base = path_in_dir("twins-base.tlog"), *new = path_in_dir("twins-new.tlog");
+    write_twins(base, 30, 5);
+    write_twins(new, 30, 6);
+    result r = diff("--csv", base, new, NULL);
+    assert_int_equal(r.status, TIMERLOG_DIFF_SLOWER);
+    char *host = NULL, *worker = NULL;
+    for (char *line = strtok(r.out, "\n"); line; line = strtok(NULL, "\n")) {
+        if (strncmp(line, "Frame,Frame / W / (E) X,E,,both,", 32) == 0)
+            host = line;
+        else if (strncmp(line, "Frame,Frame / (E) W / (E) X,E,,both,", 36) == 0)
+            worker = line;
+    }
+    assert_non_null(host);
+    assert_non_null(worker);
+    assert_true(ends_with(host, ",none"));
+    assert_true(ends_with(worker, ",slower"));
+    result_free(&r);
+
+    r = diff("--json", base, new, NULL);
+    assert_int_equal(r.status, TIMERLOG_DIFF_SLOWER);
+    assert_close_ns(json_number(r.out, "Frame / W / (E) X", "new_median_ns"), 2e6);
+    assert_close_ns(json_number(r.out, "Frame / (E) W / (E) X", "new_median_ns"), 6e6);
+    result_free(&r);
+}
+
 /* The k-th frames of a run's files are one sample: their mean. Ranks whose
  * Step takes 2, 2 and 5 ms give samples of 3 ms (pooled, the median would
  * be 2 ms), and 20 frames, not 60. */
@@ -642,6 +687,7 @@ int main(void)
         cmocka_unit_test(noise_is_not_flagged),
         cmocka_unit_test(rows_of_one_run_only_are_listed),
         cmocka_unit_test(rows_match_by_kind_not_by_thread),
+        cmocka_unit_test(flat_paths_keep_rows_of_two_kinds_apart),
         cmocka_unit_test(rank_files_average_frame_by_frame),
         cmocka_unit_test(absent_rows_count_as_zero),
         cmocka_unit_test(runs_without_a_common_root_are_trouble),

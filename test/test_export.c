@@ -565,6 +565,53 @@ static void csv_paths_deeper_than_a_thread_nests_are_whole(void **state)
     tlog_destroy(log);
 }
 
+/* The line of CSV `text` that starts with `lead`, as a malloc'd string. */
+static char *csv_line(const char *text, const char *lead)
+{
+    for (const char *line = text; *line;) {
+        size_t n = strcspn(line, "\n");
+        if (strncmp(line, lead, strlen(lead)) == 0)
+            return strndup(line, n);
+        line += n + (line[n] != '\0');
+    }
+    fail_msg("no line starts with \"%s\"", lead);
+    return NULL;
+}
+
+/* A host row and a worker's row of one title, each with a child of one
+ * title: the children's paths differ by the kind of their parents. */
+static void csv_paths_mark_work_done_elsewhere(void **state)
+{
+    (void)state;
+    collected_errors errors = {0};
+    tlog_config c = test_config(&errors);
+    tlog_log *log = make_log(&c);
+    record_twin_titles(log, 0, 2, 5);
+    tlog_frame *f = tlog_frame_latest(log);
+    assert_non_null(f);
+    FILE *fp = tmpfile();
+    assert_non_null(fp);
+    assert_int_equal(tlog_export_csv((const tlog_frame *const *)&f, 1, fp), TLOG_OK);
+    char *text = read_back(fp);
+    static const struct {
+        const char *lead, *rest;
+    } rows[] = {
+        {"0,1,Frame / W,C,", ",1,4000000,"},
+        {"0,1,Frame / W / (E) X,E,", ",1,2000000,"},
+        {"0,1,Frame / (E) W,E,W,", "1,7000000,"},
+        {"0,1,Frame / (E) W / (E) X,E,W,", "1,5000000,"},
+    };
+    for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
+        char *line = csv_line(text, rows[k].lead);
+        assert_non_null(strstr(line + strlen(rows[k].lead), rows[k].rest));
+        free(line);
+    }
+    free(text);
+    tlog_frame_release(f);
+    tlog_destroy(log);
+    assert_int_equal(errors.count, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -579,6 +626,7 @@ int main(void)
         cmocka_unit_test(reduce_keeps_the_spread_over_inputs),
         cmocka_unit_test(reduced_means_are_rounded_once),
         cmocka_unit_test(csv_paths_deeper_than_a_thread_nests_are_whole),
+        cmocka_unit_test(csv_paths_mark_work_done_elsewhere),
         cmocka_unit_test(launch_arrows_start_at_their_own_iteration),
     };
     return cmocka_run_group_tests(tests, make_dir, NULL);

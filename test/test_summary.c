@@ -688,6 +688,52 @@ static void hitches_over_the_budget_are_kept_and_the_oldest_evicted(void **state
     tlog_destroy(log);
 }
 
+/* A host row and a worker's row of one title, each with a child "X": the
+ * flat paths of the statistics and of a hitch's slower rows tell the two
+ * X apart by the kinds of their titles, and the JSON names the kind. */
+static void paths_mark_work_done_elsewhere(void **state)
+{
+    (void)state;
+    tlog_config c = test_config(NULL);
+    c.flags |= TLOG_CONFIG_STATS;
+    c.stats.hitch_ns = 20 * NS_PER_MS;
+    tlog_log *log = make_log(&c);
+    double t = 0;
+    for (int k = 0; k < 5; k++)
+        t = record_twin_titles(log, t, 2, 5) + 1;
+    record_twin_titles(log, t, 2, 50);   /* the worker's X: a hitch */
+    tlog_summary *s;
+    assert_int_equal(tlog_log_summary(log, &s), TLOG_OK);
+    assert_int_equal(summary_info(s).hitches, 1);
+
+    char *text = csv_of(s);
+    contains(text, ",Frame,Frame / W,C,,6,");
+    contains(text, ",Frame,Frame / W / (E) X,E,,6,2000000.000,2000000,2000000,");
+    contains(text, ",Frame,Frame / (E) W,E,,6,");
+    contains(text, ",Frame,Frame / (E) W / (E) X,E,,6,12500000.000,5000000,");
+    free(text);
+
+    FILE *fp = tmpfile();
+    assert_int_equal(tlog_summary_export_hitches_csv(s, fp), TLOG_OK);
+    text = read_back(fp);
+    contains(text, ",\"Frame / (E) W +45000000; Frame / (E) W / (E) X +4");
+    lacks(text, "Frame / W / (E) X +");
+    free(text);
+
+    text = json_of(s);
+    contains(text, "\"slower\":[{\"name\":\"W\",\"kind\":\"execution\",\"depth\":1,");
+    contains(text, "},{\"name\":\"X\",\"kind\":\"execution\",\"depth\":2,");
+    free(text);
+
+    fp = tmpfile();
+    assert_int_equal(tlog_summary_dump(s, fp, NULL), TLOG_OK);
+    text = read_back(fp);
+    contains(text, "; slower than their median self time: (E) W +0.045000s, (E) X +0.04");
+    free(text);
+    tlog_summary_destroy(s);
+    tlog_destroy(log);
+}
+
 /* A frame longer than the p90 of the last 10 frames is a hitch, once 10
  * have been seen; the quantile it was over is said. */
 static void hitches_over_a_quantile_of_recent_frames(void **state)
@@ -2372,6 +2418,7 @@ int main(void)
         cmocka_unit_test(rows_past_the_limit_are_left_out_and_counted),
         cmocka_unit_test(a_row_left_out_counts_with_its_subtree),
         cmocka_unit_test(hitches_over_the_budget_are_kept_and_the_oldest_evicted),
+        cmocka_unit_test(paths_mark_work_done_elsewhere),
         cmocka_unit_test(hitches_over_a_quantile_of_recent_frames),
         cmocka_unit_test(hitch_quantile_is_named_as_configured),
         cmocka_unit_test(hitch_quantile_follows_the_window_frame_by_frame),

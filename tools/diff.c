@@ -86,9 +86,9 @@ typedef struct row {
     char *key;       /* per title from the root: kind byte, length, bytes */
     size_t key_len;
     uint64_t hash;
-    char *path;      /* titles from the root, joined by " / " */
-    char *label;     /* the same, with "(E) " before the titles of work done
-                      * elsewhere (worker threads, devices) */
+    char *path;      /* titles from the root, joined by " / ", with "(E) "
+                      * before the titles of work done elsewhere (worker
+                      * threads, devices): one path, one row */
     tlog_kind kind;
     char *device;    /* the device of a device row, else NULL */
     series total, self;
@@ -167,7 +167,7 @@ static uint64_t hash_bytes(const char *p, size_t n)
     return h;
 }
 
-/* The path and label of a key (see row.key). */
+/* The path of a key (see row.key). */
 static bool describe_key(row *r)
 {
     size_t titles = 0, cap = 1;
@@ -178,28 +178,23 @@ static bool describe_key(row *r)
         at += 1 + sizeof len + len;
     }
     r->path = malloc(cap);
-    r->label = malloc(cap);
-    if (!r->path || !r->label)
+    if (!r->path)
         return false;
-    char *p = r->path, *l = r->label;
+    char *p = r->path;
     for (size_t at = 0, k = 0; k < titles; k++) {
         uint32_t len;
         char kind = r->key[at];
         memcpy(&len, r->key + at + 1, sizeof len);
         const char *title = r->key + at + 1 + sizeof len;
-        if (k) {
+        if (k)
             p += sprintf(p, " / ");
-            l += sprintf(l, " / ");
-        }
         if (kind == 'E')
-            l += sprintf(l, "(E) ");
+            p += sprintf(p, "(E) ");
         memcpy(p, title, len);
-        memcpy(l, title, len);
         p += len;
-        l += len;
         at += 1 + sizeof len + len;
     }
-    *p = *l = '\0';
+    *p = '\0';
     return true;
 }
 
@@ -248,7 +243,6 @@ static void free_root(root_rows *g)
         row *r = &g->rows[k];
         free(r->key);
         free(r->path);
-        free(r->label);
         free(r->device);
         free(r->total.v);
         free(r->self.v);
@@ -525,7 +519,7 @@ static int by_impact(const void *pa, const void *pb)
     if (ma != mb)
         return ma < mb ? 1 : -1;
     const row *ra = a->base ? a->base : a->new, *rb = b->base ? b->base : b->new;
-    return strcmp(ra->label, rb->label);
+    return strcmp(ra->path, rb->path);
 }
 
 /* Rows of run `side` (0 base, 1 new) missing from the other run's root
@@ -678,10 +672,10 @@ static const char *verdict_word(enum verdict v, bool text)
     return v == VERDICT_SLOWER ? "slower" : v == VERDICT_FASTER ? "faster" : text ? "-" : "none";
 }
 
-/* A row's label, the end of its line: titles from the files as one line. */
-static void put_line(FILE *out, const char *label)
+/* A row's path, the end of its line: titles from the files as one line. */
+static void put_line(FILE *out, const char *path)
 {
-    tlog_put_line_text_(out, label);
+    tlog_put_line_text_(out, path);
     fputc('\n', out);
 }
 
@@ -696,7 +690,7 @@ static void text_row(FILE *out, const outcome *o)
     snprintf(p, sizeof p, "%.2g", o->p_adjusted);
     fprintf(out, "  %+7.2f%%  %10s  %-31s  %-31s  %8s  %-6s  ", o->impact, base, median,
             mean, p, verdict_word(o->verdict, true));
-    put_line(out, o->base->label);
+    put_line(out, o->base->path);
 }
 
 static void text_only(FILE *out, const root_diff *rd, int side)
@@ -711,7 +705,7 @@ static void text_only(FILE *out, const root_diff *rd, int side)
         char mean[32];
         format_time(mean, sizeof mean, side ? o->new_mean : o->base_mean, false);
         fprintf(out, "    %10s  %6.2f%%  ", mean, o->impact);
-        put_line(out, (side ? o->new : o->base)->label);
+        put_line(out, (side ? o->new : o->base)->path);
     }
 }
 

@@ -1193,8 +1193,9 @@ TLOG_API int tlog_export_chrome(const tlog_frame *const *frames, size_t n, FILE 
 TLOG_API int tlog_export_json(const tlog_frame *const *frames, size_t n, FILE *out) TLOG_NOEXCEPT;
 
 /* CSV with a header line, one line per row: rank, frame, path (titles from
- * the root, joined by " / "), kind, thread, count, total, min, max (ns),
- * percent of parent. Merged and reduced frames too; TLOG_EINVAL as
+ * the root, joined by " / ", each (E) title led by "(E) ", as in
+ * "Frame / (E) Worker 1 / Sort"), kind, thread, count, total, min, max
+ * (ns), percent of parent. Merged and reduced frames too; TLOG_EINVAL as
  * tlog_export_json. */
 TLOG_API int tlog_export_csv(const tlog_frame *const *frames, size_t n, FILE *out) TLOG_NOEXCEPT;
 
@@ -1537,7 +1538,8 @@ TLOG_API int tlog_summary_export_json(const tlog_summary *summary, FILE *out) TL
 
 /*
  * CSV with a header line, one line per row: thread, root, path (titles
- * from the root, joined by " / "), kind, device, frames, then mean, min,
+ * from the root, joined by " / ", (E) titles led by "(E) ", as
+ * tlog_export_csv writes them), kind, device, frames, then mean, min,
  * median, p90, p99 and max of total and of self time (ns) and of count.
  * NULL out: stdout. TLOG_EINVAL for a NULL summary, TLOG_ENOMEM (nothing
  * written), TLOG_EIO on a write error.
@@ -1546,8 +1548,9 @@ TLOG_API int tlog_summary_export_csv(const tlog_summary *summary, FILE *out) TLO
 
 /* CSV of the hitches kept, oldest first: number, thread, root, rank,
  * frame serial, duration, reasons (budget, quantile), budget, quantile,
- * median frame (ns), and the rows that made it slow. Errors as
- * tlog_summary_export_csv. */
+ * median frame (ns), and the rows that made it slow ("path +excess_ns",
+ * paths as tlog_summary_export_csv writes them, joined by "; "). Errors
+ * as tlog_summary_export_csv. */
 TLOG_API int tlog_summary_export_hitches_csv(const tlog_summary *summary,
                                              FILE *out) TLOG_NOEXCEPT;
 

@@ -316,7 +316,9 @@ def stats_rows(stats_json):
     rows = []
 
     def walk(r, path, frames):
-        path = f"{path} / {r['name']}" if path else r["name"]
+        # Work done elsewhere is marked in the path, as in the CSV exports.
+        title = ("(E) " if r["kind"] == "execution" else "") + r["name"]
+        path = f"{path} / {title}" if path else title
         t = r["total_ns"]
         rows.append([path, f"{r['frames']}/{frames}", fmt_time(t["median"]), fmt_time(t["p90"]),
                      fmt_time(t["p99"]), fmt_time(t["max"]), fmt_time(r["self_ns"]["median"])])
@@ -357,15 +359,17 @@ def check_diff(name, base, new):
           [...tr.cells].map((td) => td.textContent));""")
     want = []
     for root in want_json["roots"]:
+        for r in root["rows"] + root["only_in_base"] + root["only_in_new"]:
+            marked = r["path"].split(" / ")[-1].startswith("(E) ")
+            expect(marked == (r["kind"] == "E"), f"{name}: the path {r['path']!r} of a "
+                                                 f"({r['kind']}) row")
         for r in root["rows"]:
-            want.append([root["root"], f"({r['kind']}) {r['path']}", fmt_time(r["base_median_ns"]),
+            want.append([root["root"], r["path"], fmt_time(r["base_median_ns"]),
                          fmt_time(r["new_median_ns"]), r["verdict"]])
         for r in root["only_in_base"]:
-            want.append([root["root"], f"({r['kind']}) {r['path']}", fmt_time(r["median_ns"]), "",
-                         "only in base"])
+            want.append([root["root"], r["path"], fmt_time(r["median_ns"]), "", "only in base"])
         for r in root["only_in_new"]:
-            want.append([root["root"], f"({r['kind']}) {r['path']}", "", fmt_time(r["median_ns"]),
-                         "only in new"])
+            want.append([root["root"], r["path"], "", fmt_time(r["median_ns"]), "only in new"])
     got_cols = [[c[0], c[1], c[2], c[3], c[7]] for c in got]
     expect(got_cols == want, f"{name}: the comparison differs from timerlog diff\n  page: "
                              f"{got_cols}\n  diff: {want}")

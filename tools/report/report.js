@@ -61,6 +61,11 @@
 
   const pad = (v, n) => String(v).padStart(n, "0");
 
+  /* A title in a row's path, as the CSV exports and `timerlog diff` write
+   * it: "(E) " before work done elsewhere, so that a host row and a device
+   * row of one title keep paths of their own. */
+  const pathTitle = (kind, name) => (kind === "E" ? "(E) " : "") + name;
+
   /* As tlog_dump: seconds with microsecond digits, rounded half up. */
   function dumpSeconds(ns) {
     const us = Math.floor(ns / 1000) + (ns % 1000 >= 500 ? 1 : 0);
@@ -121,9 +126,9 @@
         const p = rows[r.parent];
         p.children.push(r);
         r.depth = p.depth + 1;
-        r.path = p.path + " / " + r.name;
+        r.path = p.path + " / " + pathTitle(r.kind, r.name);
       } else {
-        r.path = r.name;
+        r.path = pathTitle(r.kind, r.name);
       }
       r.key = (r.parent >= 0 ? rows[r.parent].key + "\u0000" : "") + r.kind + r.name;
     }
@@ -635,7 +640,8 @@
     const walk = (r, path, parentKey) => {
       const kind = r.kind === "execution" ? "E" : "C";
       const key = (parentKey === null ? "" : parentKey + "\u0000") + kind + r.name;
-      const me = { r, path: path ? path + " / " + r.name : r.name, kind, key, order: out.length,
+      const title = pathTitle(kind, r.name);
+      const me = { r, path: path ? path + " / " + title : title, kind, key, order: out.length,
         frames: r.frames, median: r.total_ns.median, p90: r.total_ns.p90, p99: r.total_ns.p99,
         max: r.total_ns.max, self: r.self_ns.median, depth: r.depth };
       out.push(me);
@@ -723,7 +729,7 @@
         const iv = r.median_change_interval_ns;
         const tr = el("tr", { class: r.verdict },
           el("td", { text: root.root }),
-          el("td", { class: "path", title: r.path, text: "(" + r.kind + ") " + r.path }),
+          el("td", { class: "path", title: r.path, text: r.path }),
           el("td", { class: "num", text: fmtTime(r.base_median_ns) }),
           el("td", { class: "num", text: fmtTime(r.new_median_ns) }),
           el("td", { class: "num", text: signed(r.median_change_ns) + " (" +
@@ -736,7 +742,7 @@
       for (const [list, where] of [[root.only_in_base, "only in base"], [root.only_in_new, "only in new"]])
         for (const r of list)
           body.append(el("tr", { class: "only" }, el("td", { text: root.root }),
-            el("td", { class: "path", text: "(" + r.kind + ") " + r.path }),
+            el("td", { class: "path", text: r.path }),
             el("td", { class: "num", text: where === "only in base" ? fmtTime(r.median_ns) : "" }),
             el("td", { class: "num", text: where === "only in new" ? fmtTime(r.median_ns) : "" }),
             el("td", {}), el("td", {}), el("td", {}), el("td", { class: "verdict", text: where })));
