@@ -10,8 +10,10 @@ text and JSON of the timerlog command on the same streams:
   and queue of `timerlog export --json` -- frames kept whole and frames shown
   from their rows' totals alike;
 - the arrow keys move the picked frame, and collapse and expand the tree;
-- the timeline of a frame has a lane per thread and per device queue of the
-  frame (`timerlog export --json`), and links from launches to device work;
+- the timeline of a frame has a lane per thread of the frame (`timerlog
+  export --json`) and per device queue its device work ran on (`timerlog
+  export --chrome`, which places each interval: a row can run on several
+  queues), and links from launches to device work;
 - the statistics are those of `timerlog stats --json`, row by row;
 - the comparison is that of `timerlog diff --json`, row by row; a base run
   that cannot be read leaves no comparison view, and the subtitle says so;
@@ -27,6 +29,7 @@ import argparse
 import functools
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -36,7 +39,7 @@ FIRST_PAINT_LIMIT_MS = 2000
 
 parser = argparse.ArgumentParser()
 for name in ["--timerlog", "--frame-loop", "--sim-frames", "--big-stream",
-             "--unresolved-stream", "--out"]:
+             "--unresolved-stream", "--two-queues-stream", "--out"]:
     parser.add_argument(name, required=True)
 parser.add_argument("--sanitized", default="none")
 parser.add_argument("--no-selenium", action="store_true")
@@ -215,16 +218,28 @@ def exported_frame(tlog, serial):
     return next(f for f in exported_frames(tlog) if f["serial"] == serial)
 
 
+@functools.lru_cache(maxsize=None)
+def chrome_events(tlog):
+    return json.loads(timerlog("export", "--chrome", tlog))["traceEvents"]
+
+
 def expected_lanes(tlog, serial):
+    """The threads of a frame's host rows, and the queues its device
+    intervals ran on, by the names of their Chrome tracks (less a ", lane
+    N": Chrome needs a track of its own for intervals that overlap without
+    nesting, the page stacks them in the queue's lane)."""
     frame = exported_frame(tlog, serial)
     lanes, stack = set(), [frame["root"]]
     while stack:
         row = stack.pop()
-        if row["device"]:
-            lanes.add(f"{row['device']} queue {row['queue']}")
-        else:
+        if not row["device"]:
             lanes.add(row["thread_name"])
         stack.extend(row["children"])
+    events = chrome_events(tlog)
+    tracks = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
+              if e["ph"] == "M" and e["name"] == "thread_name"}
+    lanes.update(re.sub(r", lane \d+$", "", tracks[(e["pid"], e["tid"])]) for e in events
+                 if e["ph"] == "X" and e.get("cat") == "device" and e["args"]["frame"] == serial)
     return lanes
 
 
@@ -429,6 +444,20 @@ try:
     report(unresolved, "--samples", "0", "-o", page)
     open_page(page)
     check_frames("unresolved", unresolved, page)
+    check_quiet(page)
+
+    # A device row run on two queues in each frame: one row in the tree,
+    # its intervals on a lane per queue.
+    two_queues = os.path.join(work, "two_queues.tlog")
+    run([args.two_queues_stream, two_queues])
+    page = os.path.join(work, "two_queues.html")
+    report(two_queues, "-o", page)
+    open_page(page)
+    check_frames("two_queues", two_queues, page)
+    lanes = driver.execute_script(
+        "return [...document.querySelectorAll('#timeline g.lane')].map(g => g.dataset.name)")
+    expect(len([n for n in lanes if " queue " in n]) == 3,
+           f"two_queues: device lanes {lanes}: want the row's two queues and the kernel's")
     check_quiet(page)
 
     page = os.path.join(work, "diff.html")
