@@ -479,7 +479,7 @@ int tlog_get_stats(tlog_log *log, tlog_stats *out)
     TLOG_READ(threads);
     TLOG_READ(clock_reversals);
     s.record_bytes = atomic_load_explicit(&log->pool.bytes, memory_order_relaxed);
-    tlog_stream_stats_(log, &s.frames_streamed, &s.frames_not_streamed);
+    tlog_stream_stats_(log, &s.frames_streamed, &s.frames_not_streamed, &s.stream_waits);
     s.subscribers = tlog_subs_count_(log);
     s.resolve_bytes = tlog_resolve_kept_bytes_(log);
 #undef TLOG_READ

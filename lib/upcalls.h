@@ -32,7 +32,8 @@ TLOG_INTERNAL bool tlog_expand_path_(const char *pattern, char *out, size_t size
 TLOG_INTERNAL bool tlog_stream_take_(tlog_log *log, tlog_frame *f);
 /* Writes what is waiting, ends the file; `release` frees the stream. */
 TLOG_INTERNAL void tlog_stream_close_(tlog_log *log, bool release);
-TLOG_INTERNAL void tlog_stream_stats_(tlog_log *log, uint64_t *written, uint64_t *lost);
+TLOG_INTERNAL void tlog_stream_stats_(tlog_log *log, uint64_t *written, uint64_t *lost,
+                                      uint64_t *waits);
 
 /* forward/: NVTX 3 ranges in a "timerlog" domain (nvtx.c, or nvtx_none.c in
  * builds without the NVTX headers) and roctx ranges through libroctx64

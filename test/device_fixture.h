@@ -21,6 +21,7 @@ typedef struct sim_options {
     uint32_t max_scopes, pool_batch, max_frames;
     uint64_t sync_timeout_ns;
     const char *stream_path;
+    size_t stream_buffer;
 } sim_options;
 
 static inline sim_fixture *sim_fixture_make(const sim_options *o)
@@ -34,6 +35,7 @@ static inline sim_fixture *sim_fixture_make(const sim_options *o)
     c.max_frames = o ? o->max_frames : 0;
     c.sync_timeout_ns = o && o->sync_timeout_ns ? o->sync_timeout_ns : 2000000000ull;
     c.stream_path = o ? o->stream_path : NULL;
+    c.stream_buffer = o ? o->stream_buffer : 0;
     fx->log = make_log(&c);
     tlog_device_config dc = {.size = sizeof dc};
     if (o) {

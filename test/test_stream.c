@@ -1,6 +1,7 @@
 /* The binary stream: round trips, its settings, write failures, and what
  * the reader says about damaged, foreign and future files. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -735,6 +736,89 @@ static int frames_in(const char *path)
     return frames;
 }
 
+/* A writer held up by device work: each frame's kernel waits behind a gate
+ * of its own, and the writer waits for each frame's device work in turn. */
+enum { HELD_FRAMES = 64 };
+
+typedef struct held_writer {
+    sim_fixture *fx;
+    pthread_mutex_t lock;
+    tlog_sim_gate *gates[HELD_FRAMES];
+    int made;                 /* gates made */
+    bool release;             /* make no more */
+    atomic_int ended;         /* frame ends that returned */
+} held_writer;
+
+static void *held_recorder(void *arg)
+{
+    held_writer *h = arg;
+    for (int k = 0; k < HELD_FRAMES; k++) {
+        host_begin(h->fx, "Frame");
+        pthread_mutex_lock(&h->lock);
+        if (!h->release)
+            assert_int_equal(tlog_sim_hold(h->fx->sim, h->fx->q1, &h->gates[h->made++]),
+                             TLOG_OK);
+        pthread_mutex_unlock(&h->lock);
+        kernel(h->fx, h->fx->q1, "Kernel", 0.1);
+        sim_at(h->fx, sim_ms(h->fx) + 1);   /* done once its gate is open */
+        host_end(h->fx, "Frame");
+        atomic_fetch_add(&h->ended, 1);
+    }
+    return NULL;
+}
+
+/* Lets the queue run up to gate k and the simulated time pass it. */
+static void open_gate(held_writer *h, int k)
+{
+    pthread_mutex_lock(&h->lock);
+    tlog_sim_gate_destroy(h->fx->sim, h->gates[k]);
+    h->gates[k] = NULL;
+    pthread_mutex_unlock(&h->lock);
+    sim_at(h->fx, sim_ms(h->fx) + 1);
+}
+
+/* Once the frames waiting for the writer hold the buffer's size, a frame's
+ * end waits, and is counted; it goes on when they are down to half of it,
+ * not as soon as the writer has taken one (a thread that ends frames faster
+ * than the writer would otherwise sleep and wake once per frame). Nothing
+ * is lost. */
+static void frame_ends_wait_for_half_the_buffer(void **state)
+{
+    (void)state;
+    const char *path = path_in_dir("held.tlog");
+    sim_options o = {.stream_path = path, .stream_buffer = 512 * 1024,
+                     .sync_timeout_ns = 60 * 1000000000ull};
+    held_writer h = {.fx = sim_fixture_make(&o), .lock = PTHREAD_MUTEX_INITIALIZER};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, held_recorder, &h), 0);
+    struct timespec nap = {0, 1000000};
+    for (int k = 0; k < 10000 && stats_of(h.fx->log).stream_waits == 0; k++)
+        nanosleep(&nap, NULL);
+    assert_int_equal(stats_of(h.fx->log).stream_waits, 1);
+    int ended = atomic_load(&h.ended);
+    assert_true(ended >= 2 && ended < HELD_FRAMES);
+
+    open_gate(&h, 0);   /* the writer takes the first frame, then waits */
+    nap.tv_nsec = 100000000;
+    nanosleep(&nap, NULL);
+    assert_int_equal(atomic_load(&h.ended), ended);
+
+    pthread_mutex_lock(&h.lock);
+    h.release = true;
+    int made = h.made;
+    pthread_mutex_unlock(&h.lock);
+    for (int k = 1; k < made; k++)
+        open_gate(&h, k);
+    pthread_join(th, NULL);
+    assert_int_equal(tlog_stream_flush(h.fx->log), TLOG_OK);
+    tlog_stats st = stats_of(h.fx->log);
+    assert_int_equal(st.frames_streamed, HELD_FRAMES);
+    assert_true(st.stream_waits >= 1);
+    assert_int_equal(h.fx->errors.count, 0);
+    sim_fixture_free(h.fx);
+    assert_int_equal(frames_in(path), HELD_FRAMES);
+}
+
 /* Two logs given one path (TIMERLOG_OUTPUT reaches every log): the second
  * takes path-2, which is said, rather than write into the first's file;
  * each file holds its own log's frames. The path is free again once its log
@@ -1410,6 +1494,7 @@ int main(void)
         cmocka_unit_test(percent_in_the_path_becomes_the_rank),
         cmocka_unit_test(unwritable_path_is_reported_and_recording_goes_on),
         cmocka_unit_test(a_path_another_log_streams_to_is_left_to_it),
+        cmocka_unit_test(frame_ends_wait_for_half_the_buffer),
         cmocka_unit_test(full_disk_keeps_what_was_written),
         cmocka_unit_test(a_frame_too_large_for_a_reader_is_left_out),
         cmocka_unit_test(a_title_too_long_for_the_stream_is_cut_and_said),

@@ -372,8 +372,9 @@ typedef struct tlog_config {
      * reported as TLOG_EBUSY. */
     const char *stream_path;
     /* Bytes buffered before a write, and the bound on frames waiting to be
-     * written; 0 selects 4 MiB. TIMERLOG_BUFSIZE (bytes, or with a K, M or G
-     * suffix) overrides it. */
+     * written (past it, a frame's end waits until they are down to half;
+     * tlog_stats.stream_waits); 0 selects 4 MiB. TIMERLOG_BUFSIZE (bytes,
+     * or with a K, M or G suffix) overrides it. */
     size_t stream_buffer;
     /* Record memory kept for reuse once the frames it held are done (the
      * log's pool of chunks), and made ready when a frame begins (as many
@@ -468,6 +469,9 @@ typedef struct tlog_stats {
                                  * frame's node and instance arrays */
     uint64_t clock_reversals;   /* scopes whose end the clock read earlier
                                  * than their begin (time shown as 0) */
+    uint64_t stream_waits;      /* frame ends that waited for the stream's
+                                 * writer: the frames waiting for it held
+                                 * stream_buffer bytes of records */
 } tlog_stats;
 
 /* Fills *out (set out->size first). Thread-safe. */

@@ -46,13 +46,14 @@ struct tlog_stream {
 
     pthread_mutex_t lock;
     pthread_cond_t work;        /* a frame arrived, or stop */
-    pthread_cond_t room;        /* the writer took a frame */
+    pthread_cond_t room;        /* waiting frames fell to half the bound */
     pthread_cond_t idle;        /* everything handed over is on disk */
     pthread_t writer;
     atomic_bool stopping;       /* set under the lock; the writer also peeks */
     tlog_frame **pending;       /* FIFO ring */
     size_t head, count, ring;
     size_t pending_bytes;       /* raw records the waiting frames hold */
+    size_t blocked;             /* frame ends waiting for room */
     bool busy;                  /* the writer holds a frame */
 
     atomic_bool failed;         /* the file cannot be written: stop */
@@ -65,6 +66,7 @@ struct tlog_stream {
     uint64_t flush_wanted;      /* a flush waits for `done` to reach this */
     size_t in_buffer;           /* frames whose blocks sit in the buffer */
     _Atomic uint64_t frames_written, frames_lost;
+    _Atomic uint64_t waits;     /* frame ends that waited for room */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -270,7 +272,8 @@ static void *writer_main(void *arg)
         s->count--;
         s->done++;
         s->pending_bytes -= f->stream_bytes;
-        pthread_cond_broadcast(&s->room);
+        if (s->blocked && s->pending_bytes <= s->cap / 2)
+            pthread_cond_broadcast(&s->room);
         if (!s->count || (s->flush_wanted > s->flushed && s->done >= s->flush_wanted)) {
             /* Idle, or someone waits: put what there is on disk. */
             uint64_t done = s->done;
@@ -465,9 +468,17 @@ bool tlog_stream_take_(tlog_log *log, tlog_frame *f)
     }
     tlog_lock_(&s->lock, TLOG_LOCK_STREAM);
     /* Bounded: beyond the buffer's size in waiting frames, wait for the
-     * writer rather than drop anything. */
-    while (s->pending_bytes && s->pending_bytes + f->stream_bytes > s->cap && !s->stopping)
-        pthread_cond_wait(&s->room, &s->lock);
+     * writer rather than drop anything, until the frame fits in half of it:
+     * a thread that ends frames faster than the writer takes them then
+     * sleeps once per half a buffer of frames, not once per frame. */
+    if (s->pending_bytes && s->pending_bytes + f->stream_bytes > s->cap) {
+        s->blocked++;
+        atomic_fetch_add_explicit(&s->waits, 1, memory_order_relaxed);
+        while (s->pending_bytes && s->pending_bytes + f->stream_bytes > s->cap / 2 &&
+               !s->stopping)
+            pthread_cond_wait(&s->room, &s->lock);
+        s->blocked--;
+    }
     bool taken = !s->stopping && (s->count < s->ring || grow_ring_locked(s));
     if (taken) {
         s->pending[(s->head + s->count) % s->ring] = f;
@@ -526,12 +537,13 @@ int tlog_stream_flush(tlog_log *log)
     return failed ? TLOG_EIO : TLOG_OK;
 }
 
-void tlog_stream_stats_(tlog_log *log, uint64_t *written, uint64_t *lost)
+void tlog_stream_stats_(tlog_log *log, uint64_t *written, uint64_t *lost, uint64_t *waits)
 {
     tlog_stream *s = atomic_load_explicit(&log->stream, memory_order_acquire);
-    *written = *lost = 0;
+    *written = *lost = *waits = 0;
     if (!s)
         return;
     *written = atomic_load(&s->frames_written);
     *lost = atomic_load(&s->frames_lost);
+    *waits = atomic_load_explicit(&s->waits, memory_order_relaxed);
 }
