@@ -2,6 +2,7 @@
 #include "core.h"
 
 #include <pthread.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -282,8 +283,19 @@ double bench_stream_frames_ns(tlog_log *log, int frames, double gap_ns)
     return spent / ((double)frames * (BENCH_STREAM_SCOPES + 1));
 }
 
-bool bench_stream_ratio(int runs, int frames, double gap_ns, const char *dir, double *on,
-                        double *off, double *ratio)
+/* ns per scope of `frames` frames back to back in `log`, until the stream
+ * holds them; NaN if the stream could not be written. */
+static double stream_written_ns(tlog_log *log, int frames)
+{
+    double t0 = now_ns();
+    bench_stream_frames_ns(log, frames, 0);
+    if (tlog_stream_flush(log) != TLOG_OK)
+        return NAN;
+    return (now_ns() - t0) / ((double)frames * (BENCH_STREAM_SCOPES + 1));
+}
+
+static bool stream_runs(int runs, int frames, double gap_ns, bool written, const char *dir,
+                        double *on, double *off, double *ratio)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/bench-stream-ratio.tlog", dir);
@@ -292,17 +304,31 @@ bool bench_stream_ratio(int runs, int frames, double gap_ns, const char *dir, do
     if (ok) {
         bench_stream_frames_ns(plain, 20, 0);
         bench_stream_frames_ns(streaming, 20, 0);
-        for (int i = 0; i < runs; i++) {
+        for (int i = 0; i < runs && ok; i++) {
             off[i] = bench_stream_frames_ns(plain, frames, gap_ns);
-            on[i] = bench_stream_frames_ns(streaming, frames, gap_ns);
+            on[i] = written ? stream_written_ns(streaming, frames)
+                            : bench_stream_frames_ns(streaming, frames, gap_ns);
             ratio[i] = on[i] / off[i];
+            ok = !isnan(on[i]);
         }
-        ok = tlog_stream_flush(streaming) == TLOG_OK;
+        ok = ok && tlog_stream_flush(streaming) == TLOG_OK;
     }
     tlog_destroy(plain);
     tlog_destroy(streaming);
     unlink(path);
     return ok;
+}
+
+bool bench_stream_ratio(int runs, int frames, double gap_ns, const char *dir, double *on,
+                        double *off, double *ratio)
+{
+    return stream_runs(runs, frames, gap_ns, false, dir, on, off, ratio);
+}
+
+bool bench_stream_written_ratio(int runs, int frames, const char *dir, double *on,
+                                double *off, double *ratio)
+{
+    return stream_runs(runs, frames, 0, true, dir, on, off, ratio);
 }
 
 /* ---- resolve and dump ---- */

@@ -77,9 +77,17 @@ double bench_stream_frames_ns(tlog_log *log, int frames, double gap_ns);
 /* ns per scope (frame ends included) of `frames` frames of
  * BENCH_STREAM_SCOPES scopes in a log that streams to a file in `dir` and in
  * one that does not, alternately, with `gap_ns` of other work after each
- * frame, not timed: `runs` samples of each and of on / off. */
+ * frame, not timed: `runs` samples of each and of on / off. A streaming
+ * run's frames are left to the writer, which goes on with them during the
+ * next run without streaming. */
 bool bench_stream_ratio(int runs, int frames, double gap_ns, const char *dir, double *on,
                         double *off, double *ratio);
+
+/* As bench_stream_ratio with frames back to back, each streaming run timed
+ * until its frames are in the file (tlog_stream_flush): the writer's pace,
+ * which a program that keeps ending frames back to back runs at. */
+bool bench_stream_written_ratio(int runs, int frames, const char *dir, double *on,
+                                double *off, double *ratio);
 
 typedef enum bench_shape {
     BENCH_LOOP,   /* steps of one "Step" and nine "Kernel"s: 11 rows */
