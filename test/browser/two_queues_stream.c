@@ -6,15 +6,7 @@
  *
  *   two_queues_stream OUT.tlog
  */
-#include <stdio.h>
-
-#include <timerlog/sim.h>
-#include <timerlog/timerlog.h>
-
-static const tlog_site *site(const char *name)
-{
-    return tlog_site_intern(name, __FILE__, "main", 1, TLOG_LEVEL_COARSE);
-}
+#include "sim_stream.h"
 
 static void on(tlog_sim *sim, tlog_device *dev, tlog_sim_queue *q, const tlog_site *s,
                uint64_t ns)
@@ -26,20 +18,11 @@ static void on(tlog_sim *sim, tlog_device *dev, tlog_sim_queue *q, const tlog_si
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: two_queues_stream OUT.tlog\n");
-        return 2;
-    }
     tlog_sim *sim = NULL;
     tlog_log *log = NULL;
     tlog_device *dev = NULL;
-    tlog_config c = {.size = sizeof c, .flags = TLOG_CONFIG_IGNORE_ENV, .stream_path = argv[1]};
-    if (tlog_sim_create(NULL, &sim) != TLOG_OK)
-        return 1;
-    c.clock = tlog_sim_clock;
-    c.clock_user = sim;
-    if (tlog_create(&c, &log) != TLOG_OK || tlog_sim_device_create(sim, log, NULL, &dev) != TLOG_OK)
-        return 1;
+    if (!open_sim_stream(argc, argv, "two_queues_stream OUT.tlog", &sim, &log, &dev))
+        return argc != 2 ? 2 : 1;
     tlog_sim_queue *first = tlog_sim_queue_create(sim), *second = tlog_sim_queue_create(sim);
     if (!first || !second)
         return 1;

@@ -6,32 +6,15 @@
  *
  *   unresolved_stream OUT.tlog
  */
-#include <stdio.h>
-
-#include <timerlog/sim.h>
-#include <timerlog/timerlog.h>
-
-static const tlog_site *site(const char *name)
-{
-    return tlog_site_intern(name, __FILE__, "main", 1, TLOG_LEVEL_COARSE);
-}
+#include "sim_stream.h"
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: unresolved_stream OUT.tlog\n");
-        return 2;
-    }
     tlog_sim *sim = NULL;
     tlog_log *log = NULL;
     tlog_device *dev = NULL;
-    tlog_config c = {.size = sizeof c, .flags = TLOG_CONFIG_IGNORE_ENV, .stream_path = argv[1]};
-    if (tlog_sim_create(NULL, &sim) != TLOG_OK)
-        return 1;
-    c.clock = tlog_sim_clock;
-    c.clock_user = sim;
-    if (tlog_create(&c, &log) != TLOG_OK || tlog_sim_device_create(sim, log, NULL, &dev) != TLOG_OK)
-        return 1;
+    if (!open_sim_stream(argc, argv, "unresolved_stream OUT.tlog", &sim, &log, &dev))
+        return argc != 2 ? 2 : 1;
     for (int k = 0; k < 6; k++) {
         tlog_log_begin(log, site("Frame"));
         tlog_device_scope s = tlog_device_begin(dev, NULL, site("Kernel"));
