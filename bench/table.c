@@ -15,7 +15,8 @@
  *  3. a scope with one subscriber whose callbacks do nothing;
  *  4. a scope of a log that forwards to NVTX with no tool attached;
  *  5. a scope with streaming on, frames back to back, as a ratio to the
- *     same frames with streaming off;
+ *     same frames with streaming off; then the same timed until the file
+ *     holds each run's frames (the writer's pace);
  *  6. resolve + dump of a frame of 1,000,000 scopes in 11 rows;
  *  7. resolve + dump of a frame whose 111,111 scopes are rows of their own;
  *  8. memory: record bytes per recorded scope; what a warm resolve
