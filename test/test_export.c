@@ -33,6 +33,23 @@ static FILE *create(const char *file)
     return fp;
 }
 
+/* The Chrome trace of n frames, in `file` of the test's directory. */
+static void write_chrome(const char *file, const tlog_frame *const *frames, size_t n)
+{
+    FILE *fp = create(file);
+    assert_int_equal(tlog_export_chrome(frames, n, fp), TLOG_OK);
+    fclose(fp);
+}
+
+/* A frame's CSV export, as one malloc'd string. */
+static char *csv_of(const tlog_frame *f)
+{
+    FILE *fp = tmpfile();
+    assert_non_null(fp);
+    assert_int_equal(tlog_export_csv(&f, 1, fp), TLOG_OK);
+    return read_back(fp);
+}
+
 typedef struct worker_arg {
     sim_fixture *fx;
     tlog_token token;
@@ -83,10 +100,8 @@ static void exports_parse_and_follow_the_rules(void **state)
     for (int k = 0; k < 3; k++)
         frames[k] = busy_frame(fx, sim_ms(fx));
     const tlog_frame *const *all = (const tlog_frame *const *)frames;
-    FILE *fp = create("trace.json");
-    assert_int_equal(tlog_export_chrome(all, 3, fp), TLOG_OK);
-    fclose(fp);
-    fp = create("tree.json");
+    write_chrome("trace.json", all, 3);
+    FILE *fp = create("tree.json");
     assert_int_equal(tlog_export_json(all, 3, fp), TLOG_OK);
     fclose(fp);
     fp = create("rows.csv");
@@ -126,9 +141,7 @@ static void every_queue_has_a_track_of_its_own(void **state)
              last = info_of(path(f, "Sync", "On queue 1001", NULL)).queue;
     assert_int_equal(last - first, 1000);
     const tlog_frame *const one[] = {f};
-    FILE *fp = create("queues.json");
-    assert_int_equal(tlog_export_chrome(one, 1, fp), TLOG_OK);
-    fclose(fp);
+    write_chrome("queues.json", one, 1);
     tlog_frame_release(f);
     sim_fixture_free(fx);
     assert_int_equal(check("chrome", "queues.json", NULL), 0);
@@ -161,9 +174,7 @@ static void overlapping_inserts_keep_every_track_nested(void **state)
     tlog_frame *f = tlog_frame_latest(log);
     assert_non_null(f);
     const tlog_frame *const one[] = {f};
-    FILE *fp = create("overlaps.json");
-    assert_int_equal(tlog_export_chrome(one, 1, fp), TLOG_OK);
-    fclose(fp);
+    write_chrome("overlaps.json", one, 1);
     tlog_frame_release(f);
     tlog_destroy(log);
     assert_int_equal(errors.count, 0);
@@ -218,9 +229,7 @@ static void ranks_become_processes(void **state)
         assert_int_equal(tlog_reader_open(paths[k], &r[k]), TLOG_OK);
         assert_int_equal(tlog_reader_next(r[k], &f[k]), TLOG_OK);
     }
-    FILE *fp = create("ranks.json");
-    assert_int_equal(tlog_export_chrome((const tlog_frame *const *)f, 2, fp), TLOG_OK);
-    fclose(fp);
+    write_chrome("ranks.json", (const tlog_frame *const *)f, 2);
     for (int k = 0; k < 2; k++) {
         tlog_frame_release(f[k]);
         tlog_reader_close(r[k]);
@@ -247,9 +256,7 @@ static void frames_that_overlap_keep_every_track_nested(void **state)
         assert_non_null(f[k]);
         assert_non_null(path(f[k], "Device past frame end", k ? "Next" : "Long", NULL));
     }
-    FILE *fp = create("behind.json");
-    assert_int_equal(tlog_export_chrome((const tlog_frame *const *)f, 2, fp), TLOG_OK);
-    fclose(fp);
+    write_chrome("behind.json", (const tlog_frame *const *)f, 2);
     for (int k = 0; k < 2; k++)
         tlog_frame_release(f[k]);
     sim_fixture_free(fx);
@@ -278,9 +285,7 @@ static void two_logs_of_one_rank_are_two_processes(void **state)
         assert_non_null(f[k]);
         nanosleep(&(struct timespec){0, 1000000}, NULL);   /* the next log comes later */
     }
-    FILE *fp = create("runs.json");
-    assert_int_equal(tlog_export_chrome((const tlog_frame *const *)f, 2, fp), TLOG_OK);
-    fclose(fp);
+    write_chrome("runs.json", (const tlog_frame *const *)f, 2);
     for (int k = 0; k < 2; k++) {
         tlog_frame_release(f[k]);
         sim_fixture_free(fx[k]);
@@ -340,9 +345,8 @@ static void a_row_s_intervals_keep_their_own_queues(void **state)
         assert_int_equal(found, 2);
         assert_int_not_equal(queues[0], queues[1]);
         assert_int_equal(info_of(path(f[k], "Sync", "Work", NULL)).queue, queues[0]);
-        FILE *fp = create(k ? "queues-read.json" : "queues-live.json");
-        assert_int_equal(tlog_export_chrome((const tlog_frame *const *)&f[k], 1, fp), TLOG_OK);
-        fclose(fp);
+        write_chrome(k ? "queues-read.json" : "queues-live.json",
+                     (const tlog_frame *const *)&f[k], 1);
         tlog_frame_release(f[k]);
     }
     tlog_reader_close(r);
@@ -538,10 +542,7 @@ static void csv_paths_deeper_than_a_thread_nests_are_whole(void **state)
     tlog_log_end(log, site_named("Frame"));
     tlog_frame *f = tlog_frame_latest(log);
     assert_non_null(f);
-    FILE *fp = tmpfile();
-    assert_non_null(fp);
-    assert_int_equal(tlog_export_csv((const tlog_frame *const *)&f, 1, fp), TLOG_OK);
-    char *text = read_back(fp);
+    char *text = csv_of(f);
     /* The deepest row's line: the one of the most parts (counted byte by
      * byte: a sanitizer's strstr measures the whole text at each call). */
     const char *deepest = NULL, *line = text;
@@ -589,10 +590,7 @@ static void csv_paths_mark_work_done_elsewhere(void **state)
     record_twin_titles(log, 0, 2, 5);
     tlog_frame *f = tlog_frame_latest(log);
     assert_non_null(f);
-    FILE *fp = tmpfile();
-    assert_non_null(fp);
-    assert_int_equal(tlog_export_csv((const tlog_frame *const *)&f, 1, fp), TLOG_OK);
-    char *text = read_back(fp);
+    char *text = csv_of(f);
     static const struct {
         const char *lead, *rest;
     } rows[] = {
