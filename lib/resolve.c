@@ -57,6 +57,19 @@ typedef struct ancestor {
     uint32_t seq_end;
 } ancestor;
 
+/* A recent (parent row, call site, kind) and its row. A loop meets the
+ * same few pairs frame after frame, instance after instance; an entry spares
+ * them the site map and the row lookup. It counts its site's instances
+ * until it is replaced or the frame is done, then adds them to the map's. */
+typedef struct memo {
+    const tlog_site *site;    /* NULL: empty */
+    uint32_t parent, row;
+    uint32_t count;           /* instances not yet in the site map's count */
+    uint8_t kind;
+} memo;
+
+#define MEMO_BITS 8u
+
 /* A run of records: a chunk's, or one of an attachment's. */
 typedef struct segment {
     const tlog_rec *recs;
@@ -80,6 +93,9 @@ struct tlog_resolve_scratch {
     tlog_map sites;           /* a site's address -> its title, and (extra)
                                * how many of its instances the frame has
                                * (a frame's instances are counted in 32 bits) */
+    memo memo[1u << MEMO_BITS];
+    uint16_t memo_used[1u << MEMO_BITS];   /* entries filled this frame */
+    size_t nmemo_used;
 };
 
 typedef struct resolver {
@@ -124,7 +140,7 @@ static size_t scratch_bytes(const struct tlog_resolve_scratch *s)
            (s->capsize + s->capnsize + s->capseq) * sizeof(uint32_t) +
            s->capfwd * sizeof *s->fwd + s->capback * sizeof *s->back +
            s->capsyncs * sizeof *s->syncs + s->capsegs * sizeof *s->segs +
-           s->sites.cap * sizeof *s->sites.slots;
+           s->sites.cap * sizeof *s->sites.slots + sizeof *s;
 }
 
 /* Once a frame, so kept out of line: inlined into the resolver (with the
@@ -255,15 +271,73 @@ typedef struct instance {
     unsigned flags;           /* tlog_rec_flags */
 } instance;
 
+static uint32_t memo_slot(uint32_t parent, const tlog_site *site, uint8_t kind)
+{
+    uint32_t h = (uint32_t)((uintptr_t)site >> 3) * 0x9e3779b1u ^ (parent + kind) * 0x85ebca77u;
+    return h >> (32u - MEMO_BITS);
+}
+
+/* Adds an entry's count to its site's in the site map. */
+static void memo_flush(resolver *r, memo *m)
+{
+    size_t at;
+    if (m->count && tlog_map_find_(&r->s->sites, (uintptr_t)m->site, &at))
+        r->s->sites.slots[at].extra += m->count;
+    m->count = 0;
+}
+
+/* Empties the entries this frame filled, first adding their counts to the
+ * site map's when `counted`. */
+static void memo_clear(struct tlog_resolve_scratch *s, resolver *counted)
+{
+    for (size_t i = 0; i < s->nmemo_used; i++) {
+        memo *m = &s->memo[s->memo_used[i]];
+        if (counted)
+            memo_flush(counted, m);
+        m->site = NULL;
+    }
+    s->nmemo_used = 0;
+}
+
+/* The row of a site's instance under `parent`, made if new; NONE if memory
+ * ran out. */
+static uint32_t site_row(resolver *r, uint32_t parent, const tlog_site *site, uint8_t kind)
+{
+    struct tlog_resolve_scratch *s = r->s;
+    uint32_t slot = memo_slot(parent, site, kind);
+    memo *m = &s->memo[slot];
+    if (m->site == site && m->parent == parent && m->kind == kind) {
+        m->count++;
+        return m->row;
+    }
+    uint32_t title = site_title(r, site);   /* counts this instance */
+    bool made = false;
+    uint32_t row = title == NONE ? NONE
+                                 : tlog_tree_row_(r->tree, parent, title, kind, title_text(site),
+                                                  &made);
+    /* A row met for the first time is remembered at its second instance:
+     * a frame whose rows are each met once then only looks. */
+    if (row == NONE || made)
+        return row;
+    if (m->site)
+        memo_flush(r, m);
+    else
+        s->memo_used[s->nmemo_used++] = (uint16_t)slot;
+    *m = (memo){site, parent, row, 0, kind};
+    return row;
+}
+
 /* Puts instance `at` in its row under `parent`; the row, or NONE. */
 static uint32_t place(resolver *r, uint32_t parent, uint32_t at, const instance *in)
 {
-    uint32_t title = in->site ? site_title(r, in->site) : tlog_tree_title_(r->tree, in->name);
     uint8_t kind = (in->flags & TLOG_REC_EXEC) ? TLOG_KIND_EXECUTION : TLOG_KIND_CONTROL;
-    uint32_t row = title == NONE ? NONE
-                                 : tlog_tree_row_(r->tree, parent, title, kind,
-                                                  in->site ? title_text(in->site) : in->name,
-                                                  NULL);
+    uint32_t row;
+    if (in->site) {
+        row = site_row(r, parent, in->site, kind);
+    } else {
+        uint32_t title = tlog_tree_title_(r->tree, in->name);
+        row = title == NONE ? NONE : tlog_tree_row_(r->tree, parent, title, kind, in->name, NULL);
+    }
     if (row == NONE) {
         r->no_memory = true;
         return NONE;
@@ -793,6 +867,7 @@ int tlog_frame_resolve_locked_(tlog_frame *f)
     r.tree = &r.s->tree;
     f->device_rows = f->device_unresolved = 0;
     int rc = build(&r);
+    memo_clear(r.s, rc == TLOG_OK ? &r : NULL);
     if (rc == TLOG_OK) {
         count_sites(&r.s->sites);
         tlog_frame_free_raw_(f);
