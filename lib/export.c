@@ -682,9 +682,80 @@ int tlog_export_chrome(const tlog_frame *const *frames, size_t n, FILE *out)
 /* JSON trees                                                               */
 /* ------------------------------------------------------------------------ */
 
-static void json_node_fields(FILE *out, const tlog_frame *f, const tlog_node *n,
-                             const uint32_t *index_of)
+/* A device interval's row and where it ran, for a row's list of queues. */
+typedef struct ran_on {
+    uint32_t node;
+    uint32_t queue;
+    const char *device;
+} ran_on;
+
+/* What a frame's JSON needs besides the frame: each node's index in
+ * pre-order, and its device intervals' queues sorted by node, device and
+ * queue. */
+typedef struct json_scratch {
+    uint32_t *index_of;
+    ran_on *ran;
+    size_t nran;
+} json_scratch;
+
+static int ran_on_cmp(const void *pa, const void *pb)
 {
+    const ran_on *a = pa, *b = pb;
+    if (a->node != b->node)
+        return a->node < b->node ? -1 : 1;
+    int d = strcmp(a->device ? a->device : "", b->device ? b->device : "");
+    if (d)
+        return d;
+    return a->queue < b->queue ? -1 : a->queue > b->queue;
+}
+
+/* Device intervals of frames with a timeline: merged and reduced frames
+ * have none. */
+static size_t intervals_of(const tlog_frame *f)
+{
+    return f->ninsts && f->inst_devs ? (size_t)f->device_rows : 0;
+}
+
+static void sort_ran_on(const tlog_frame *f, json_scratch *js)
+{
+    js->nran = intervals_of(f);
+    for (size_t k = 0; k < js->nran; k++) {
+        const tlog_inst_dev *d = &f->inst_devs[k];
+        js->ran[k] = (ran_on){f->insts[d->inst].node, d->queue, d->device};
+    }
+    qsort(js->ran, js->nran, sizeof *js->ran, ran_on_cmp);
+}
+
+/* ,"queues":[{"device":...,"queue":...},...]: every queue a device row's
+ * intervals ran on (tlog_node_info has the first's). */
+static void json_queues(FILE *out, const json_scratch *js, uint32_t node)
+{
+    size_t lo = 0, hi = js->nran;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (js->ran[mid].node < node)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    fputs(",\"queues\":[", out);
+    for (size_t k = lo; k < js->nran && js->ran[k].node == node; k++) {
+        if (k > lo && ran_on_cmp(&js->ran[k - 1], &js->ran[k]) == 0)
+            continue;
+        fputs(k > lo ? ",{\"device\":" : "{\"device\":", out);
+        if (js->ran[k].device)
+            json_str(out, js->ran[k].device);
+        else
+            fputs("null", out);
+        fprintf(out, ",\"queue\":%u}", js->ran[k].queue);
+    }
+    fputc(']', out);
+}
+
+static void json_node_fields(FILE *out, const tlog_frame *f, const tlog_node *n,
+                             const json_scratch *js)
+{
+    const uint32_t *index_of = js->index_of;
     tlog_node_info i = {.size = sizeof i};
     tlog_node_get_info(n, &i);
     fprintf(out, "{\"index\":%u,\"name\":", index_of[n - f->nodes]);
@@ -729,6 +800,8 @@ static void json_node_fields(FILE *out, const tlog_frame *f, const tlog_node *n,
     else
         fputs("null", out);
     fprintf(out, ",\"queue\":%u", i.queue);
+    if ((i.flags & TLOG_NODE_DEVICE) && intervals_of(f))
+        json_queues(out, js, (uint32_t)(n - f->nodes));
     if (f->reduced_ranks) {   /* rows of a reduced frame: their spread */
         fprintf(out, ",\"ranks\":%u,\"rank_min_ns\":%" PRIu64 ",\"rank_max_ns\":%" PRIu64
                      ",\"rank_mean_ns\":",
@@ -741,8 +814,10 @@ static void json_node_fields(FILE *out, const tlog_frame *f, const tlog_node *n,
 }
 
 /* index_of: room for the frame's nodes, each node's index in pre-order. */
-static void json_frame(FILE *out, const tlog_frame *f, uint32_t *index_of)
+static void json_frame(FILE *out, const tlog_frame *f, json_scratch *js)
 {
+    uint32_t *index_of = js->index_of;
+    sort_ran_on(f, js);
     uint32_t k = 0;
     for (const tlog_node *n = tlog_frame_root(f); n; n = tlog_node_next_(n, true))
         index_of[n - f->nodes] = k++;
@@ -760,7 +835,7 @@ static void json_frame(FILE *out, const tlog_frame *f, uint32_t *index_of)
     fputs(",\"root\":", out);
     /* Iterative: open a node, and close as many as the walk climbs. */
     for (const tlog_node *n = tlog_frame_root(f); n;) {
-        json_node_fields(out, f, n, index_of);
+        json_node_fields(out, f, n, js);
         if (n->first_child) {
             n = n->first_child;
             continue;
@@ -786,21 +861,31 @@ int tlog_export_json(const tlog_frame *const *frames, size_t n, FILE *out)
     if (!out)
         out = stdout;
     /* Taken before anything is written: out of memory leaves no half file. */
-    size_t most = 1;
-    for (size_t i = 0; i < n; i++)
+    size_t most = 1, most_ran = 1;
+    for (size_t i = 0; i < n; i++) {
         most = frames[i]->nnodes > most ? frames[i]->nnodes : most;
-    uint32_t *index_of = tlog_malloc_(most * sizeof *index_of);
-    if (!index_of)
+        most_ran = intervals_of(frames[i]) > most_ran ? intervals_of(frames[i]) : most_ran;
+    }
+    json_scratch js = {tlog_malloc_(most * sizeof *js.index_of),
+                       most_ran <= SIZE_MAX / sizeof *js.ran
+                           ? tlog_malloc_(most_ran * sizeof *js.ran)
+                           : NULL,
+                       0};
+    if (!js.index_of || !js.ran) {
+        free(js.index_of);
+        free(js.ran);
         return TLOG_ENOMEM;
+    }
     fputs("{\"frames\":[", out);
     for (size_t i = 0; i < n; i++) {
         if (i)
             fputc(',', out);
         fputc('\n', out);
-        json_frame(out, frames[i], index_of);
+        json_frame(out, frames[i], &js);
     }
     fputs("\n]}\n", out);
-    free(index_of);
+    free(js.index_of);
+    free(js.ran);
     return tlog_written_(out);
 }
 

@@ -308,8 +308,33 @@ static int tracks_of(const char *file, const char *name)
     return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
+/* Writes the JSON export of n frames to `file`; then whether the rows
+ * titled `name` list exactly the queues `want` (a Python list of
+ * [device, queue]; "None" for no "queues" key), in every frame. */
+static void write_json(const char *file, const tlog_frame *const *frames, size_t n)
+{
+    FILE *fp = create(file);
+    assert_int_equal(tlog_export_json(frames, n, fp), TLOG_OK);
+    fclose(fp);
+}
+
+static int json_queues_are(const char *file, const char *name, const char *want)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "python3 -c \"import json, sys\n"
+             "def rows(r):\n    yield r\n    for c in r['children']: yield from rows(c)\n"
+             "got = [None if 'queues' not in r else [[q['device'], q['queue']] for q in "
+             "r['queues']] for f in json.load(open('%s/%s'))['frames'] for r in rows(f['root']) "
+             "if r['name'] == '%s']\n"
+             "sys.exit(0 if got and all(g == %s for g in got) else print(got) or 1)\"",
+             dir, file, name, want);
+    return system(cmd);
+}
+
 /* One row whose kernels ran on two queues: each interval keeps its own
- * queue, in the frame, in the stream read back, and in the Chrome trace. */
+ * queue, in the frame, in the stream read back, in the Chrome trace and in
+ * the JSON tree's list of the row's queues. */
 static void a_row_s_intervals_keep_their_own_queues(void **state)
 {
     (void)state;
@@ -347,8 +372,22 @@ static void a_row_s_intervals_keep_their_own_queues(void **state)
         assert_int_equal(info_of(path(f[k], "Sync", "Work", NULL)).queue, queues[0]);
         write_chrome(k ? "queues-read.json" : "queues-live.json",
                      (const tlog_frame *const *)&f[k], 1);
-        tlog_frame_release(f[k]);
+        const char *tree = k ? "tree-read.json" : "tree-live.json";
+        write_json(tree, (const tlog_frame *const *)&f[k], 1);
+        char want[64];
+        snprintf(want, sizeof want, "[['sim', %u], ['sim', %u]]",
+                 queues[0] < queues[1] ? queues[0] : queues[1],
+                 queues[0] < queues[1] ? queues[1] : queues[0]);
+        assert_int_equal(json_queues_are(tree, "Work", want), 0);
+        assert_int_equal(json_queues_are(tree, "Sync", "None"), 0);   /* host rows */
     }
+    tlog_frame *merged;
+    assert_int_equal(tlog_frame_merge((const tlog_frame *const *)f, 2, &merged), TLOG_OK);
+    write_json("tree-merged.json", (const tlog_frame *const *)&merged, 1);
+    assert_int_equal(json_queues_are("tree-merged.json", "Work", "None"), 0);   /* no timeline */
+    tlog_frame_release(merged);
+    for (int k = 0; k < 2; k++)
+        tlog_frame_release(f[k]);
     tlog_reader_close(r);
     assert_int_equal(tracks_of("queues-live.json", "Work"), 2);
     assert_int_equal(tracks_of("queues-read.json", "Work"), 2);

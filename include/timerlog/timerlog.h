@@ -1192,9 +1192,12 @@ TLOG_API int tlog_frame_reduce(const tlog_frame *const *frames, size_t n,
 TLOG_API int tlog_export_chrome(const tlog_frame *const *frames, size_t n, FILE *out) TLOG_NOEXCEPT;
 
 /* {"frames":[...]}: each frame's tree, every field of tlog_node_info on
- * every row, children nested. Merged and reduced frames too; TLOG_EINVAL
- * for a NULL frame, or a NULL array with n > 0, and TLOG_ENOMEM, both
- * before anything is written. */
+ * every row, children nested. A device row of a frame with instances also
+ * has "queues": every [{"device", "queue"}] its intervals ran on, by
+ * device name then queue ("queue" is the first interval's). Merged and
+ * reduced frames too (without "queues"); TLOG_EINVAL for a NULL frame, or
+ * a NULL array with n > 0, and TLOG_ENOMEM, both before anything is
+ * written. */
 TLOG_API int tlog_export_json(const tlog_frame *const *frames, size_t n, FILE *out) TLOG_NOEXCEPT;
 
 /* CSV with a header line, one line per row: rank, frame, path (titles from
