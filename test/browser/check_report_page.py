@@ -243,14 +243,26 @@ def expected_lanes(tlog, serial):
     return lanes
 
 
-def expected_badges(tlog, serial):
-    """The device badge of each device row of a frame, in dump order."""
+def queues_badge(queues):
+    """A badge naming every queue of a row's intervals, devices by name."""
+    by_device = {}
+    for q in queues:
+        by_device.setdefault(q["device"], set()).add(q["queue"])
+    return "; ".join(
+        f"device {d} queue{'s' if len(qs) > 1 else ''} {', '.join(map(str, sorted(qs)))}"
+        for d, qs in sorted(by_device.items()))
+
+
+def expected_badges(tlog, serial, whole):
+    """The device badge of each device row of a frame, in dump order: in a
+    frame kept whole every queue its intervals ran on, else its first's."""
     frame = exported_frame(tlog, serial)
     badges, stack = [], [frame["root"]]
     while stack:
         row = stack.pop()
         if row["device"]:
-            badges.append(f"device {row['device']} queue {row['queue']}")
+            badges.append(queues_badge(row["queues"]) if whole and row.get("queues")
+                          else f"device {row['device']} queue {row['queue']}")
         stack.extend(reversed(row["children"]))
     return badges
 
@@ -284,7 +296,7 @@ def check_frames(name, tlog, page):
         compact_seen += not whole
         expect(got == want, f"{name}: frame {serial} ({'whole' if whole else 'from totals'}): "
                f"the tree differs from the dump\n  page: {got}\n  dump: {want}")
-        badges, want_badges = tree_badges(), expected_badges(tlog, serial)
+        badges, want_badges = tree_badges(), expected_badges(tlog, serial, whole)
         expect(badges == want_badges,
                f"{name}: frame {serial} ({'whole' if whole else 'from totals'}): device "
                f"badges {badges}, want {want_badges}")
@@ -454,6 +466,10 @@ try:
     report(two_queues, "-o", page)
     open_page(page)
     check_frames("two_queues", two_queues, page)
+    # The last frame clicked, the latest, is kept whole: its Copy row's badge
+    # names both of its queues.
+    expect(any(" queues " in b for b in tree_badges()),
+           f"two_queues: badges {tree_badges()}: want a row's two queues named")
     lanes = driver.execute_script(
         "return [...document.querySelectorAll('#timeline g.lane')].map(g => g.dataset.name)")
     expect(len([n for n in lanes if " queue " in n]) == 3,

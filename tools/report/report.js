@@ -320,6 +320,15 @@
         stack.push(node);
         nodes.push(node);
       }
+      /* Every queue a device row's intervals ran on, as the JSON export's
+       * "queues" lists them. */
+      for (const x of w.x) {
+        const node = nodes[x[0]];
+        if (!node || !(node.flags & DEVICE) || !x[6]) continue;
+        node.queues = node.queues || new Map();
+        if (!node.queues.has(x[6])) node.queues.set(x[6], new Set());
+        node.queues.get(x[6]).add(x[5]);
+      }
       return nodes;
     }
     const make = (row, parent) => {
@@ -348,6 +357,16 @@
     };
     walk(g.rows[0], null);
     return nodes;
+  }
+
+  /* "device D queue 1", "device D queues 1, 3", devices by name joined by
+   * "; ": where a row's intervals ran, in a frame kept whole. */
+  function queuesBadge(queues) {
+    const byName = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
+    return [...queues.keys()].sort(byName).map((device) => {
+      const q = [...queues.get(device)].sort((a, b) => a - b);
+      return "device " + device + (q.length > 1 ? " queues " : " queue ") + q.join(", ");
+    }).join("; ");
   }
 
   function selfTime(node) {
@@ -382,8 +401,8 @@
         el("span", { class: "toggle", text: node.children.length ? "▾" : "" }),
         el("span", { class: "label", text: name }));
       if (node.flags & DEVICE || node.row.flags & DEVICE) {
-        nameCell.append(el("span", { class: "badge",
-          text: "device" + (node.device ? " " + node.device : "") +
+        nameCell.append(el("span", { class: "badge", text: node.queues ? queuesBadge(node.queues)
+          : "device" + (node.device ? " " + node.device : "") +
             (node.queue > 0 ? " queue " + node.queue : node.queue < 0 ? " (queues differ by frame)" : "") }));
         let launcher = whole ? node.launcher : -1;
         if (!whole && node.row.launcher >= 0)
