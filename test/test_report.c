@@ -313,9 +313,9 @@ static long row_queue(const char *text, const char *name)
     return strtol(end, NULL, 10);
 }
 
-/* Frames shown from their rows' totals have each device row's queue from
- * the row: named when every frame had it on one queue, said to differ when
- * frames did not agree. */
+/* Frames shown from their rows' totals have each device row's queues from
+ * the row: named when every frame ran it on the same ones (an array when
+ * several), said to differ when frames did not agree. */
 static void device_rows_carry_their_queue(void **state)
 {
     (void)state;
@@ -326,7 +326,12 @@ static void device_rows_carry_their_queue(void **state)
         host_begin(fx, "Frame");
         kernel(fx, fx->q1, "Steady", 1.0);
         kernel(fx, k == 1 ? fx->q2 : fx->q1, "Moving", 1.0);
-        sync_until(fx, "Sync", sim_ms(fx) + 3.0);
+        kernel(fx, fx->q1, "Both", 1.0);
+        kernel(fx, fx->q2, "Both", 1.0);
+        kernel(fx, fx->q1, "Spreading", 1.0);
+        if (k == 2)
+            kernel(fx, fx->q2, "Spreading", 1.0);
+        sync_until(fx, "Sync", sim_ms(fx) + 6.0);   /* after all of q1's */
         host_end(fx, "Frame");
     }
     sim_fixture_free(fx);
@@ -334,6 +339,12 @@ static void device_rows_carry_their_queue(void **state)
     assert_int_equal(r.status, 0);
     assert_int_equal(row_queue(r.out, "Steady"), 1);
     assert_int_equal(row_queue(r.out, "Moving"), -1);
+    assert_int_equal(row_queue(r.out, "Spreading"), -1);
+    const char *both = strstr(r.out, ",\"Both\",");
+    assert_non_null(both);
+    const char *queues = strstr(both, ",[1,2]]");
+    assert_non_null(queues);
+    assert_ptr_equal(strchr(both, ']'), queues + 5);   /* in Both's entry */
     assert_int_equal(row_queue(r.out, "Sync"), 0);   /* a host row */
     result_free(&r);
 }

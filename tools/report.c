@@ -167,9 +167,11 @@ typedef struct rrow {
                             * instance seen in its frame, or NO_ROW */
     char *name;
     char *device;          /* device rows: the device's name */
-    uint32_t queue;        /* device rows: the queue of every frame so far
-                            * (tlog_node_info.queue), or 0 */
-    bool queues_differ;    /* frames had it on different queues */
+    uint32_t *queues;      /* device rows: the queues its intervals ran on,
+                            * the same in every frame so far, ascending */
+    uint32_t nqueues;      /* 0: no frame had it yet */
+    bool queues_differ;    /* frames had it on different queues, or on
+                            * another device than `device` */
     tlog_kind kind;
     int depth;
     unsigned flags;        /* tlog_node_flags of any frame */
@@ -198,6 +200,8 @@ typedef struct rgroup {
     size_t nhitches, hitches_cap;
     uint32_t *touched;     /* rows of the frame being read */
     size_t ntouched, touched_cap;
+    struct row_queue *ran; /* the frame's device intervals: row, queue */
+    size_t nran, ran_cap;
     /* (frame, row) pairs, in frame order, of the rows unresolved in that
      * frame: the rows' flags are those of any frame. */
     uint32_t *unresolved;
@@ -299,6 +303,7 @@ static void free_group(rgroup *g)
     for (size_t r = 0; r < g->nrows; r++) {
         free(g->rows[r].name);
         free(g->rows[r].device);
+        free(g->rows[r].queues);
         free(g->rows[r].totals.p);
         free(g->rows[r].counts.p);
     }
@@ -308,6 +313,7 @@ static void free_group(rgroup *g)
     free(g->files);
     free(g->hitches);
     free(g->touched);
+    free(g->ran);
     free(g->unresolved);
     free(g->orders.p);
     free(g->thread);
@@ -377,18 +383,6 @@ static int map_node(report_cmd *c, const tlog_node *node, const tlog_node_info *
     return 0;
 }
 
-/* A device row's queue, from every frame that has it: frames shown from
- * their rows' totals name it when it was always the same. */
-static void note_queue(rrow *row, uint32_t queue)
-{
-    if (!queue || row->queues_differ)
-        return;
-    if (!row->queue)
-        row->queue = queue;
-    else if (row->queue != queue)
-        row->queues_differ = true;
-}
-
 /* A row's value in the frame being read (rows of one path in one frame
  * add up: two threads of one name). */
 static int visit_row(void *user, const tlog_node *node, const tlog_node_info *info)
@@ -410,7 +404,6 @@ static int visit_row(void *user, const tlog_node *node, const tlog_node_info *in
         row->frame_unresolved = false;
     }
     row->frame_unresolved |= (info->flags & TLOG_NODE_UNRESOLVED) != 0;
-    note_queue(row, info->queue);
     row->frame_total += info->total_ns;
     row->frame_count += info->count;
     return 0;
@@ -525,6 +518,93 @@ static long node_index(const report_cmd *c, const tlog_node *node)
     const node_at *at = node ? bsearch(&key, c->sorted, c->nnodes, sizeof key, by_address)
                              : NULL;
     return at ? at->index : -1;
+}
+
+/* A device interval of the frame being read: its row, and its queue. */
+typedef struct row_queue {
+    uint32_t row;
+    uint32_t queue;
+} row_queue;
+
+static int by_row_then_queue(const void *pa, const void *pb)
+{
+    const row_queue *a = pa, *b = pb;
+    if (a->row != b->row)
+        return a->row < b->row ? -1 : 1;
+    return a->queue < b->queue ? -1 : a->queue > b->queue;
+}
+
+/* The distinct queues of a run of one row's intervals, sorted. */
+static size_t distinct_queues(const row_queue *run, size_t n)
+{
+    size_t d = 0;
+    for (size_t k = 0; k < n; k++)
+        d += !k || run[k].queue != run[k - 1].queue;
+    return d;
+}
+
+/* A row's queues in this frame (its intervals, sorted by queue) against
+ * those of the frames before: frames shown from their rows' totals name
+ * them when they were always the same. */
+static bool note_queues(rrow *row, const row_queue *run, size_t n)
+{
+    if (row->queues_differ)
+        return true;
+    size_t d = distinct_queues(run, n);
+    if (!row->nqueues) {
+        row->queues = malloc(d * sizeof *row->queues);
+        if (!row->queues)
+            return false;
+        row->nqueues = (uint32_t)d;
+        for (size_t k = 0, j = 0; k < n; k++)
+            if (!k || run[k].queue != run[k - 1].queue)
+                row->queues[j++] = run[k].queue;
+        return true;
+    }
+    bool same = row->nqueues == d;
+    for (size_t k = 0, j = 0; same && k < n; k++)
+        if (!k || run[k].queue != run[k - 1].queue)
+            same = row->queues[j++] == run[k].queue;
+    if (!same) {
+        row->queues_differ = true;
+        free(row->queues);
+        row->queues = NULL;
+        row->nqueues = 0;
+    }
+    return true;
+}
+
+/* The queues each device row of the frame just walked ran on, from its
+ * instances (a row's node names only the first's). */
+static int note_frame_queues(report_cmd *c, rgroup *g, const tlog_frame *f,
+                             const tlog_frame_info *fi)
+{
+    if (!fi->device_intervals)
+        return TLOG_OK;
+    if (!sort_nodes(c))
+        return TLOG_ENOMEM;
+    g->nran = 0;
+    tlog_instance x = {.size = sizeof x};
+    for (size_t k = 0; k < fi->instances && tlog_frame_get_instance(f, k, &x) == TLOG_OK; k++) {
+        long at = x.device && x.queue ? node_index(c, x.node) : -1;
+        if (at < 0)
+            continue;
+        uint32_t r = c->node_rows[at];
+        rrow *row = &g->rows[r];
+        if (!row->device || strcmp(row->device, x.device) != 0)
+            row->queues_differ = true;   /* several devices: not named */
+        if (!TLOG_GROW(g->ran, g->ran_cap, g->nran + 1))
+            return TLOG_ENOMEM;
+        g->ran[g->nran++] = (row_queue){r, x.queue};
+    }
+    qsort(g->ran, g->nran, sizeof *g->ran, by_row_then_queue);
+    for (size_t k = 0, n; k < g->nran; k += n) {
+        for (n = 1; k + n < g->nran && g->ran[k + n].row == g->ran[k].row; n++)
+            ;
+        if (!note_queues(&g->rows[g->ran[k].row], &g->ran[k], n))
+            return TLOG_ENOMEM;
+    }
+    return TLOG_OK;
 }
 
 /*
@@ -661,9 +741,10 @@ static int add_frame(report_cmd *c, tlog_frame *f, uint32_t file)
         return rc;
     }
     link_launchers(c, g);
-    if (!store_order(c, g, (uint32_t)g->nframes)) {
+    rc = note_frame_queues(c, g, f, &info);
+    if (rc != TLOG_OK || !store_order(c, g, (uint32_t)g->nframes)) {
         tlog_frame_release(f);
-        return TLOG_ENOMEM;
+        return TLOG_ENOMEM;   /* the only failure of either */
     }
     g->serials[g->nframes] = info.serial;
     g->files[g->nframes++] = file;
@@ -766,6 +847,19 @@ static void put_json_string(FILE *out, const char *s)
     free(b.p);
 }
 
+/* A row's queues: 0 for none, -1 when frames differ, the queue, or
+ * [q, ...] when its intervals ran on several. */
+static void put_queues(FILE *out, const rrow *row)
+{
+    if (row->queues_differ || row->nqueues < 2) {
+        fprintf(out, "%ld", row->queues_differ ? -1L : row->nqueues ? (long)row->queues[0] : 0L);
+        return;
+    }
+    for (uint32_t k = 0; k < row->nqueues; k++)
+        fprintf(out, "%c%" PRIu32, k ? ',' : '[', row->queues[k]);
+    fputc(']', out);
+}
+
 static void put_rows(FILE *out, const rgroup *g)
 {
     fputs(",\"rows\":[", out);
@@ -775,8 +869,9 @@ static void put_rows(FILE *out, const rgroup *g)
         put_json_string(out, row->name);
         fprintf(out, ",\"%c\",%u,", row->kind == TLOG_KIND_EXECUTION ? 'E' : 'C', row->flags);
         put_json_string(out, row->device);
-        fprintf(out, ",%ld,%ld]", row->launcher == NO_ROW ? -1L : (long)row->launcher,
-                row->queues_differ ? -1L : (long)row->queue);
+        fprintf(out, ",%ld,", row->launcher == NO_ROW ? -1L : (long)row->launcher);
+        put_queues(out, row);
+        fputc(']', out);
     }
     fputs("]", out);
 }

@@ -243,27 +243,67 @@ def expected_lanes(tlog, serial):
     return lanes
 
 
-def queues_badge(queues):
-    """A badge naming every queue of a row's intervals, devices by name."""
-    by_device = {}
-    for q in queues:
-        by_device.setdefault(q["device"], set()).add(q["queue"])
-    return "; ".join(
-        f"device {d} queue{'s' if len(qs) > 1 else ''} {', '.join(map(str, sorted(qs)))}"
-        for d, qs in sorted(by_device.items()))
+def queues_badge(device, queues):
+    """A device row's badge: its device and queues, sorted (None when frames
+    differ)."""
+    if queues is None:
+        return f"device {device} (queues differ by frame)"
+    if not queues:
+        return f"device {device}"
+    return f"device {device} queue{'s' if len(queues) > 1 else ''} {', '.join(map(str, queues))}"
+
+
+def row_queues(row):
+    """The queues (not 0) a device row's intervals ran on in its frame, or
+    None when they ran on more than the row's device."""
+    queues = [q for q in row["queues"] if q["queue"]]
+    if any(q["device"] != row["device"] for q in queues):
+        return None
+    return {q["queue"] for q in queues}
+
+
+@functools.lru_cache(maxsize=None)
+def group_queues(tlog):
+    """Per (thread, root title, row path), the queues of a device row that
+    every frame having it ran on, as the page shows frames from totals:
+    sorted, or None when frames differ. Rows of one path in one frame
+    (two threads of one name) are one row of the page."""
+    seen = {}
+    for frame in exported_frames(tlog):
+        mine, stack = {}, [(frame["root"], ())]
+        while stack:
+            row, parent = stack.pop()
+            path = parent + ((row["kind"], row["name"]),)
+            if row["device"]:
+                queues, before = row_queues(row), mine.get(path, set())
+                mine[path] = None if queues is None or before is None else before | queues
+            stack.extend((c, path) for c in row["children"])
+        for path, queues in mine.items():
+            key = (frame["thread_name"], frame["root"]["name"], path)
+            queues = None if queues is None else tuple(sorted(queues))
+            seen[key] = queues if seen.get(key, queues) == queues else None
+    return seen
 
 
 def expected_badges(tlog, serial, whole):
-    """The device badge of each device row of a frame, in dump order: in a
-    frame kept whole every queue its intervals ran on, else its first's."""
+    """The device badge of each device row of a frame, in dump order: every
+    queue its intervals ran on, in this frame when it is kept whole, else in
+    every frame of its group."""
     frame = exported_frame(tlog, serial)
-    badges, stack = [], [frame["root"]]
+    badges, stack = [], [(frame["root"], ())]
     while stack:
-        row = stack.pop()
-        if row["device"]:
-            badges.append(queues_badge(row["queues"]) if whole and row.get("queues")
-                          else f"device {row['device']} queue {row['queue']}")
-        stack.extend(reversed(row["children"]))
+        row, parent = stack.pop()
+        path = parent + ((row["kind"], row["name"]),)
+        if row["device"] and whole:
+            badges.append("; ".join(
+                queues_badge(d, sorted({q["queue"] for q in row["queues"]
+                                        if q["device"] == d and q["queue"]}))
+                for d in sorted({q["device"] for q in row["queues"]})) or
+                queues_badge(row["device"], ()))
+        elif row["device"]:
+            badges.append(queues_badge(
+                row["device"], group_queues(tlog)[(frame["thread_name"], frame["root"]["name"], path)]))
+        stack.extend((c, path) for c in reversed(row["children"]))
     return badges
 
 
@@ -474,6 +514,16 @@ try:
         "return [...document.querySelectorAll('#timeline g.lane')].map(g => g.dataset.name)")
     expect(len([n for n in lanes if " queue " in n]) == 3,
            f"two_queues: device lanes {lanes}: want the row's two queues and the kernel's")
+    check_quiet(page)
+    # The same frames shown from their rows' totals: the badge names the
+    # queues every frame ran the row on.
+    page = os.path.join(work, "two_queues_totals.html")
+    report(two_queues, "--samples", "0", "-o", page)
+    open_page(page)
+    check_frames("two_queues_totals", two_queues, page)
+    click_frame(0)
+    expect(any(" queues " in b for b in tree_badges()),
+           f"two_queues_totals: badges {tree_badges()}: want a row's two queues named")
     check_quiet(page)
 
     page = os.path.join(work, "diff.html")

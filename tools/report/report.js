@@ -10,8 +10,9 @@
  *     rows[]           [parent (-1 for the root), name, kind "C"|"E",
  *                      flags (tlog_node_flags), device or null,
  *                      launcher row or -1, queue: the device queue of
- *                      every frame that has the row, 0 for none, -1
- *                      when frames differ], parents before children
+ *                      every frame that has the row, [q, ...] when its
+ *                      intervals ran on several, 0 for none, -1 when
+ *                      frames differ], parents before children
  *     totals[], counts[]  per row, base64 of one LEB128 varint per frame:
  *                      the row's total (ns) and instances; 0 and 0 when
  *                      the frame lacks it
@@ -324,7 +325,7 @@
        * "queues" lists them. */
       for (const x of w.x) {
         const node = nodes[x[0]];
-        if (!node || !(node.flags & DEVICE) || !x[6]) continue;
+        if (!node || !(node.flags & DEVICE) || !x[6] || !x[5]) continue;
         node.queues = node.queues || new Map();
         if (!node.queues.has(x[6])) node.queues.set(x[6], new Set());
         node.queues.get(x[6]).add(x[5]);
@@ -401,7 +402,9 @@
         el("span", { class: "toggle", text: node.children.length ? "▾" : "" }),
         el("span", { class: "label", text: name }));
       if (node.flags & DEVICE || node.row.flags & DEVICE) {
-        nameCell.append(el("span", { class: "badge", text: node.queues ? queuesBadge(node.queues)
+        const queues = node.queues ||
+          (Array.isArray(node.queue) ? new Map([[node.device, new Set(node.queue)]]) : null);
+        nameCell.append(el("span", { class: "badge", text: queues ? queuesBadge(queues)
           : "device" + (node.device ? " " + node.device : "") +
             (node.queue > 0 ? " queue " + node.queue : node.queue < 0 ? " (queues differ by frame)" : "") }));
         let launcher = whole ? node.launcher : -1;
