@@ -534,37 +534,25 @@ static int by_row_then_queue(const void *pa, const void *pb)
     return a->queue < b->queue ? -1 : a->queue > b->queue;
 }
 
-/* The distinct queues of a run of one row's intervals, sorted. */
-static size_t distinct_queues(const row_queue *run, size_t n)
-{
-    size_t d = 0;
-    for (size_t k = 0; k < n; k++)
-        d += !k || run[k].queue != run[k - 1].queue;
-    return d;
-}
-
-/* A row's queues in this frame (its intervals, sorted by queue) against
- * those of the frames before: frames shown from their rows' totals name
- * them when they were always the same. */
+/* A row's queues in this frame (distinct, ascending) against those of the
+ * frames before: frames shown from their rows' totals name them when they
+ * were always the same. */
 static bool note_queues(rrow *row, const row_queue *run, size_t n)
 {
     if (row->queues_differ)
         return true;
-    size_t d = distinct_queues(run, n);
     if (!row->nqueues) {
-        row->queues = malloc(d * sizeof *row->queues);
+        row->queues = malloc(n * sizeof *row->queues);
         if (!row->queues)
             return false;
-        row->nqueues = (uint32_t)d;
-        for (size_t k = 0, j = 0; k < n; k++)
-            if (!k || run[k].queue != run[k - 1].queue)
-                row->queues[j++] = run[k].queue;
+        for (size_t k = 0; k < n; k++)
+            row->queues[k] = run[k].queue;
+        row->nqueues = (uint32_t)n;
         return true;
     }
-    bool same = row->nqueues == d;
-    for (size_t k = 0, j = 0; same && k < n; k++)
-        if (!k || run[k].queue != run[k - 1].queue)
-            same = row->queues[j++] == run[k].queue;
+    bool same = row->nqueues == n;
+    for (size_t k = 0; same && k < n; k++)
+        same = row->queues[k] == run[k].queue;
     if (!same) {
         row->queues_differ = true;
         free(row->queues);
@@ -598,6 +586,11 @@ static int note_frame_queues(report_cmd *c, rgroup *g, const tlog_frame *f,
         g->ran[g->nran++] = (row_queue){r, x.queue};
     }
     qsort(g->ran, g->nran, sizeof *g->ran, by_row_then_queue);
+    size_t distinct = 0;
+    for (size_t k = 0; k < g->nran; k++)
+        if (!distinct || by_row_then_queue(&g->ran[distinct - 1], &g->ran[k]) != 0)
+            g->ran[distinct++] = g->ran[k];
+    g->nran = distinct;
     for (size_t k = 0, n; k < g->nran; k += n) {
         for (n = 1; k + n < g->nran && g->ran[k + n].row == g->ran[k].row; n++)
             ;
