@@ -349,6 +349,39 @@ static void device_rows_carry_their_queue(void **state)
     result_free(&r);
 }
 
+/* A device row whose path a frame first had as a host row (an execution
+ * row of the same title): frames shown from totals still name its device
+ * and queue. */
+static void a_row_first_met_on_the_host_names_its_device(void **state)
+{
+    (void)state;
+    char path[400];
+    snprintf(path, sizeof path, "%s/host-first.tlog", dir);
+    sim_fixture *fx = sim_fixture_make(&(sim_options){.stream_path = path});
+    for (int k = 0; k < 3; k++) {
+        host_begin(fx, "Frame");
+        if (k == 0) {
+            host_begin(fx, "Sync");
+            tlog_ticks from = tlog_now(fx->log);
+            sim_at(fx, sim_ms(fx) + 1.0);
+            assert_int_equal(tlog_insert(fx->log, site_named("Work"), TLOG_KIND_EXECUTION, from,
+                                         tlog_now(fx->log)),
+                             TLOG_OK);
+            host_end(fx, "Sync");
+        } else {
+            kernel(fx, fx->q1, "Work", 1.0);
+            sync_until(fx, "Sync", sim_ms(fx) + 3.0);
+        }
+        host_end(fx, "Frame");
+    }
+    sim_fixture_free(fx);
+    result r = run("report", "--samples", "0", path, NULL);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, ",\"Work\",\"E\",2,\"sim\","));
+    assert_int_equal(row_queue(r.out, "Work"), 1);
+    result_free(&r);
+}
+
 /* A row whose kernels ran on two queues in one frame: the timeline's
  * instances carry the queue each ran on, not the row's. */
 static void timeline_instances_carry_their_own_queue(void **state)
@@ -387,6 +420,7 @@ int main(void)
         cmocka_unit_test(base_run_adds_the_comparison),
         cmocka_unit_test(unresolved_rows_are_told_frame_by_frame),
         cmocka_unit_test(device_rows_carry_their_queue),
+        cmocka_unit_test(a_row_first_met_on_the_host_names_its_device),
         cmocka_unit_test(timeline_instances_carry_their_own_queue),
     };
     return cmocka_run_group_tests(tests, write_stream, remove_dir);

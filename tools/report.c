@@ -166,12 +166,14 @@ typedef struct rrow {
     uint32_t launcher;     /* device rows: the row that launched the first
                             * instance seen in its frame, or NO_ROW */
     char *name;
-    char *device;          /* device rows: the device's name */
+    char *device;          /* device rows: the device's name (of the first
+                            * device interval, when the row was first met
+                            * as a host row of the same title) */
     uint32_t *queues;      /* device rows: the queues its intervals ran on,
                             * the same in every frame so far, ascending */
     uint32_t nqueues;      /* 0: no frame had it yet */
-    bool queues_differ;    /* frames had it on different queues, or on
-                            * another device than `device` */
+    bool queues_differ;    /* frames had it on different queues */
+    bool devices_differ;   /* it ran on several devices: not named */
     tlog_kind kind;
     int depth;
     unsigned flags;        /* tlog_node_flags of any frame */
@@ -579,8 +581,9 @@ static int note_frame_queues(report_cmd *c, rgroup *g, const tlog_frame *f,
             continue;
         uint32_t r = c->node_rows[at];
         rrow *row = &g->rows[r];
-        if (!row->device || strcmp(row->device, x.device) != 0)
-            row->queues_differ = true;   /* several devices: not named */
+        if (!row->device && !(row->device = strdup(x.device)))
+            return TLOG_ENOMEM;
+        row->devices_differ |= strcmp(row->device, x.device) != 0;
         if (!TLOG_GROW(g->ran, g->ran_cap, g->nran + 1))
             return TLOG_ENOMEM;
         g->ran[g->nran++] = (row_queue){r, x.queue};
@@ -840,12 +843,16 @@ static void put_json_string(FILE *out, const char *s)
     free(b.p);
 }
 
-/* A row's queues: 0 for none, -1 when frames differ, the queue, or
- * [q, ...] when its intervals ran on several. */
+/* A row's queues: 0 for none, -1 when frames differ, -2 when it ran on
+ * several devices, the queue, or [q, ...] when its intervals ran on
+ * several. */
 static void put_queues(FILE *out, const rrow *row)
 {
-    if (row->queues_differ || row->nqueues < 2) {
-        fprintf(out, "%ld", row->queues_differ ? -1L : row->nqueues ? (long)row->queues[0] : 0L);
+    if (row->devices_differ || row->queues_differ || row->nqueues < 2) {
+        fprintf(out, "%ld", row->devices_differ  ? -2L
+                            : row->queues_differ ? -1L
+                            : row->nqueues       ? (long)row->queues[0]
+                                                 : 0L);
         return;
     }
     for (uint32_t k = 0; k < row->nqueues; k++)

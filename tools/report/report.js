@@ -12,7 +12,8 @@
  *                      launcher row or -1, queue: the device queue of
  *                      every frame that has the row, [q, ...] when its
  *                      intervals ran on several, 0 for none, -1 when
- *                      frames differ], parents before children
+ *                      frames differ, -2 when it ran on several
+ *                      devices], parents before children
  *     totals[], counts[]  per row, base64 of one LEB128 varint per frame:
  *                      the row's total (ns) and instances; 0 and 0 when
  *                      the frame lacks it
@@ -406,7 +407,8 @@
           (Array.isArray(node.queue) ? new Map([[node.device, new Set(node.queue)]]) : null);
         nameCell.append(el("span", { class: "badge", text: queues ? queuesBadge(queues)
           : "device" + (node.device ? " " + node.device : "") +
-            (node.queue > 0 ? " queue " + node.queue : node.queue < 0 ? " (queues differ by frame)" : "") }));
+            (node.queue > 0 ? " queue " + node.queue : node.queue === -1 ? " (queues differ by frame)"
+              : node.queue === -2 ? " and others" : "") }));
         let launcher = whole ? node.launcher : -1;
         if (!whole && node.row.launcher >= 0)
           launcher = nodes.findIndex((n) => n.row.index === node.row.launcher);
