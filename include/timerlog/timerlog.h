@@ -372,8 +372,9 @@ typedef struct tlog_config {
      * reported as TLOG_EBUSY. */
     const char *stream_path;
     /* Bytes buffered before a write, and the bound on frames waiting to be
-     * written, counted in the record memory they hold, at least a 64 KiB
-     * chunk each (past it, a frame's end waits until they are down to half;
+     * written, counted in the record memory they hold, at least a chunk
+     * each (64 KiB, or thread_budget when smaller) (past it, a frame's end
+     * waits until they are down to half;
      * tlog_stats.stream_waits); 0 selects 4 MiB. TIMERLOG_BUFSIZE (bytes,
      * or with a K, M or G suffix) overrides it. */
     size_t stream_buffer;
