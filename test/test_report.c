@@ -382,6 +382,37 @@ static void a_row_first_met_on_the_host_names_its_device(void **state)
     result_free(&r);
 }
 
+/* A row whose intervals ran on two devices (the simulated device names
+ * every device alike: second_device.py moves the intervals on the second
+ * queue to a device of another name): frames shown from totals say so
+ * (-2), not that its queues differ by frame. */
+static void a_row_on_two_devices_says_so(void **state)
+{
+    (void)state;
+    char path[400], two[420], cmd[1400];
+    snprintf(path, sizeof path, "%s/devices.tlog", dir);
+    sim_fixture *fx = sim_fixture_make(&(sim_options){.stream_path = path});
+    for (int k = 0; k < 3; k++) {
+        host_begin(fx, "Frame");
+        kernel(fx, fx->q1, "Work", 1.0);
+        kernel(fx, fx->q2, "Work", 1.0);
+        sync_until(fx, "Sync", sim_ms(fx) + 3.0);
+        host_end(fx, "Frame");
+    }
+    sim_fixture_free(fx);
+    snprintf(two, sizeof two, "%s/devices-two.tlog", dir);
+    snprintf(cmd, sizeof cmd, "python3 %s %s %s gpu", SECOND_DEVICE, path, two);
+    assert_int_equal(system(cmd), 0);
+    result r = run("report", "--samples", "0", two, NULL);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(row_queue(r.out, "Work"), -2);
+    result_free(&r);
+    r = run("report", "--samples", "0", path, NULL);   /* one device: its two queues */
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, ",\"Work\",\"E\",2,\"sim\",0,[1,2]]"));
+    result_free(&r);
+}
+
 /* A row whose kernels ran on two queues in one frame: the timeline's
  * instances carry the queue each ran on, not the row's. */
 static void timeline_instances_carry_their_own_queue(void **state)
@@ -421,6 +452,7 @@ int main(void)
         cmocka_unit_test(unresolved_rows_are_told_frame_by_frame),
         cmocka_unit_test(device_rows_carry_their_queue),
         cmocka_unit_test(a_row_first_met_on_the_host_names_its_device),
+        cmocka_unit_test(a_row_on_two_devices_says_so),
         cmocka_unit_test(timeline_instances_carry_their_own_queue),
     };
     return cmocka_run_group_tests(tests, write_stream, remove_dir);

@@ -243,9 +243,14 @@ def expected_lanes(tlog, serial):
     return lanes
 
 
+SEVERAL = "several devices"
+
+
 def queues_badge(device, queues):
     """A device row's badge: its device and queues, sorted (None when frames
-    differ)."""
+    differ, SEVERAL when it ran on more than its device)."""
+    if queues == SEVERAL:
+        return f"device {device} and others"
     if queues is None:
         return f"device {device} (queues differ by frame)"
     if not queues:
@@ -255,10 +260,10 @@ def queues_badge(device, queues):
 
 def row_queues(row):
     """The queues (not 0) a device row's intervals ran on in its frame, or
-    None when they ran on more than the row's device."""
+    SEVERAL when they ran on more than the row's device."""
     queues = [q for q in row["queues"] if q["queue"]]
     if any(q["device"] != row["device"] for q in queues):
-        return None
+        return SEVERAL
     return {q["queue"] for q in queues}
 
 
@@ -266,8 +271,9 @@ def row_queues(row):
 def group_queues(tlog):
     """Per (thread, root title, row path), the queues of a device row that
     every frame having it ran on, as the page shows frames from totals:
-    sorted, or None when frames differ. Rows of one path in one frame
-    (two threads of one name) are one row of the page."""
+    sorted, None when frames differ, SEVERAL when any ran it on more than
+    one device. Rows of one path in one frame (two threads of one name) are
+    one row of the page."""
     seen = {}
     for frame in exported_frames(tlog):
         mine, stack = {}, [(frame["root"], ())]
@@ -276,12 +282,14 @@ def group_queues(tlog):
             path = parent + ((row["kind"], row["name"]),)
             if row["device"]:
                 queues, before = row_queues(row), mine.get(path, set())
-                mine[path] = None if queues is None or before is None else before | queues
+                mine[path] = SEVERAL if SEVERAL in (queues, before) else before | queues
             stack.extend((c, path) for c in row["children"])
         for path, queues in mine.items():
             key = (frame["thread_name"], frame["root"]["name"], path)
-            queues = None if queues is None else tuple(sorted(queues))
-            seen[key] = queues if seen.get(key, queues) == queues else None
+            queues = queues if queues == SEVERAL else tuple(sorted(queues))
+            before = seen.get(key, queues)
+            seen[key] = SEVERAL if SEVERAL in (queues, before) else \
+                queues if before == queues else None
     return seen
 
 
@@ -514,6 +522,22 @@ try:
         "return [...document.querySelectorAll('#timeline g.lane')].map(g => g.dataset.name)")
     expect(len([n for n in lanes if " queue " in n]) == 3,
            f"two_queues: device lanes {lanes}: want the row's two queues and the kernel's")
+    check_quiet(page)
+    # The same frames with the intervals of the second queue moved to a
+    # device of another name: a frame kept whole names both devices, frames
+    # shown from totals the first "and others".
+    two_devices = os.path.join(work, "two_devices.tlog")
+    run([sys.executable, os.path.join(os.path.dirname(__file__), "..", "second_device.py"),
+         two_queues, two_devices, "gpu"])
+    page = os.path.join(work, "two_devices.html")
+    report(two_devices, "--samples", "0", "-o", page)
+    open_page(page)
+    check_frames("two_devices", two_devices, page)
+    expect("device gpu queue 3; device sim queue 1" in tree_badges(),
+           f"two_devices: badges {tree_badges()} of the frame kept whole: want both devices")
+    click_frame(0)
+    expect(any(b.endswith(" and others") for b in tree_badges()),
+           f"two_devices: badges {tree_badges()} of a frame from totals: want 'and others'")
     check_quiet(page)
     # The same frames shown from their rows' totals: the badge names the
     # queues every frame ran the row on.
