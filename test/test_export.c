@@ -33,12 +33,21 @@ static FILE *create(const char *file)
     return fp;
 }
 
-/* The Chrome trace of n frames, in `file` of the test's directory. */
-static void write_chrome(const char *file, const tlog_frame *const *frames, size_t n)
+typedef int (*export_fn)(const tlog_frame *const *frames, size_t n, FILE *out);
+
+/* The export of n frames by `fn` (tlog_export_chrome, _json or _csv), in
+ * `file` of the test's directory. */
+static void write_export(const char *file, export_fn fn, const tlog_frame *const *frames,
+                         size_t n)
 {
     FILE *fp = create(file);
-    assert_int_equal(tlog_export_chrome(frames, n, fp), TLOG_OK);
+    assert_int_equal(fn(frames, n, fp), TLOG_OK);
     fclose(fp);
+}
+
+static void write_chrome(const char *file, const tlog_frame *const *frames, size_t n)
+{
+    write_export(file, tlog_export_chrome, frames, n);
 }
 
 /* A frame's CSV export, as one malloc'd string. */
@@ -101,12 +110,8 @@ static void exports_parse_and_follow_the_rules(void **state)
         frames[k] = busy_frame(fx, sim_ms(fx));
     const tlog_frame *const *all = (const tlog_frame *const *)frames;
     write_chrome("trace.json", all, 3);
-    FILE *fp = create("tree.json");
-    assert_int_equal(tlog_export_json(all, 3, fp), TLOG_OK);
-    fclose(fp);
-    fp = create("rows.csv");
-    assert_int_equal(tlog_export_csv(all, 3, fp), TLOG_OK);
-    fclose(fp);
+    write_export("tree.json", tlog_export_json, all, 3);
+    write_export("rows.csv", tlog_export_csv, all, 3);
     for (int k = 0; k < 3; k++)
         tlog_frame_release(frames[k]);
     sim_fixture_free(fx);
@@ -308,16 +313,9 @@ static int tracks_of(const char *file, const char *name)
     return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
-/* Writes the JSON export of n frames to `file`; then whether the rows
- * titled `name` list exactly the queues `want` (a Python list of
- * [device, queue]; "None" for no "queues" key), in every frame. */
-static void write_json(const char *file, const tlog_frame *const *frames, size_t n)
-{
-    FILE *fp = create(file);
-    assert_int_equal(tlog_export_json(frames, n, fp), TLOG_OK);
-    fclose(fp);
-}
-
+/* Whether, in the JSON export at `file`, the rows titled `name` list
+ * exactly the queues `want` (a Python list of [device, queue]; "None" for
+ * no "queues" key), in every frame. */
 static int json_queues_are(const char *file, const char *name, const char *want)
 {
     char cmd[2048];
@@ -373,7 +371,7 @@ static void a_row_s_intervals_keep_their_own_queues(void **state)
         write_chrome(k ? "queues-read.json" : "queues-live.json",
                      (const tlog_frame *const *)&f[k], 1);
         const char *tree = k ? "tree-read.json" : "tree-live.json";
-        write_json(tree, (const tlog_frame *const *)&f[k], 1);
+        write_export(tree, tlog_export_json, (const tlog_frame *const *)&f[k], 1);
         char want[64];
         snprintf(want, sizeof want, "[['sim', %u], ['sim', %u]]",
                  queues[0] < queues[1] ? queues[0] : queues[1],
@@ -383,7 +381,7 @@ static void a_row_s_intervals_keep_their_own_queues(void **state)
     }
     tlog_frame *merged;
     assert_int_equal(tlog_frame_merge((const tlog_frame *const *)f, 2, &merged), TLOG_OK);
-    write_json("tree-merged.json", (const tlog_frame *const *)&merged, 1);
+    write_export("tree-merged.json", tlog_export_json, (const tlog_frame *const *)&merged, 1);
     assert_int_equal(json_queues_are("tree-merged.json", "Work", "None"), 0);   /* no timeline */
     tlog_frame_release(merged);
     for (int k = 0; k < 2; k++)
@@ -449,10 +447,8 @@ static void reduce_keeps_the_spread_over_inputs(void **state)
     assert_non_null(strstr(text, "# reduced over 3 ranks"));
     free(text);
 
-    FILE *fp = create("reduced.json");
     const tlog_frame *one[] = {red};
-    assert_int_equal(tlog_export_json(one, 1, fp), TLOG_OK);
-    fclose(fp);
+    write_export("reduced.json", tlog_export_json, one, 1);
     assert_int_equal(check("json", "reduced.json", NULL), 0);
     char path[512];
     snprintf(path, sizeof path, "%s/reduced.json", dir);
@@ -466,7 +462,7 @@ static void reduce_keeps_the_spread_over_inputs(void **state)
      * trace refuses them rather than write an empty one. */
     const tlog_frame *untimed[] = {red, merged};
     for (int k = 0; k < 2; k++) {
-        fp = tmpfile();
+        FILE *fp = tmpfile();
         assert_int_equal(tlog_export_chrome(&untimed[k], 1, fp), TLOG_EINVAL);
         assert_int_equal(ftell(fp), 0);
         assert_int_equal(tlog_export_csv(&untimed[k], 1, fp), TLOG_OK);

@@ -14,6 +14,15 @@ static const tlog_site *site(const char *name)
     return tlog_site_intern(name, __FILE__, "main", 1, TLOG_LEVEL_COARSE);
 }
 
+/* A device scope around a kernel of `ns` on queue q (NULL: the default). */
+static inline void launch(tlog_sim *sim, tlog_device *dev, tlog_sim_queue *q,
+                          const tlog_site *s, uint64_t ns)
+{
+    tlog_device_scope scope = tlog_device_begin(dev, q, s);
+    tlog_sim_launch(sim, q, ns);
+    tlog_device_end(&scope);
+}
+
 /* The simulator, a log streaming to argv[1] and a device on it; false,
  * having said why, for a wrong command line or a refusal. */
 static bool open_sim_stream(int argc, char **argv, const char *usage, tlog_sim **sim,

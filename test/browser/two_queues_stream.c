@@ -8,14 +8,6 @@
  */
 #include "sim_stream.h"
 
-static void on(tlog_sim *sim, tlog_device *dev, tlog_sim_queue *q, const tlog_site *s,
-               uint64_t ns)
-{
-    tlog_device_scope scope = tlog_device_begin(dev, q, s);
-    tlog_sim_launch(sim, q, ns);
-    tlog_device_end(&scope);
-}
-
 int main(int argc, char **argv)
 {
     tlog_sim *sim = NULL;
@@ -28,9 +20,9 @@ int main(int argc, char **argv)
         return 1;
     for (int k = 0; k < 4; k++) {
         tlog_log_begin(log, site("Frame"));
-        on(sim, dev, first, site("Copy"), 300000);
-        on(sim, dev, NULL, site("Kernel"), 1000000);
-        on(sim, dev, second, site("Copy"), 400000);
+        launch(sim, dev, first, site("Copy"), 300000);
+        launch(sim, dev, NULL, site("Kernel"), 1000000);
+        launch(sim, dev, second, site("Copy"), 400000);
         tlog_sim_advance(sim, 2000000);
         tlog_sim_settle(sim);
         tlog_log_end(log, site("Frame"));

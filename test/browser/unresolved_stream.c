@@ -17,9 +17,7 @@ int main(int argc, char **argv)
         return argc != 2 ? 2 : 1;
     for (int k = 0; k < 6; k++) {
         tlog_log_begin(log, site("Frame"));
-        tlog_device_scope s = tlog_device_begin(dev, NULL, site("Kernel"));
-        tlog_sim_launch(sim, NULL, 1000000);
-        tlog_device_end(&s);
+        launch(sim, dev, NULL, site("Kernel"), 1000000);
         tlog_sim_advance(sim, 2000000);
         tlog_sim_settle(sim);
         if (k == 2)
