@@ -223,18 +223,24 @@ def chrome_events(tlog):
     return json.loads(timerlog("export", "--chrome", tlog))["traceEvents"]
 
 
+def rows_of(frame):
+    """A frame's exported rows in dump order, each with its path: the
+    (kind, title) of its ancestors and its own."""
+    stack = [(frame["root"], ())]
+    while stack:
+        row, parent = stack.pop()
+        path = parent + ((row["kind"], row["name"]),)
+        yield row, path
+        stack.extend((c, path) for c in reversed(row["children"]))
+
+
 def expected_lanes(tlog, serial):
     """The threads of a frame's host rows, and the queues its device
     intervals ran on, by the names of their Chrome tracks (less a ", lane
     N": Chrome needs a track of its own for intervals that overlap without
     nesting, the page stacks them in the queue's lane)."""
-    frame = exported_frame(tlog, serial)
-    lanes, stack = set(), [frame["root"]]
-    while stack:
-        row = stack.pop()
-        if not row["device"]:
-            lanes.add(row["thread_name"])
-        stack.extend(row["children"])
+    lanes = {row["thread_name"] for row, _ in rows_of(exported_frame(tlog, serial))
+             if not row["device"]}
     events = chrome_events(tlog)
     tracks = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
               if e["ph"] == "M" and e["name"] == "thread_name"}
@@ -276,14 +282,11 @@ def group_queues(tlog):
     one row of the page."""
     seen = {}
     for frame in exported_frames(tlog):
-        mine, stack = {}, [(frame["root"], ())]
-        while stack:
-            row, parent = stack.pop()
-            path = parent + ((row["kind"], row["name"]),)
+        mine = {}
+        for row, path in rows_of(frame):
             if row["device"]:
                 queues, before = row_queues(row), mine.get(path, set())
                 mine[path] = SEVERAL if SEVERAL in (queues, before) else before | queues
-            stack.extend((c, path) for c in row["children"])
         for path, queues in mine.items():
             key = (frame["thread_name"], frame["root"]["name"], path)
             queues = queues if queues == SEVERAL else tuple(sorted(queues))
@@ -297,11 +300,8 @@ def expected_badges(tlog, serial, whole):
     """The device badge of each device row of a frame, in dump order: every
     queue its intervals ran on, in this frame when it is kept whole, else in
     every frame of its group."""
-    frame = exported_frame(tlog, serial)
-    badges, stack = [], [(frame["root"], ())]
-    while stack:
-        row, parent = stack.pop()
-        path = parent + ((row["kind"], row["name"]),)
+    frame, badges = exported_frame(tlog, serial), []
+    for row, path in rows_of(frame):
         if row["device"] and whole:
             badges.append("; ".join(
                 queues_badge(d, sorted({q["queue"] for q in row["queues"]
@@ -311,7 +311,6 @@ def expected_badges(tlog, serial, whole):
         elif row["device"]:
             badges.append(queues_badge(
                 row["device"], group_queues(tlog)[(frame["thread_name"], frame["root"]["name"], path)]))
-        stack.extend((c, path) for c in reversed(row["children"]))
     return badges
 
 
