@@ -56,18 +56,17 @@ static void put_text(line *l, const char *s)
     put_bytes(l, s, strlen(s));
 }
 
-/* A title, one line whatever it holds (tlog_line_char_). */
+/* A title, one line whatever it holds (tlog_line_char_): copied a byte at
+ * a time as it is scanned, which for titles of a few words costs less than
+ * scanning first and copying after. */
 static void put_title(line *l, const char *s)
 {
-    const char *from = s;
-    for (; *s; s++) {
-        if (tlog_line_char_((unsigned char)*s))
-            continue;
-        put_bytes(l, from, (size_t)(s - from));
-        put_bytes(l, " ", 1);
-        from = s + 1;
+    while (*s) {
+        char *p = room(l, ROOM_MAX), *end = p + ROOM_MAX;
+        for (; *s && p < end; s++)
+            *p++ = tlog_line_char_((unsigned char)*s) ? *s : ' ';
+        l->len = (size_t)(p - l->buf);
     }
-    put_bytes(l, from, (size_t)(s - from));
 }
 
 /* v in decimal at p, at least `width` digits (zero-padded; at most 20);
@@ -124,7 +123,18 @@ static void put_prefix(line *l, int depth, int kind)
         put_bytes(l, "> ", 2);
         return;
     }
-    for (size_t left = 2 * (size_t)(depth - 1); left;) {
+    size_t ndots = 2 * (size_t)(depth - 1);
+    if (ndots + 4 <= ROOM_MAX) {
+        /* Most rows: the dots in whole words (the last may run past them,
+         * into room the arrow then takes), then the arrow. */
+        char *p = room(l, ROOM_MAX);
+        for (size_t i = 0; i < ndots; i += 8)
+            memcpy(p + i, dots, 8);
+        memcpy(p + ndots, kind == TLOG_KIND_EXECUTION ? "==> " : "|-> ", 4);
+        l->len += ndots + 4;
+        return;
+    }
+    for (size_t left = ndots; left;) {
         size_t k = left < sizeof dots - 1 ? left : sizeof dots - 1;
         put_bytes(l, dots, k);
         left -= k;

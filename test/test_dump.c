@@ -255,11 +255,12 @@ static void rows_come_in_the_walks_order(void **state)
     tlog_destroy(log);
 }
 
-/* A row 40 levels down: 39 steps of ". " before its "|-> ". */
+/* A row d levels down has d - 1 steps of ". " before its "|-> ", at every
+ * depth: 70 levels reach past the 63 whose prefix fits a row's short way. */
 static void deep_rows_are_indented_a_step_a_level(void **state)
 {
     (void)state;
-    enum { DEPTH = 40 };
+    enum { DEPTH = 70 };
     tlog_config c = test_config(NULL);
     tlog_log *log = make_log(&c);
     char names[DEPTH + 1][8];
@@ -271,14 +272,19 @@ static void deep_rows_are_indented_a_step_a_level(void **state)
         end_at(log, names[d], 2 * DEPTH - d);
     tlog_frame *f = tlog_frame_latest(log);
     char *dump = dump_string(f, NULL);
-    char expected[2 * DEPTH + 32] = "\n";
-    for (int d = 1; d < DEPTH; d++)
-        strcat(expected, ". ");
-    strcat(expected, "|-> ");
-    const char *row = strstr(dump, expected);
-    assert_non_null(row);
-    assert_non_null(strstr(row, "| (C) d40\n"));
-    assert_null(strstr(row + 1, "\n. . ")); /* the deepest row is the last */
+    const char *row = strchr(dump, '\n') + 1;   /* past the root's */
+    for (int d = 1; d <= DEPTH; d++, row = strchr(row, '\n') + 1) {
+        char want[2 * DEPTH + 8] = "", title[16];
+        for (int k = 1; k < d; k++)
+            strcat(want, ". ");
+        strcat(want, "|-> ");
+        snprintf(title, sizeof title, "| (C) d%d\n", d);
+        const char *end = strchr(row, '\n');
+        if (strncmp(row, want, strlen(want)) != 0 || row[strlen(want)] == '.' ||
+            strncmp(end - strlen(title) + 1, title, strlen(title)) != 0)
+            fail_msg("row %d of the dump:\n%s", d, dump);
+    }
+    assert_int_equal(*row, '\0');   /* the deepest row is the last */
     free(dump);
     tlog_frame_release(f);
     tlog_destroy(log);
@@ -329,10 +335,21 @@ static void titles_with_control_characters_stay_on_one_line(void **state)
     begin_at(log, "Frame", 0);
     begin_at(log, "Line\nbreak\tand tab", 1);
     end_at(log, "Line\nbreak\tand tab", 2);
-    end_at(log, "Frame", 3);
+    /* A title longer than the room a row's fields take at once, with a
+     * tab past it. */
+    char long_title[301], want[310];
+    memset(long_title, 'x', 300);
+    long_title[200] = '\t';
+    long_title[300] = '\0';
+    begin_at(log, long_title, 3);
+    end_at(log, long_title, 4);
+    end_at(log, "Frame", 5);
     tlog_frame *f = tlog_frame_latest(log);
     char *text = dump_string(f, NULL);
     if (!strstr(text, "| (C) Line break and tab\n") || strchr(text, '\t'))
+        fail_msg("dump:\n%s", text);
+    snprintf(want, sizeof want, "| (C) %.200s %s\n", long_title, long_title + 201);
+    if (!strstr(text, want))
         fail_msg("dump:\n%s", text);
     free(text);
     tlog_summary *s = NULL;
