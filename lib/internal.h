@@ -99,6 +99,8 @@ static inline bool tlog_level_on_(int site_level, int log_level)
 /* ticks * rate, rounded, in nanoseconds; saturates rather than overflow. */
 static inline uint64_t tlog_scale_ns_(uint64_t ticks, double rate)
 {
+    if (rate == 1.0)   /* a nanosecond clock: exact past a double's 2^53 */
+        return ticks;
     double ns = (double)ticks * rate + 0.5;
     return ns < 18446744073709551616.0 ? (uint64_t)ns : UINT64_MAX;
 }

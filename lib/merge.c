@@ -85,7 +85,7 @@ static void count_input(merger *m, uint32_t row, uint32_t input, uint64_t total)
         m->input_of[row] = input + 1;
         m->input_total[row] = 0;
     }
-    m->input_total[row] += total;
+    m->input_total[row] = tlog_sat_add_(m->input_total[row], total);
 }
 
 /* After the last input: means over all inputs, absent counting as 0, at
@@ -112,8 +112,8 @@ static void finish_spread(merger *m, uint32_t inputs)
 
 static void add_row(tlog_tree_row *r, const tlog_node *n)
 {
-    r->total += n->total_ns;
-    r->count += n->count;
+    r->total = tlog_sat_add_(r->total, n->total_ns);
+    r->count = tlog_sat_add_(r->count, n->count);
     if (n->min_ns < r->min)
         r->min = n->min_ns;
     if (n->max_ns > r->max)
@@ -246,9 +246,9 @@ static void take_frame_fields(tlog_frame *o, const tlog_frame *const *frames, si
     o->rank = frames[0]->rank;
     o->wall0_ns = frames[0]->wall0_ns;
     for (size_t i = 0; i < n; i++) {
-        o->dropped += frames[i]->dropped;
-        o->repaired += frames[i]->repaired;
-        o->device_unresolved += frames[i]->device_unresolved;
+        o->dropped = tlog_sat_add_(o->dropped, frames[i]->dropped);
+        o->repaired = tlog_sat_add_(o->repaired, frames[i]->repaired);
+        o->device_unresolved = tlog_sat_add_(o->device_unresolved, frames[i]->device_unresolved);
     }
 }
 

@@ -11,6 +11,7 @@
 
 #include "internal.h"
 #include "map.h"
+#include "util.h"
 
 /* A resolved row of a frame's tree: two cache lines, in an array aligned
  * to them. The first holds what statistics read of every node
@@ -162,11 +163,11 @@ TLOG_INTERNAL uint32_t tlog_tree_row_(tlog_tree *t, uint32_t parent, uint32_t ti
  * memory ran out. */
 TLOG_INTERNAL uint32_t tlog_tree_append_(tlog_tree *t, uint32_t parent);
 
-/* Adds one instance of `duration` to a row. */
+/* Adds one instance of `duration` to a row; the total saturates. */
 static inline void tlog_tree_add_(tlog_tree_row *r, uint64_t duration, uint64_t start)
 {
     r->count++;
-    r->total += duration;
+    r->total = tlog_sat_add_(r->total, duration);
     if (duration < r->min)
         r->min = duration;
     if (duration > r->max)

@@ -601,6 +601,39 @@ static void insert_of_extreme_times_saturates(void **state)
     tlog_frame_release(f);
 }
 
+/* Timings whose sum passes what a uint64 holds: the row's total stays at
+ * its largest value (never below its own longest instance), the parent's
+ * self time at 0, and merged frames add up the same way. A timing past a
+ * double's 53 bits is kept to the nanosecond on a nanosecond clock. */
+static void totals_past_the_range_saturate(void **state)
+{
+    fixture *fx = *state;
+    const uint64_t half = UINT64_MAX / 2 + 10, exact = (1ull << 63) + 9;
+    begin_at(fx->log, "Frame", 0);
+    for (int k = 0; k < 2; k++)
+        assert_int_equal(tlog_insert(fx->log, site_named("Long"), TLOG_KIND_CONTROL, 0, half),
+                         TLOG_OK);
+    assert_int_equal(tlog_insert(fx->log, site_named("Exact"), TLOG_KIND_CONTROL, 0, exact),
+                     TLOG_OK);
+    end_at(fx->log, "Frame", 1000);
+    tlog_frame *f = tlog_frame_latest(fx->log);
+    assert_non_null(f);
+    tlog_node_info lng = info_of(child_named(tlog_frame_root(f), "Long"));
+    assert_int_equal(lng.count, 2);
+    assert_int_equal(lng.total_ns, UINT64_MAX);
+    assert_int_equal(lng.max_ns, half);
+    assert_int_equal(info_of(child_named(tlog_frame_root(f), "Exact")).total_ns, exact);
+    assert_int_equal(info_of(tlog_frame_root(f)).self_ns, 0);
+    const tlog_frame *twice[] = {f, f};
+    tlog_frame *merged = NULL;
+    assert_int_equal(tlog_frame_merge(twice, 2, &merged), TLOG_OK);
+    lng = info_of(child_named(tlog_frame_root(merged), "Long"));
+    assert_int_equal(lng.count, 4);
+    assert_int_equal(lng.total_ns, UINT64_MAX);
+    tlog_frame_release(merged);
+    tlog_frame_release(f);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Frames                                                                   */
 /* ------------------------------------------------------------------------ */
@@ -1478,6 +1511,8 @@ int main(void)
                                         fixture_teardown),
         cmocka_unit_test_setup_teardown(insert_with_bad_arguments_is_einval_and_records_nothing,
                                         fixture_setup, fixture_teardown),
+        cmocka_unit_test_setup_teardown(totals_past_the_range_saturate, fixture_setup,
+                                        fixture_teardown),
         cmocka_unit_test_setup_teardown(insert_of_extreme_times_saturates, fixture_setup,
                                         fixture_teardown),
         cmocka_unit_test_setup_teardown(frame_queue_of_an_unknown_thread_is_empty_and_left_alone,
