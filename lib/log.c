@@ -98,7 +98,7 @@ __attribute__((constructor)) static void preset_default_level(void)
 
 static int normalize_config(const tlog_config *in, tlog_config *out)
 {
-    if (!tlog_read_sized_(out, sizeof *out, in, offsetof(tlog_config, level) + sizeof in->level))
+    if (!tlog_read_sized_(out, sizeof *out, in, sizeof(size_t)))
         return TLOG_EINVAL;
     out->size = sizeof *out;
     if (out->flags & ~(unsigned)(TLOG_CONFIG_START_OFF | TLOG_CONFIG_IGNORE_ENV |

@@ -536,7 +536,8 @@ int tlog_subscribe(tlog_log *log, const tlog_subscriber *subscriber,
     *out = NULL;
     tlog_subscriber cb;
     if (!subscriber ||
-        !tlog_read_sized_(&cb, sizeof cb, subscriber, offsetof(tlog_subscriber, scope_begin)))
+        !tlog_read_sized_(&cb, sizeof cb, subscriber,
+                          offsetof(tlog_subscriber, scope_begin) + sizeof cb.scope_begin))
         return TLOG_EINVAL;
     int rc = tlog_take_log_(&log);
     if (rc != TLOG_OK)

@@ -35,6 +35,20 @@ static void bad_configs_are_refused(void **state)
     assert_int_equal(tlog_create(&c, &log), TLOG_EINVAL);
 }
 
+/* A config that holds its size alone is a config of defaults, as a NULL
+ * one is. */
+static void config_of_its_size_alone_is_the_defaults(void **state)
+{
+    (void)state;
+    tlog_config c = {.size = sizeof(size_t)};
+    tlog_log *log = NULL, *defaults = NULL;
+    assert_int_equal(tlog_create(&c, &log), TLOG_OK);
+    assert_int_equal(tlog_create(NULL, &defaults), TLOG_OK);
+    assert_int_equal(tlog_get_level(log), tlog_get_level(defaults));
+    tlog_destroy(log);
+    tlog_destroy(defaults);
+}
+
 static void shorter_config_ignores_fields_past_its_size(void **state)
 {
     (void)state;
@@ -113,6 +127,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(zero_and_null_configs_are_valid),
         cmocka_unit_test(bad_configs_are_refused),
+        cmocka_unit_test(config_of_its_size_alone_is_the_defaults),
         cmocka_unit_test(shorter_config_ignores_fields_past_its_size),
         cmocka_unit_test(default_config_only_before_first_use),
         cmocka_unit_test(every_code_has_a_message),

@@ -1102,7 +1102,9 @@ static void subscribe_with_bad_arguments_is_einval_and_registers_nothing(void **
     fixture *fx = *state;
     tlog_subscriber good = {.size = sizeof good, .scope_begin = count_scope_event,
                             .scope_end = count_scope_event};
-    const size_t too_short[] = {1, sizeof(size_t), offsetof(tlog_subscriber, scope_begin) - 1,
+    /* The third ends where the callbacks begin: it has none of them. */
+    const size_t too_short[] = {1, sizeof(size_t), offsetof(tlog_subscriber, scope_begin),
+                                offsetof(tlog_subscriber, scope_begin) - 1,
                                 offsetof(tlog_subscriber, scope_begin) + 4};
     tlog_subscription *sub = SENTINEL(tlog_subscription);
     assert_int_equal(tlog_subscribe(fx->log, NULL, &sub), TLOG_EINVAL);
@@ -1120,6 +1122,15 @@ static void subscribe_with_bad_arguments_is_einval_and_registers_nothing(void **
     end_at(fx->log, "Frame", 1);
     assert_int_equal(subscriber_calls, 0);
     tlog_unsubscribe(NULL);   /* does nothing */
+    /* The shortest: scope_begin alone. */
+    tlog_subscriber shortest = good;
+    shortest.size = offsetof(tlog_subscriber, scope_begin) + sizeof shortest.scope_begin;
+    assert_int_equal(tlog_subscribe(fx->log, &shortest, &sub), TLOG_OK);
+    begin_at(fx->log, "Frame", 2);
+    end_at(fx->log, "Frame", 3);
+    assert_int_equal(subscriber_calls, 1);   /* its scope_end is past its size */
+    tlog_unsubscribe(sub);
+    subscriber_calls = 0;
     /* A size of 0 is the current size. */
     tlog_subscriber zero = good;
     zero.size = 0;

@@ -17,7 +17,9 @@
  *    at its first use, with the same configuration (tlog_default_config may
  *    set another before that), and a log it inherited records nothing, is
  *    never locked, and makes functions that return a code answer TLOG_EINVAL
- *    (reported once).
+ *    (reported once, through the child's default log: its error callback,
+ *    stderr unless tlog_default_config set one; the inherited log's callback
+ *    is the parent's and is not called).
  *  - Structs that the library fills (`*_info`, tlog_stats) start with a `size`
  *    member: set it to sizeof the struct you pass; the library fills only that
  *    many bytes, so code built against an older header keeps working. A NULL
@@ -450,14 +452,18 @@ typedef struct tlog_stats {
     size_t size;
     uint64_t frames_completed;  /* frames that entered the queue */
     uint64_t frames_dropped;    /* frames pushed out of a full queue unread */
-    uint64_t scopes_dropped;    /* scopes lost to a full thread budget */
+    uint64_t scopes_dropped;    /* scopes lost to a full thread budget, to
+                                 * record memory that could not be had, or
+                                 * hand-off work refused (TLOG_EFULL) */
     uint64_t depth_overflows;   /* scopes lost to max_depth */
     uint64_t mismatched_ends;   /* ends that closed inner scopes first */
     uint64_t unmatched_ends;    /* ends with no matching open scope */
     uint64_t scopes_repaired;   /* scopes closed by a repair rule */
     uint64_t open_at_thread_exit; /* threads that ended inside scopes */
     uint64_t late_work;         /* hand-off work after its frame ended */
-    uint64_t alloc_failures;    /* records lost to failed allocations */
+    uint64_t alloc_failures;    /* allocations that failed, each reported:
+                                 * the scopes one cost are in scopes_dropped,
+                                 * a frame lost whole is said in its report */
     uint64_t threads;           /* threads that have recorded into the log */
     uint64_t record_bytes;      /* memory held for scope records and
                                  * hand-off work (in use or kept for reuse) */
@@ -662,8 +668,9 @@ TLOG_API size_t tlog_frame_count_of(tlog_log *log, uint32_t thread) TLOG_NOEXCEP
 /* tlog_frame_count_of(log, TLOG_THREAD_ANY). */
 TLOG_API size_t tlog_frame_count(tlog_log *log) TLOG_NOEXCEPT;
 
-/* Gives back a reference from tlog_frame_latest or tlog_frame_pop. NULL
- * does nothing. */
+/* Gives back a reference from tlog_frame_latest or tlog_frame_pop (or any
+ * function that gives a frame): once per reference, as with free(); the
+ * frame is not to be used after its last. NULL does nothing. */
 TLOG_API void tlog_frame_release(tlog_frame *frame) TLOG_NOEXCEPT;
 
 typedef struct tlog_frame_info {
@@ -1061,7 +1068,7 @@ typedef struct tlog_subscription tlog_subscription;
  * Registers a subscriber on a log (the struct is copied). Scopes already
  * open are not reported to it. Returns TLOG_OK and sets *out, TLOG_ENOMEM,
  * or TLOG_EINVAL for a NULL subscriber or out, or a size (other than 0) that
- * ends before the callbacks; *out is NULL on failure. Thread-safe, also
+ * does not reach past scope_begin; *out is NULL on failure. Thread-safe, also
  * while other threads record.
  */
 TLOG_API int tlog_subscribe(tlog_log *log, const tlog_subscriber *subscriber,
@@ -1155,9 +1162,9 @@ TLOG_API int tlog_dump_frame(const tlog_frame *frame, FILE *out,
  * under the first frame's title; a device row keeps the device, queue and
  * launcher of the first input row it came from. The result has rows only (no
  * instances) and is released with tlog_frame_release. The inputs may be
- * released first; the
- * rows keep the inputs' call sites (for frames from a reader: until it is
- * closed). TLOG_EINVAL, with *out NULL, when frames or out is NULL, n is 0
+ * released first; the rows keep the inputs' titles and call sites, so a
+ * frame merged from a reader's frames, like them, is released before the
+ * reader is closed. TLOG_EINVAL, with *out NULL, when frames or out is NULL, n is 0
  * or one of the frames is NULL.
  */
 TLOG_API int tlog_frame_merge(const tlog_frame *const *frames, size_t n,
@@ -1294,7 +1301,8 @@ TLOG_API void tlog_reader_close(tlog_reader *reader) TLOG_NOEXCEPT;
  * Hitches: a frame whose root took longer than a budget, or than a
  * quantile of the recent frames of its group (tlog_summary_config), is
  * kept whole (a reference to the frame) in a ring of max_hitches, oldest
- * out first.
+ * out first. A hitch from a reader's frame holds that frame: destroy or
+ * reset the summary before closing the reader.
  *
  * A summary is not locked: one thread at a time may change it, and reading
  * functions may run together while none does. Row pointers stay valid
@@ -1449,8 +1457,9 @@ TLOG_API int tlog_stat_row_quantile(const tlog_stat_row *row, tlog_stat_of of, d
 
 /*
  * Calls `visit` for every row of every group, group by group, depth-first,
- * parents first. Return values as for tlog_frame_walk. TLOG_EINVAL for a
- * NULL summary or visit.
+ * parents first. Return values as for tlog_frame_walk. `visit` must not
+ * change the summary (add, merge, reset): the walk reads its rows. TLOG_EINVAL
+ * for a NULL summary or visit.
  */
 typedef int (*tlog_stat_visit_fn)(void *user, const tlog_stat_row *row,
                                   const tlog_stat_info *info);
@@ -1467,8 +1476,9 @@ TLOG_API const tlog_stat_row *tlog_summary_find(const tlog_summary *summary,
 /*
  * A statistics view of a frame: calls `visit` for every node as
  * tlog_frame_walk does, with the statistics of its row in `summary` (NULL
- * when it has none). TLOG_EINVAL for a NULL frame, summary or visit;
- * TLOG_ENOMEM before any call.
+ * when it has none). `visit` must not change the summary (add, merge,
+ * reset). TLOG_EINVAL for a NULL frame, summary or visit; TLOG_ENOMEM before
+ * any call.
  */
 typedef int (*tlog_frame_stat_visit_fn)(void *user, const tlog_node *node,
                                         const tlog_node_info *info,
