@@ -1211,7 +1211,9 @@ TLOG_API int tlog_export_json(const tlog_frame *const *frames, size_t n, FILE *o
 /* CSV with a header line, one line per row: rank, frame, path (titles from
  * the root, joined by " / ", each (E) title led by "(E) ", as in
  * "Frame / (E) Worker 1 / Sort"), kind, thread, count, total, min, max
- * (ns), percent of parent. Merged and reduced frames too; TLOG_EINVAL as
+ * (ns), percent of parent. A title that holds " / " or starts with "(E) "
+ * makes a path that reads like another's; the JSON export nests rows and
+ * keeps them apart. Merged and reduced frames too; TLOG_EINVAL as
  * tlog_export_json. */
 TLOG_API int tlog_export_csv(const tlog_frame *const *frames, size_t n, FILE *out) TLOG_NOEXCEPT;
 
