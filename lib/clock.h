@@ -14,5 +14,8 @@ TLOG_INTERNAL double tlog_clock_calibrate_(tlog_log *log);
 /* The last measured rate. */
 TLOG_INTERNAL double tlog_ns_per_tick_(tlog_log *log);
 TLOG_INTERNAL int64_t tlog_mono_ns_(void);
+/* tlog_mono_ns_() + timeout_ns, a timeout of decades or more taken as
+ * decades (no overflow). */
+TLOG_INTERNAL int64_t tlog_deadline_after_(uint64_t timeout_ns);
 
 #endif

@@ -86,6 +86,9 @@ struct tlog_frame {
     uint64_t duration_ns;
     uint64_t device_rows, device_unresolved;
     size_t stream_bytes;      /* raw records held, while the writer waits */
+    int64_t stream_due_ns;    /* tlog_mono_ns_ by which the writer stops
+                               * waiting for its device work: its hand-over
+                               * plus the log's sync timeout */
     uint32_t rank;            /* of the process that recorded it */
     uint64_t wall0_ns;        /* its log's creation, ns since the epoch */
     char *strings;            /* names a frame read from a stream owns */

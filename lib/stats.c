@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "clock.h"
 #include "frame.h"
 #include "held.h"
 #include "log.h"
@@ -198,9 +199,10 @@ static bool to_settle(tlog_frame *f, bool wait)
 }
 
 /* Resolves the frames still waiting in the queue that are ready (with
- * `wait`, all of them, waiting for their device work), so that the
- * statistics count them. A frame that cannot be resolved for lack of
- * memory stays for a later read, and is said. */
+ * `wait`, all of them, waiting for their device work until one sync
+ * timeout from now: frames behind a device that hangs cost one timeout,
+ * not one each), so that the statistics count them. A frame that cannot be
+ * resolved for lack of memory stays for a later read, and is said. */
 static void settle_queue(tlog_log *log, bool wait)
 {
     tlog_lock_(&log->lock, TLOG_LOCK_LOG);
@@ -218,7 +220,10 @@ static void settle_queue(tlog_log *log, bool wait)
     if (n && !held)
         tlog_report_(log, NULL, TLOG_ENOMEM, NULL, "out of memory: %zu frames waiting to be "
                      "resolved are not counted in the statistics yet", n);
+    int64_t deadline = tlog_deadline_after_(log->cfg.sync_timeout_ns);
     for (size_t i = 0; i < k; i++) {
+        if (wait && !tlog_frame_ready_(held[i]))
+            tlog_device_settle_(held[i], deadline);
         int rc = tlog_frame_resolve_once_(held[i], wait);
         if (rc != TLOG_OK)
             tlog_report_(log, NULL, rc, NULL, "cannot resolve frame %llu for the statistics: "

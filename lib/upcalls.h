@@ -9,9 +9,11 @@
 #include "internal.h"
 
 /* device/: resolving for readers (device_sync.c, device.c) */
-/* Waits (at most the log's sync timeout) for the device work still pending
- * in frame `f`, and delivers it: the forced sync. */
-TLOG_INTERNAL void tlog_device_settle_(tlog_frame *f);
+/* Waits, until `deadline` (tlog_mono_ns_), for the device work still
+ * pending in frame `f`, and delivers it, what did not complete by then
+ * unresolved: the forced sync. A deadline already past waits for nothing
+ * and says nothing: the caller says why it gave up. */
+TLOG_INTERNAL void tlog_device_settle_(tlog_frame *f, int64_t deadline);
 /* Delivers without blocking what is done on every device of the log. */
 TLOG_INTERNAL void tlog_devices_poll_(tlog_log *log);
 /* The same at a root's end, on the recording thread: no marker is made,

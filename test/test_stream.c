@@ -736,8 +736,9 @@ static int frames_in(const char *path)
     return frames;
 }
 
-/* A writer held up by device work: each frame's kernel waits behind a gate
- * of its own, and the writer waits for each frame's device work in turn. */
+/* Device work held back: each frame's kernel waits behind a gate of its
+ * own on the queue, opened by the test, so the writer has each frame's
+ * device work to wait for. */
 enum { HELD_FRAMES = 64 };
 
 typedef struct held_writer {
@@ -745,8 +746,6 @@ typedef struct held_writer {
     pthread_mutex_t lock;
     tlog_sim_gate *gates[HELD_FRAMES];
     int made;                 /* gates made */
-    bool release;             /* make no more */
-    atomic_int ended;         /* frame ends that returned */
 } held_writer;
 
 static void *held_recorder(void *arg)
@@ -755,14 +754,11 @@ static void *held_recorder(void *arg)
     for (int k = 0; k < HELD_FRAMES; k++) {
         host_begin(h->fx, "Frame");
         pthread_mutex_lock(&h->lock);
-        if (!h->release)
-            assert_int_equal(tlog_sim_hold(h->fx->sim, h->fx->q1, &h->gates[h->made++]),
-                             TLOG_OK);
+        assert_int_equal(tlog_sim_hold(h->fx->sim, h->fx->q1, &h->gates[h->made++]), TLOG_OK);
         pthread_mutex_unlock(&h->lock);
         kernel(h->fx, h->fx->q1, "Kernel", 0.1);
         sim_at(h->fx, sim_ms(h->fx) + 1);   /* done once its gate is open */
         host_end(h->fx, "Frame");
-        atomic_fetch_add(&h->ended, 1);
     }
     return NULL;
 }
@@ -777,12 +773,33 @@ static void open_gate(held_writer *h, int k)
     sim_at(h->fx, sim_ms(h->fx) + 1);
 }
 
+/* Frames of `path` whose device work was written unresolved. */
+static int unresolved_frames_in(const char *path)
+{
+    tlog_reader *r;
+    assert_int_equal(tlog_reader_open(path, &r), TLOG_OK);
+    tlog_frame *f;
+    int unresolved = 0;
+    while (tlog_reader_next(r, &f) == TLOG_OK) {
+        tlog_frame_info fi = {.size = sizeof fi};
+        assert_int_equal(tlog_frame_get_info(f, &fi), TLOG_OK);
+        unresolved += fi.device_unresolved > 0;
+        tlog_frame_release(f);
+    }
+    tlog_reader_close(r);
+    return unresolved;
+}
+
 /* Once the frames waiting for the writer hold the buffer's size, a frame's
- * end waits, and is counted; it goes on when they are down to half of it,
- * not as soon as the writer has taken one (a thread that ends frames faster
- * than the writer would otherwise sleep and wake once per frame). Nothing
- * is lost. */
-static void frame_ends_wait_for_half_the_buffer(void **state)
+ * end waits, and is counted, but never for a device: the writer then gives
+ * up the device work still pending (written unresolved, said once), so
+ * every frame end returns while the device holds all of it back, and the
+ * sync timeout (a minute) never comes into it. A waiting end goes on when
+ * the waiting frames are down to half the buffer, not as soon as the
+ * writer has taken one: a few waits over the frames (here about one per
+ * four), not one a frame. Nothing is lost, and frames whose work was not
+ * given up are whole once the device lets it run. */
+static void frame_ends_wait_for_room_never_for_a_device(void **state)
 {
     (void)state;
     const char *path = path_in_dir("held.tlog");
@@ -791,32 +808,65 @@ static void frame_ends_wait_for_half_the_buffer(void **state)
     held_writer h = {.fx = sim_fixture_make(&o), .lock = PTHREAD_MUTEX_INITIALIZER};
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, held_recorder, &h), 0);
-    struct timespec nap = {0, 1000000};
-    for (int k = 0; k < 10000 && stats_of(h.fx->log).stream_waits == 0; k++)
-        nanosleep(&nap, NULL);
-    assert_int_equal(stats_of(h.fx->log).stream_waits, 1);
-    int ended = atomic_load(&h.ended);
-    assert_true(ended >= 2 && ended < HELD_FRAMES);
+    pthread_join(th, NULL);   /* every gate still shut */
+    uint64_t waits = stats_of(h.fx->log).stream_waits;
+    if (waits < 2 || waits > HELD_FRAMES / 3)
+        fail_msg("%llu frame ends waited for room", (unsigned long long)waits);
+    assert_int_equal(count_code(&h.fx->errors, TLOG_ETIMEDOUT), 1);
+    assert_non_null(strstr(h.fx->errors.last, "filled the stream's buffer"));
 
-    open_gate(&h, 0);   /* the writer takes the first frame, then waits */
-    nap.tv_nsec = 100000000;
-    nanosleep(&nap, NULL);
-    assert_int_equal(atomic_load(&h.ended), ended);
-
-    pthread_mutex_lock(&h.lock);
-    h.release = true;
-    int made = h.made;
-    pthread_mutex_unlock(&h.lock);
-    for (int k = 1; k < made; k++)
+    for (int k = 0; k < HELD_FRAMES; k++)
         open_gate(&h, k);
-    pthread_join(th, NULL);
     assert_int_equal(tlog_stream_flush(h.fx->log), TLOG_OK);
     tlog_stats st = stats_of(h.fx->log);
     assert_int_equal(st.frames_streamed, HELD_FRAMES);
-    assert_true(st.stream_waits >= 1);
-    assert_int_equal(h.fx->errors.count, 0);
+    assert_int_equal(h.fx->errors.count, 1);
     sim_fixture_free(h.fx);
     assert_int_equal(frames_in(path), HELD_FRAMES);
+    int unresolved = unresolved_frames_in(path);
+    if (unresolved < 1 || unresolved >= HELD_FRAMES)
+        fail_msg("%d of %d frames written unresolved", unresolved, HELD_FRAMES);
+}
+
+static double mono_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* A device that never runs the frames' work (a gate nobody opens): each
+ * frame waits at most the sync timeout past its own end, so a backlog of
+ * frames costs the stream one timeout in all, not one (or two) a frame,
+ * and the giving up is said. The bound checked is ten timeouts, where
+ * waiting a timeout a frame takes twenty. */
+static void a_hung_device_costs_the_stream_one_timeout_not_one_a_frame(void **state)
+{
+    (void)state;
+    enum { FRAMES = 20 };
+    const double timeout_s = 0.1;
+    const char *path = path_in_dir("hung.tlog");
+    sim_options o = {.stream_path = path, .sync_timeout_ns = (uint64_t)(timeout_s * 1e9)};
+    held_writer h = {.fx = sim_fixture_make(&o), .lock = PTHREAD_MUTEX_INITIALIZER};
+    double t0 = mono_s();
+    for (int k = 0; k < FRAMES; k++) {
+        host_begin(h.fx, "Frame");
+        assert_int_equal(tlog_sim_hold(h.fx->sim, h.fx->q1, &h.gates[h.made++]), TLOG_OK);
+        kernel(h.fx, h.fx->q1, "Kernel", 0.1);
+        host_end(h.fx, "Frame");
+    }
+    assert_int_equal(tlog_stream_flush(h.fx->log), TLOG_OK);
+    double took = mono_s() - t0;
+    if (took > 10 * timeout_s)
+        fail_msg("%d frames on a hung device took the stream %.2f s (timeout %.2f s)", FRAMES,
+                 took, timeout_s);
+    assert_true(count_code(&h.fx->errors, TLOG_ETIMEDOUT) >= 1);
+    assert_non_null(strstr(h.fx->errors.last, "after the frame ended"));
+    assert_int_equal(stats_of(h.fx->log).frames_streamed, FRAMES);
+    for (int k = 0; k < h.made; k++)
+        open_gate(&h, k);
+    sim_fixture_free(h.fx);
+    assert_int_equal(unresolved_frames_in(path), FRAMES);
 }
 
 /* Two logs given one path (TIMERLOG_OUTPUT reaches every log): the second
@@ -1494,7 +1544,8 @@ int main(void)
         cmocka_unit_test(percent_in_the_path_becomes_the_rank),
         cmocka_unit_test(unwritable_path_is_reported_and_recording_goes_on),
         cmocka_unit_test(a_path_another_log_streams_to_is_left_to_it),
-        cmocka_unit_test(frame_ends_wait_for_half_the_buffer),
+        cmocka_unit_test(frame_ends_wait_for_room_never_for_a_device),
+        cmocka_unit_test(a_hung_device_costs_the_stream_one_timeout_not_one_a_frame),
         cmocka_unit_test(full_disk_keeps_what_was_written),
         cmocka_unit_test(a_frame_too_large_for_a_reader_is_left_out),
         cmocka_unit_test(a_title_too_long_for_the_stream_is_cut_and_said),

@@ -2335,6 +2335,59 @@ static char *text_of(const char *path)
     return file_bytes(path, &n);
 }
 
+/* Frames still waiting at the report for device work that never runs (a
+ * gate on the queue nobody opens) are waited for one sync timeout in all,
+ * not one each: twenty such frames take the report less than ten timeouts,
+ * where a timeout each takes twenty. They are counted, their device rows
+ * unresolved. */
+static void frames_on_a_hung_device_hold_the_report_one_timeout(void **state)
+{
+    (void)state;
+    enum { FRAMES = 20 };
+    const double timeout_s = 0.1;
+    char path[256], value[300];
+    snprintf(path, sizeof path, "%s/timerlog-hung-%d.csv",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
+    snprintf(value, sizeof value, "stats:format=csv:file=%s", path);
+    setenv("TIMERLOG_REPORT", value, 1);
+    sim_fixture *fx = calloc(1, sizeof *fx);
+    tlog_sim_config simc = {.size = sizeof simc};
+    assert_int_equal(tlog_sim_create(&simc, &fx->sim), TLOG_OK);
+    tlog_config c = test_config(&fx->errors);
+    c.flags &= ~(unsigned)TLOG_CONFIG_IGNORE_ENV;
+    c.clock = tlog_sim_clock;
+    c.clock_user = fx->sim;
+    c.max_frames = FRAMES;
+    c.sync_timeout_ns = (uint64_t)(timeout_s * 1e9);
+    fx->log = make_log(&c);
+    assert_int_equal(tlog_sim_device_create(fx->sim, fx->log, NULL, &fx->dev), TLOG_OK);
+    fx->q1 = tlog_sim_queue_create(fx->sim);
+    tlog_sim_gate *gate;
+    assert_int_equal(tlog_sim_hold(fx->sim, fx->q1, &gate), TLOG_OK);
+    for (int k = 0; k < FRAMES; k++) {
+        host_begin(fx, "Frame");
+        kernel(fx, fx->q1, "Kernel", 1.0);
+        host_end(fx, "Frame");
+    }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    tlog_destroy(fx->log);   /* the report first, then the device */
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double took = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+    if (took > 10 * timeout_s)
+        fail_msg("the report waited %.2f s for %d frames (timeout %.2f s)", took, FRAMES,
+                 timeout_s);
+    unsetenv("TIMERLOG_REPORT");
+    char *text = text_of(path);
+    contains(text, "\nThread 1,Frame,Frame,C,,20,");
+    free(text);
+    unlink(path);
+    assert_true(count_code(&fx->errors, TLOG_ETIMEDOUT) >= 1);
+    tlog_sim_gate_destroy(fx->sim, gate);
+    tlog_sim_destroy(fx->sim);
+    free(fx);
+}
+
 /* Two logs given one report file by the variable: the second is told and
  * writes beside it (path-2, numbered before the extension), so that
  * neither report overwrites the other, whichever log goes first. */
@@ -2447,6 +2500,7 @@ int main(void)
         cmocka_unit_test(writers_say_a_buffered_write_that_failed),
         cmocka_unit_test(bad_settings_are_refused),
         cmocka_unit_test(report_variable_writes_the_statistics_when_the_log_goes),
+        cmocka_unit_test(frames_on_a_hung_device_hold_the_report_one_timeout),
         cmocka_unit_test(two_logs_given_one_report_file_keep_both),
         cmocka_unit_test(a_report_file_that_cannot_be_opened_goes_to_stderr),
     };

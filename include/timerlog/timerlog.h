@@ -362,7 +362,8 @@ typedef struct tlog_config {
     void (*record_free)(void *user, void *block);
     void *alloc_user;
     /* How long a forced sync (tlog_dump, tlog_sync) waits for device work
-     * before giving up and marking what is left unresolved. 0 selects 5 s;
+     * before giving up and marking what is left unresolved; the stream's
+     * writer waits at most this long past a frame's end. 0 selects 5 s;
      * TIMERLOG_SYNC_TIMEOUT_MS in the environment overrides it. */
     uint64_t sync_timeout_ns;
     /* Streams every completed frame to this file (see tlog_stream_flush and
@@ -376,9 +377,11 @@ typedef struct tlog_config {
     /* Bytes buffered before a write, and the bound on frames waiting to be
      * written, counted in the record memory they hold, at least a chunk
      * each (64 KiB, or thread_budget when smaller) (past it, a frame's end
-     * waits until they are down to half;
-     * tlog_stats.stream_waits); 0 selects 4 MiB. TIMERLOG_BUFSIZE (bytes,
-     * or with a K, M or G suffix) overrides it. */
+     * waits until they are down to half, tlog_stats.stream_waits, and
+     * device work still pending in the frames written meanwhile is written
+     * unresolved: a frame's end never waits for a device); 0 selects
+     * 4 MiB. TIMERLOG_BUFSIZE (bytes, or with a K, M or G suffix)
+     * overrides it. */
     size_t stream_buffer;
     /* Record memory kept for reuse once the frames it held are done (the
      * log's pool of chunks), and made ready when a frame begins (as many

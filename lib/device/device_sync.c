@@ -625,25 +625,19 @@ static bool wait_device(tlog_device *d, uint64_t epoch, int64_t deadline, wait_e
     return true;
 }
 
-static int64_t deadline_after(uint64_t timeout_ns)
-{
-    const uint64_t far = UINT64_C(1) << 61;   /* decades: no overflow */
-    return tlog_mono_ns_() + (int64_t)(timeout_ns < far ? timeout_ns : far);
-}
-
 /* Waits for the device work of frame `only` (NULL: of every completed
  * frame) that is still pending, then delivers it; what did not complete by
- * the log's sync timeout is delivered unresolved. Work already done is read
- * without waiting. */
-static int forced_sync(tlog_log *log, const tlog_frame *only)
+ * `deadline` is delivered unresolved, and said, unless the deadline had
+ * passed before the call (its caller then says why). Work already done is
+ * read without waiting. */
+static int forced_sync(tlog_log *log, const tlog_frame *only, int64_t deadline)
 {
     tlog_devices *ds = devices_of(log);
     if (!ds)
         return TLOG_OK;
-    uint64_t timeout = log->cfg.sync_timeout_ns;
+    int64_t start = tlog_mono_ns_();
     tlog_lock_(&ds->force_lock, TLOG_LOCK_DEVICE_FORCE);
     uint64_t epoch = pin_pending(ds, only);
-    int64_t deadline = deadline_after(timeout);
     bool in_time = true;
     wait_errors errs = {0};
     for (tlog_device *d = next_device(ds, NULL); d && in_time; d = next_device(ds, d))
@@ -667,25 +661,26 @@ static int forced_sync(tlog_log *log, const tlog_frame *only)
                      "device %s: waiting for \"%s\" in a forced sync failed (%s); what it "
                      "could not wait for is shown unresolved",
                      errs.device, errs.site, tlog_strerror(errs.code));
-    if (!in_time)
+    if (!in_time && deadline > start)
         tlog_report_(log, NULL, TLOG_ETIMEDOUT, NULL,
                      "forced sync gave up after %.3f s: %zu device interval(s) never "
                      "completed and are shown unresolved",
-                     (double)timeout / 1e9, c.unresolved);
+                     (double)(tlog_mono_ns_() - start) / 1e9, c.unresolved);
     return !in_time ? TLOG_ETIMEDOUT : c.err.count || errs.count ? TLOG_EDEVICE : TLOG_OK;
 }
 
 int tlog_sync(tlog_log *log)
 {
     int rc = tlog_take_log_(&log);
-    return rc == TLOG_OK ? forced_sync(log, NULL) : rc;
+    return rc == TLOG_OK ? forced_sync(log, NULL, tlog_deadline_after_(log->cfg.sync_timeout_ns))
+                         : rc;
 }
 
-void tlog_device_settle_(tlog_frame *f)
+void tlog_device_settle_(tlog_frame *f, int64_t deadline)
 {
     tlog_devices_poll_(f->log);   /* what is done needs no wait */
     if (!tlog_frame_ready_(f))
-        forced_sync(f->log, f);
+        forced_sync(f->log, f, deadline);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -4,11 +4,13 @@
  *
  * The recording path does not change: a frame's end hands the frame (one
  * more reference) to the writer, which waits for its device work without
- * blocking anyone (readiness polls, then one forced sync past the log's sync
- * timeout), resolves it, encodes it into a bounded buffer and writes the
- * buffer out when full or idle. Frames waiting for the writer are bounded by
- * the same size: beyond it, a frame's end waits for the writer, so nothing
- * is ever dropped. A file that cannot be opened or written is reported once;
+ * blocking anyone (readiness polls until the log's sync timeout past the
+ * hand-over, then a forced sync that waits no longer), resolves it, encodes
+ * it into a bounded buffer and writes the buffer out when full or idle.
+ * Frames waiting for the writer are bounded by the same size: beyond it, a
+ * frame's end waits for the writer, so nothing is ever dropped; the writer
+ * then waits for no device, so that frame ends never wait for one (work
+ * not done yet is written unresolved). A file that cannot be opened or written is reported once;
  * recording goes on, and what was written stays readable.
  */
 #include <errno.h>
@@ -61,6 +63,7 @@ struct tlog_stream {
     bool opening;               /* open_file writes the header */
     int write_errno;            /* why the last write failed */
     bool said_cut;              /* a string cut to fit was reported */
+    bool said_crowded;          /* device work given up for room: reported */
     uint64_t taken, done;       /* frames handed over / processed */
     uint64_t flushed;           /* `done` when the file last caught up */
     uint64_t flush_wanted;      /* a flush waits for `done` to reach this */
@@ -169,23 +172,73 @@ static void put(tlog_stream *s, const uint8_t *p, size_t n, bool frame)
     s->in_buffer += frame;
 }
 
-/* Waits, without blocking anything else, for the frame's device work; past
- * the log's sync timeout (or when stopping) forces one sync. */
+/* Why the writer gave up device work of frame f: frame ends waited for
+ * room (said once: rather than they wait for a device), or the log's sync
+ * timeout passed since the frame's end. */
+static void say_given_up(tlog_stream *s, const tlog_frame *f, bool crowded)
+{
+    if (crowded && !s->said_crowded) {
+        s->said_crowded = true;
+        tlog_report_(s->log, NULL, TLOG_ETIMEDOUT, NULL,
+                     "stream %s: frame %llu still had device work pending when the frames "
+                     "waiting to be written filled the stream's buffer; what was not done "
+                     "is written unresolved rather than frame ends wait for the device (a "
+                     "larger stream buffer, TIMERLOG_BUFSIZE, lets frames wait longer; said "
+                     "once)",
+                     s->path, (unsigned long long)f->serial);
+    } else if (!crowded) {
+        tlog_report_(s->log, NULL, TLOG_ETIMEDOUT, NULL,
+                     "stream %s: frame %llu: device work not done %.3f s after the frame "
+                     "ended (the log's sync timeout) is written unresolved",
+                     s->path, (unsigned long long)f->serial,
+                     (double)s->log->cfg.sync_timeout_ns / 1e9);
+    }
+}
+
+/* Until its deadline is past, sleeps a poll's time, or less when a frame's
+ * end waiting for room or the stream stopping wakes it; whether the wait
+ * for the frame's device work is over, and why. */
+static bool ready_wait_over(tlog_stream *s, const tlog_frame *f, bool *crowded)
+{
+    int64_t now = tlog_mono_ns_();
+    tlog_lock_(&s->lock, TLOG_LOCK_STREAM);
+    *crowded = s->blocked > 0;
+    bool over = *crowded || s->stopping || now >= f->stream_due_ns;
+    if (!over) {
+        int64_t until = now + READY_POLL_NS < f->stream_due_ns ? now + READY_POLL_NS
+                                                                : f->stream_due_ns;
+        struct timespec ts = {(time_t)(until / 1000000000), (long)(until % 1000000000)};
+        pthread_cond_timedwait(&s->work, &s->lock, &ts);
+    }
+    tlog_unlock_(&s->lock);
+    return over;
+}
+
+/* Waits, without blocking anything else, for the frame's device work until
+ * the log's sync timeout past its hand-over: a backlog of frames on a
+ * device that hangs costs one timeout, not one each. When frame ends wait
+ * for room, what is not done is given up at once; when the stream stops,
+ * it is waited for until then. */
 static void wait_ready(tlog_stream *s, tlog_frame *f)
 {
-    int64_t give_up = tlog_mono_ns_() + (int64_t)(s->log->cfg.sync_timeout_ns < (1ull << 61)
-                                                      ? s->log->cfg.sync_timeout_ns
-                                                      : (1ull << 61));
-    while (!tlog_frame_ready_(f)) {
+    for (;;) {
         tlog_devices_poll_(s->log);
         if (tlog_frame_ready_(f))
             return;
-        if (s->stopping || tlog_mono_ns_() >= give_up) {
-            tlog_device_settle_(f);
-            return;
+        bool crowded;
+        if (!ready_wait_over(s, f, &crowded))
+            continue;
+        int64_t now = tlog_mono_ns_();
+        if (crowded || now >= f->stream_due_ns) {
+            tlog_devices_poll_(s->log);
+            if (tlog_frame_ready_(f))
+                return;
+            tlog_device_settle_(f, now);   /* no wait, and said here */
+            say_given_up(s, f, crowded);
+        } else {
+            tlog_device_settle_(f, f->stream_due_ns);   /* stopping */
         }
-        struct timespec nap = {0, READY_POLL_NS};
-        nanosleep(&nap, NULL);
+        return;
     }
 }
 
@@ -466,13 +519,16 @@ bool tlog_stream_take_(tlog_log *log, tlog_frame *f)
         atomic_fetch_add(&s->frames_lost, 1);   /* nothing can be written */
         return false;
     }
+    f->stream_due_ns = tlog_deadline_after_(log->cfg.sync_timeout_ns);
     tlog_lock_(&s->lock, TLOG_LOCK_STREAM);
     /* Bounded: beyond the buffer's size in waiting frames, wait for the
      * writer rather than drop anything, until the frame fits in half of it:
      * a thread that ends frames faster than the writer takes them then
-     * sleeps once per half a buffer of frames, not once per frame. */
+     * sleeps once per half a buffer of frames, not once per frame. The
+     * writer, woken, stops waiting for device work. */
     if (s->pending_bytes && s->pending_bytes + f->stream_bytes > s->cap) {
         s->blocked++;
+        pthread_cond_signal(&s->work);
         atomic_fetch_add_explicit(&s->waits, 1, memory_order_relaxed);
         while (s->pending_bytes && s->pending_bytes + f->stream_bytes > s->cap / 2 &&
                !s->stopping)
