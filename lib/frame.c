@@ -118,7 +118,7 @@ static void frame_free(tlog_frame *f)
     tlog_spares_give_(f);
     free(f->nodes);
     free(f->insts);
-    free(f->worker_names);
+    free(f->worker_names);   /* and worker_threads */
     free(f->node_devs);
     free(f->inst_devs);
     free(f->node_ranks);
@@ -364,6 +364,7 @@ int tlog_frame_get_info(const tlog_frame *f, tlog_frame_info *out)
         .tree_bytes = sizeof *f + held(f->nnodes, f->capnodes) * sizeof *f->nodes +
                       held(f->ninsts, f->capinsts) * sizeof *f->insts +
                       (f->worker_names ? f->nworker_names * TLOG_NAME_MAX : 0) +
+                      (f->worker_threads ? f->nworker_names * sizeof *f->worker_threads : 0) +
                       f->device_rows * sizeof *f->inst_devs +
                       f->nnode_devs * sizeof *f->node_devs +
                       (f->node_ranks ? f->nnodes * sizeof *f->node_ranks : 0),

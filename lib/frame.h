@@ -80,7 +80,10 @@ struct tlog_frame {
     tlog_inst *insts;
     size_t ninsts, capinsts;
     struct tlog_spares *spares; /* where its arrays go when it is freed */
-    char (*worker_names)[TLOG_NAME_MAX];
+    char (*worker_names)[TLOG_NAME_MAX];   /* of each piece of work handed to
+                                             * the frame, in the order taken */
+    uint32_t *worker_threads;   /* the thread of each, by the same index (in
+                                 * worker_names' block, after the names) */
     size_t nworker_names;
     int64_t start_ns;
     uint64_t duration_ns;

@@ -548,6 +548,7 @@ static void walk_attachments(resolver *r)
     size_t row = 0;
     for (const tlog_attachment *a = f->attachments; a && !r->no_memory; a = a->next) {
         uint32_t target = r->insts[seq_inst(r, a->scope_seq)].node;
+        f->worker_threads[row] = a->worker;
         char *tname = f->worker_names[row++];
         memcpy(tname, a->worker_name, TLOG_NAME_MAX);
         if (a->has_row) {
@@ -806,16 +807,19 @@ static void undo(tlog_frame *f)
     free(f->insts);
     free(f->node_devs);
     free(f->inst_devs);
-    free(f->worker_names);
+    free(f->worker_names);   /* and worker_threads */
     f->nodes = NULL;
     f->insts = NULL;
     f->node_devs = NULL;
     f->inst_devs = NULL;
     f->worker_names = NULL;
+    f->worker_threads = NULL;
     f->nnodes = f->ninsts = f->nnode_devs = f->nworker_names = 0;
     f->capnodes = f->capinsts = 0;
     f->device_rows = f->device_unresolved = 0;
 }
+
+_Static_assert(TLOG_NAME_MAX % sizeof(uint32_t) == 0, "worker_threads follow the names aligned");
 
 static int build(resolver *r)
 {
@@ -833,9 +837,13 @@ static int build(resolver *r)
         f->insts = tlog_malloc_(cap * sizeof *f->insts);
         f->capinsts = f->insts ? cap : 0;
     }
-    f->worker_names = tlog_calloc_(workers ? workers : 1, TLOG_NAME_MAX);
+    /* The names and the threads in one block: a resolve allocates as few
+     * blocks as it can. */
+    size_t nworkers = workers ? workers : 1;
+    f->worker_names = tlog_calloc_(nworkers, TLOG_NAME_MAX + sizeof *f->worker_threads);
+    f->worker_threads = f->worker_names ? (uint32_t *)(void *)(f->worker_names + nworkers) : NULL;
     f->inst_devs = tlog_calloc_(f->ndrows ? f->ndrows : 1, sizeof *f->inst_devs);
-    if (!f->insts || !f->worker_names || !f->inst_devs)
+    if (!f->insts || !f->worker_names || !f->worker_threads || !f->inst_devs)
         return TLOG_ENOMEM;
     f->nworker_names = workers;
     r->insts = f->insts;

@@ -242,9 +242,21 @@ static void *tile_worker(void *arg)
     return NULL;
 }
 
+/* Whether the reader has thread `id` described. */
+static bool thread_described(const tlog_reader *r, uint32_t id)
+{
+    uint32_t got;
+    for (size_t i = 0; tlog_reader_thread(r, i, &got); i++)
+        if (got == id)
+            return true;
+    return false;
+}
+
 /* Instances are written as differences from the one before: those that
  * start earlier than it, run on another thread or have a launcher read
- * back exactly too. */
+ * back exactly too. Two workers of one name merge into one row, whose
+ * node names the first's thread: the stream describes both threads all
+ * the same, before the frame that refers to them. */
 static void instances_read_back_exactly(void **state)
 {
     (void)state;
@@ -257,10 +269,12 @@ static void instances_read_back_exactly(void **state)
     for (int k = 0; k < FRAMES; k++) {
         host_begin(fx, "Frame");
         host_begin(fx, "Parallel");
-        tile_work w = {tlog_handoff(fx->log), fx->log};
-        pthread_t th;
-        assert_int_equal(pthread_create(&th, NULL, tile_worker, &w), 0);
-        pthread_join(th, NULL);
+        for (int t = 0; t < 2; t++) {
+            tile_work w = {tlog_handoff(fx->log), fx->log};
+            pthread_t th;
+            assert_int_equal(pthread_create(&th, NULL, tile_worker, &w), 0);
+            pthread_join(th, NULL);
+        }
         host_end(fx, "Parallel");
         host_begin(fx, "Late");
         sim_at(fx, sim_ms(fx) + 0.5);
@@ -282,12 +296,21 @@ static void instances_read_back_exactly(void **state)
         tlog_frame *got;
         assert_int_equal(tlog_reader_next(r, &got), TLOG_OK);
         same_instances(want[k], got, &seen);
+        tlog_frame_info fi = {.size = sizeof fi};
+        assert_int_equal(tlog_frame_get_info(got, &fi), TLOG_OK);
+        for (size_t i = 0; i < fi.instances; i++) {
+            tlog_instance in = {.size = sizeof in};
+            assert_int_equal(tlog_frame_get_instance(got, i, &in), TLOG_OK);
+            if (in.thread != 0 && !thread_described(r, in.thread))   /* 0: a device's */
+                fail_msg("frame %d: instance %zu's thread %u is not described", k, i,
+                         in.thread);
+        }
         tlog_frame_release(got);
         tlog_frame_release(want[k]);
     }
     tlog_reader_close(r);
     assert_true(seen.earlier >= FRAMES);
-    assert_true(seen.other_thread >= FRAMES);
+    assert_true(seen.other_thread >= 2 * FRAMES);
     assert_true(seen.launched >= FRAMES);
     sim_fixture_free(fx);
 }

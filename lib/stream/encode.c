@@ -214,6 +214,10 @@ static void note_thread(tlog_seen *seen, tlog_bytes *b, uint32_t id, const char 
 static void describe(tlog_seen *seen, tlog_bytes *b, const tlog_frame *f)
 {
     note_thread(seen, b, f->thread, f->thread_name);
+    /* Every thread that handed the frame work: a row merges the work of
+     * threads of one name, whose ids its node names only the first of. */
+    for (size_t k = 0; f->worker_threads && k < f->nworker_names; k++)
+        note_thread(seen, b, f->worker_threads[k], f->worker_names[k]);
     for (size_t d = 0; d < f->device_rows; d++)
         device_index(seen, b, f->inst_devs[d].device);
     for (size_t i = 0; i < f->nnodes; i++) {
