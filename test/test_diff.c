@@ -57,6 +57,7 @@ typedef struct run_spec {
     const char *thread;     /* the recording thread's name */
     const char *extra_row;  /* a leaf under Frame in every frame, or NULL */
     tlog_kind extra_kind;
+    double extra_ms;        /* its time; 0: 0.5 ms */
 } run_spec;
 
 static double normal(diffstat_rng *rng)
@@ -96,10 +97,11 @@ static double record_frame(tlog_log *log, diffstat_rng *rng, const run_spec *s, 
         t = leaf(log, rng, s, "Stream", 0.8, t);
     t = leaf(log, rng, s, "Present", 1.0, t);
     if (s->extra_row) {
+        double ms = s->extra_ms > 0 ? s->extra_ms : 0.5;
         at_ms(t);
         tlog_insert(log, site_named(s->extra_row), s->extra_kind, tlog_now(log),
-                    tlog_now(log) + 500000);
-        t += 0.5;
+                    tlog_now(log) + (tlog_ticks)(ms * 1e6));
+        t += ms;
     }
     end_at(log, "Frame", t + 0.1);
     return t + 1;
@@ -329,6 +331,37 @@ static void rows_of_one_run_only_are_listed(void **state)
     assert_int_equal(r.status, TIMERLOG_DIFF_SAME);
     assert_non_null(strstr(r.out, "\nFrame,Frame / Old step,C,,base,"));
     assert_non_null(strstr(r.out, "\nFrame,Frame / New step,C,,new,"));
+    result_free(&r);
+}
+
+/* Work done elsewhere (an (E) row) is listed after the rows of the frame's
+ * thread, whose self times make up the frame's time, though its own change
+ * weighs more: the frame's row, which waited for it, comes first. */
+static void work_done_elsewhere_comes_after_the_frame_s_thread(void **state)
+{
+    (void)state;
+    const char *base = path_in_dir("offload-base.tlog"), *new = path_in_dir("offload-new.tlog");
+    write_run(base, &(run_spec){.seed = 9, .frames = 100, .extra_row = "Offload",
+                                .extra_kind = TLOG_KIND_EXECUTION, .extra_ms = 0.5});
+    write_run(new, &(run_spec){.seed = 10, .frames = 100, .extra_row = "Offload",
+                               .extra_kind = TLOG_KIND_EXECUTION, .extra_ms = 3.0,
+                               .slow_row = "Draw", .factor = 1.1});
+    result r = diff(base, new, NULL);
+    assert_int_equal(r.status, TIMERLOG_DIFF_SLOWER);
+    char *first = first_row(r.out);
+    if (!ends_with(first, "  Frame"))
+        fail_msg("first row: %s\n%s", first, r.out);
+    free(first);
+    const char *offload = strstr(r.out, "  Frame / (E) Offload\n");
+    assert_non_null(offload);
+    static const char *const own[] = {"  Frame / Render / Draw\n", "  Frame / Update\n",
+                                      "  Frame / Present\n", "  Frame / Render\n"};
+    for (size_t k = 0; k < sizeof own / sizeof *own; k++) {
+        const char *at = strstr(r.out, own[k]);
+        assert_non_null(at);
+        if (at > offload)
+            fail_msg("%s listed after the (E) row:\n%s", own[k], r.out);
+    }
     result_free(&r);
 }
 
@@ -686,6 +719,7 @@ int main(void)
         cmocka_unit_test(speedup_is_faster_and_passes),
         cmocka_unit_test(noise_is_not_flagged),
         cmocka_unit_test(rows_of_one_run_only_are_listed),
+        cmocka_unit_test(work_done_elsewhere_comes_after_the_frame_s_thread),
         cmocka_unit_test(rows_match_by_kind_not_by_thread),
         cmocka_unit_test(flat_paths_keep_rows_of_two_kinds_apart),
         cmocka_unit_test(rank_files_average_frame_by_frame),

@@ -40,7 +40,8 @@ static const char *const usage_diff =
     "For a row in both runs: the median and mean, their change with a bootstrap\n"
     "interval, and a two-sided Mann-Whitney U test, its p-value adjusted by\n"
     "Holm's method over all rows compared. Rows are listed by impact, the change\n"
-    "of their mean self time as a share of the base frame's mean. A row is\n"
+    "of their mean self time as a share of the base frame's mean: the frame's\n"
+    "thread's rows first, then work done elsewhere ((E) rows and theirs). A row is\n"
     "slower when its adjusted p is below --alpha and its median grew by more\n"
     "than --threshold (its mean, when its base median is 0). Rows in one run\n"
     "only are listed after the others.\n"
@@ -90,6 +91,7 @@ typedef struct row {
                       * before the titles of work done elsewhere (worker
                       * threads, devices): one path, one row */
     tlog_kind kind;
+    bool elsewhere;  /* an (E) row or under one: not the frame's thread's time */
     char *device;    /* the device of a device row, else NULL */
     series total, self;
     double *samples; /* total per frame, sorted, once the run is read */
@@ -167,7 +169,8 @@ static uint64_t hash_bytes(const char *p, size_t n)
     return h;
 }
 
-/* The path of a key (see row.key). */
+/* The path of a key (see row.key), and whether the row is work done
+ * elsewhere. */
 static bool describe_key(row *r)
 {
     size_t titles = 0, cap = 1;
@@ -190,6 +193,7 @@ static bool describe_key(row *r)
             p += sprintf(p, " / ");
         if (kind == 'E')
             p += sprintf(p, "(E) ");
+        r->elsewhere |= kind == 'E';
         memcpy(p, title, len);
         p += len;
         at += 1 + sizeof len + len;
@@ -512,13 +516,17 @@ static double magnitude(const outcome *o)
     return fabs(o->impact);
 }
 
+/* The frame's thread's rows first, whose self times add up to the frame's
+ * time, then work done elsewhere (workers, devices), each by impact. */
 static int by_impact(const void *pa, const void *pb)
 {
     const outcome *a = pa, *b = pb;
+    const row *ra = a->base ? a->base : a->new, *rb = b->base ? b->base : b->new;
+    if (ra->elsewhere != rb->elsewhere)
+        return ra->elsewhere ? 1 : -1;
     double ma = magnitude(a), mb = magnitude(b);
     if (ma != mb)
         return ma < mb ? 1 : -1;
-    const row *ra = a->base ? a->base : a->new, *rb = b->base ? b->base : b->new;
     return strcmp(ra->path, rb->path);
 }
 
