@@ -222,14 +222,54 @@ static uint32_t worker_key(const tlog_tree_row *r)
     return r->kind == TLOG_KIND_EXECUTION && !r->site ? r->thread + 1 : 0;
 }
 
+/* Titles in natural order: runs of digits compare as numbers ("Worker 2"
+ * before "Worker 10"), the rest byte by byte. */
+static int natural_cmp(const char *a, const char *b)
+{
+    while (*a && *b) {
+        if (*a >= '0' && *a <= '9' && *b >= '0' && *b <= '9') {
+            while (*a == '0')
+                a++;
+            while (*b == '0')
+                b++;
+            size_t na = 0, nb = 0;
+            while (a[na] >= '0' && a[na] <= '9')
+                na++;
+            while (b[nb] >= '0' && b[nb] <= '9')
+                nb++;
+            if (na != nb)
+                return na < nb ? -1 : 1;
+            int d = memcmp(a, b, na);
+            if (d)
+                return d;
+            a += na;
+            b += nb;
+            continue;
+        }
+        if (*a != *b)
+            return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+        a++;
+        b++;
+    }
+    return *a ? 1 : *b ? -1 : 0;
+}
+
 /* Sibling order for TLOG_TREE_BY_START: first start, worker rows after the
- * others by thread id (workers start in a different order every frame, and
- * dumps of successive frames should line up), then the order made. */
+ * others by title in natural order, then thread id (workers start in a
+ * different order every frame, and may be new threads every frame: dumps of
+ * successive frames should line up), then the order made. */
 static int sibling_cmp(const tlog_tree_row *rows, uint32_t a, uint32_t b)
 {
     uint32_t wa = worker_key(&rows[a]), wb = worker_key(&rows[b]);
-    if (wa != wb)
-        return wa < wb ? -1 : 1;
+    if (!wa != !wb)
+        return wa ? 1 : -1;
+    if (wa) {
+        int d = natural_cmp(rows[a].name ? rows[a].name : "", rows[b].name ? rows[b].name : "");
+        if (d)
+            return d;
+        if (wa != wb)
+            return wa < wb ? -1 : 1;
+    }
     int64_t dt = (int64_t)(rows[a].start - rows[b].start);
     if (dt)
         return dt < 0 ? -1 : 1;

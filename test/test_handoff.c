@@ -265,8 +265,9 @@ static void *pooled_work(void *arg)
     return NULL;
 }
 
-/* Worker rows follow the parent's other children in order of thread id,
- * whatever order the workers started in: frames line up row for row. */
+/* Worker rows follow the parent's other children in order of title, then
+ * of thread id, whatever order the workers started in: frames line up row
+ * for row. */
 static void worker_rows_keep_one_order(void **state)
 {
     fixture *fx = *state;
@@ -299,6 +300,32 @@ static void worker_rows_keep_one_order(void **state)
     }
 }
 
+/* Workers made afresh every frame, in another order each time: their rows
+ * keep the order of their titles, numbers compared as numbers. */
+static void new_workers_every_frame_keep_their_titles_order(void **state)
+{
+    fixture *fx = *state;
+    static const char *names[] = {"Worker 10", "Worker 9", "Worker 1"};
+    for (int frame = 0; frame < 2; frame++) {
+        double t0 = 10.0 * frame;
+        begin_at(fx->log, "Frame", t0);
+        for (int k = 0; k < 3; k++) {   /* frame 0: 10, 9, 1; frame 1: 1, 9, 10 */
+            int w = frame ? 2 - k : k;
+            pooled p = {fx->log, tlog_handoff(fx->log), t0 + 1 + k, names[w]};
+            pthread_t t;
+            assert_int_equal(pthread_create(&t, NULL, pooled_work, &p), 0);
+            assert_int_equal(pthread_join(t, NULL), 0);
+        }
+        end_at(fx->log, "Frame", t0 + 8);
+        tlog_frame *f = tlog_frame_latest(fx->log);
+        const tlog_node *c = tlog_node_first_child(tlog_frame_root(f));
+        const char *want[] = {"Worker 1", "Worker 9", "Worker 10"};
+        for (int k = 0; k < 3; k++, c = tlog_node_next_sibling(c))
+            assert_string_equal(info_of(c).name, want[k]);
+        tlog_frame_release(f);
+    }
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, fixture_setup, fixture_teardown)
@@ -312,6 +339,7 @@ int main(void)
         T(adopt_macro_ends_with_the_block),
         T(queries_do_not_register_a_thread),
         T(worker_rows_keep_one_order),
+        T(new_workers_every_frame_keep_their_titles_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
