@@ -244,6 +244,16 @@ void tlog_stats_count_evicted_(tlog_frame *f)
                  "the statistics: %s", (unsigned long long)f->serial, tlog_strerror(rc));
 }
 
+/* A log asked for statistics it does not keep: said, as a bare
+ * TLOG_EINVAL would leave the caller guessing. */
+static int no_stats(tlog_log *log, const char *function)
+{
+    tlog_report_(log, NULL, TLOG_EINVAL, NULL,
+                 "%s: this log keeps no statistics (TLOG_CONFIG_STATS in its config, or "
+                 "TIMERLOG_REPORT=stats in the environment, switches them on)", function);
+    return TLOG_EINVAL;
+}
+
 int tlog_log_summary(tlog_log *log, tlog_summary **out)
 {
     if (!out)
@@ -253,7 +263,7 @@ int tlog_log_summary(tlog_log *log, tlog_summary **out)
     if (rc != TLOG_OK)
         return rc;
     if (!tlog_stats_on_(log))
-        return TLOG_EINVAL;
+        return no_stats(log, "tlog_log_summary");
     settle_queue(log, false);
     tlog_summary *copy;
     rc = tlog_summary_create(&log->stats.summary->cfg, &copy);
@@ -276,7 +286,7 @@ int tlog_log_summary_reset(tlog_log *log)
     if (rc != TLOG_OK)
         return rc;
     if (!tlog_stats_on_(log))
-        return TLOG_EINVAL;
+        return no_stats(log, "tlog_log_summary_reset");
     tlog_lock_(&log->stats.lock, TLOG_LOCK_STATS);
     tlog_summary_reset(log->stats.summary);
     tlog_unlock_(&log->stats.lock);

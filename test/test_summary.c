@@ -2319,11 +2319,16 @@ static void report_variable_writes_the_statistics_when_the_log_goes(void **state
     assert_int_equal(tlog_log_summary(log, &s), TLOG_EINVAL);
     tlog_destroy(log);
 
-    /* TLOG_CONFIG_IGNORE_ENV: not read at all. */
+    /* TLOG_CONFIG_IGNORE_ENV: not read at all. Asking a log without
+     * statistics for them is said, with what switches them on. */
     setenv("TIMERLOG_REPORT", "stats", 1);
     c.flags |= TLOG_CONFIG_IGNORE_ENV;
+    memset(&errors, 0, sizeof errors);
     log = make_log(&c);
     assert_int_equal(tlog_log_summary(log, &s), TLOG_EINVAL);
+    assert_int_equal(count_code(&errors, TLOG_EINVAL), 1);
+    assert_non_null(strstr(errors.last, "keeps no statistics (TLOG_CONFIG_STATS"));
+    assert_int_equal(tlog_log_summary_reset(log), TLOG_EINVAL);
     tlog_destroy(log);
     unsetenv("TIMERLOG_REPORT");
 }

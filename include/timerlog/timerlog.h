@@ -1373,14 +1373,15 @@ TLOG_API int tlog_summary_reset(tlog_summary *summary) TLOG_NOEXCEPT;
  * before the log (its hitches are the log's frames): frames still waiting
  * for device work are counted once they are resolved.
  * TLOG_EINVAL, with *out NULL, for a NULL out, a log that keeps no
- * statistics (neither TLOG_CONFIG_STATS nor TIMERLOG_REPORT=stats) or one
- * inherited across fork(); TLOG_ENOMEM. Thread-safe.
+ * statistics (neither TLOG_CONFIG_STATS nor TIMERLOG_REPORT=stats: also
+ * reported) or one inherited across fork(); TLOG_ENOMEM. Thread-safe.
  */
 TLOG_API int tlog_log_summary(tlog_log *log, tlog_summary **out) TLOG_NOEXCEPT;
 
 /* Empties the statistics of `log` (NULL: the default log), as
  * tlog_summary_reset; frames resolved from then on are counted afresh.
- * TLOG_EINVAL when the log keeps none, or was inherited across fork().
+ * TLOG_EINVAL when the log keeps none (also reported), or was inherited
+ * across fork().
  * Thread-safe. */
 TLOG_API int tlog_log_summary_reset(tlog_log *log) TLOG_NOEXCEPT;
 
