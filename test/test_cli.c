@@ -636,6 +636,10 @@ static void bad_option_is_named(void **state)
         {"export --json --thread", "--thread"},
         {"frobnicate x.tlog", "frobnicate"},
         {"dump --frame 1 x.tlog y.tlog", "2 are given"},
+        /* One of a kind: both named, rather than the last taken unsaid. */
+        {"dump --frame 3 --frames 5-7 x.tlog", "--frame and --frames"},
+        {"export --json --csv x.tlog", "--json and --csv"},
+        {"export --chrome x.tlog --json", "--chrome and --json"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
         int status;
@@ -767,6 +771,7 @@ static void stats_options_are_checked(void **state)
         {"stats --bogus x.tlog", "--bogus"},
         {"stats --hitch", "--hitch"},
         {"stats", "no FILE"},
+        {"stats --csv --json x.tlog", "--csv and --json"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
         int status;

@@ -655,6 +655,7 @@ static void usage_errors_exit_2_with_the_help(void **state)
         {{"--resamples", "-3", "a", "b", NULL}, "--resamples takes"},
         {{"--seed", NULL}, "--seed takes"},
         {{"--frobnicate", "a", "b", NULL}, "unknown option --frobnicate"},
+        {{"--json", "--csv", "a", "b", NULL}, "--json and --csv: give one of them"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
         result r = diff_args(bad[k].args);

@@ -505,11 +505,15 @@ static int cmd_dump(cli *c, int argc, char **argv)
     selection sel = {0, UINT64_MAX, false, false, 0, NULL, NULL};
     if (options_first(argc, argv, dump_values))
         return bad_option(c, usage_dump, dump_values, argc, argv, argc - 1);
+    static const char *const frame_options[] = {"--frame", "--frames", NULL};
+    const char *frame_given = NULL;
     int i = 0;
     for (; i < argc && argv[i][0] == '-'; i++) {
         const char *opt = argv[i];
         bool has_value = i + 1 < argc;
         char *end;
+        if (!one_of(frame_options, opt, &frame_given))
+            return usage(c, usage_dump, "%s and %s: give one of them", frame_given, opt);
         if (take_filter(argc, argv, &i, &sel)) {
             continue;
         } else if (strcmp(opt, "--aggregate") == 0) {
@@ -653,8 +657,12 @@ static int cmd_export(cli *c, int argc, char **argv)
     selection sel = {.first = 0, .last = UINT64_MAX};
     if (options_first(argc, argv, export_values))
         return bad_option(c, usage_export, export_values, argc, argv, argc - 1);
+    static const char *const formats[] = {"--chrome", "--json", "--csv", NULL};
+    const char *format_given = NULL;
     int i = 0;
     for (; i < argc && argv[i][0] == '-'; i++) {
+        if (!one_of(formats, argv[i], &format_given))
+            return usage(c, usage_export, "%s and %s: give one of them", format_given, argv[i]);
         if (take_filter(argc, argv, &i, &sel)) {
             continue;
         } else if (strcmp(argv[i], "--chrome") == 0) {
@@ -929,10 +937,15 @@ static int cmd_stats(cli *c, int argc, char **argv)
     run.cfg.size = sizeof run.cfg;
     if (options_first(argc, argv, stats_values))
         return bad_option(c, usage_stats, stats_values, argc, argv, argc - 1);
+    static const char *const outputs[] = {"--csv", "--json", "--hitches-csv", NULL};
+    const char *output_given = NULL;
     int i = 0;
-    for (; i < argc && argv[i][0] == '-'; i++)
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        if (!one_of(outputs, argv[i], &output_given))
+            return usage(c, usage_stats, "%s and %s: give one of them", output_given, argv[i]);
         if (!take_stats_option(argc, argv, &i, &run))
             return bad_option(c, usage_stats, stats_values, argc, argv, i);
+    }
     if (i >= argc)
         return usage(c, usage_stats, "no FILE given");
     if (output_over_input(run.out_path, argv + i, (size_t)(argc - i), c->err))

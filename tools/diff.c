@@ -1198,10 +1198,15 @@ int timerlog_diff(int argc, char **argv, FILE *out, FILE *err)
     for (int i = 0; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
             return usage(d, NULL);
+    static const char *const formats[] = {"--csv", "--json", NULL};
+    const char *format_given = NULL;
     int i = 0;
-    for (; i < argc && argv[i][0] == '-' && strcmp(argv[i], "--vs") != 0; i++)
+    for (; i < argc && argv[i][0] == '-' && strcmp(argv[i], "--vs") != 0; i++) {
+        if (!one_of(formats, argv[i], &format_given))
+            return usage(d, "%s and %s: give one of them", format_given, argv[i]);
         if (!take_option(&d->opt, argc, argv, &i))
             return bad_option(d, argc, argv, i);
+    }
     int rc = take_files(d, argc - i, argv + i);
     if (rc != TIMERLOG_DIFF_SAME)
         return rc;

@@ -29,6 +29,18 @@ void option_problem(const option_value *table, int argc, char **argv, int i, cha
         snprintf(msg, size, "%s takes %s, not \"%s\"", argv[i], wanted, argv[i + 1]);
 }
 
+bool one_of(const char *const *set, const char *opt, const char **given)
+{
+    for (; *set; set++)
+        if (strcmp(*set, opt) == 0) {
+            if (*given && strcmp(*given, opt) != 0)
+                return false;
+            *given = *set;
+            return true;
+        }
+    return true;
+}
+
 bool digits_arg(const char *s, uint64_t *v, char **end)
 {
     if (*s < '0' || *s > '9')

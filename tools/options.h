@@ -35,6 +35,12 @@ bool options_first(int argc, char **argv, const option_value *table);
  * usage error. A path that names no file yet is none of them. */
 bool output_over_input(const char *path, char *const *files, size_t n, FILE *err);
 
+/* Options of which one may be given (an output format): whether `opt`, if
+ * one of `set` (NULL-ended), agrees with `*given`, the one given before,
+ * if any; then it is the one given. False for a second, different one:
+ * the caller says both, rather than let the last win unsaid. */
+bool one_of(const char *const *set, const char *opt, const char **given);
+
 /* A whole number of digits at the start of s (no sign, no space: strtoull
  * would take both, and wrap a negative) within uint64; *end after it. */
 bool digits_arg(const char *s, uint64_t *v, char **end);
