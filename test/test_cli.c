@@ -653,6 +653,31 @@ static void bad_option_is_named(void **state)
     }
 }
 
+/* A usage error says the problem, then the command's usage lines and where
+ * the rest is: the options' descriptions would bury the problem. A wrong
+ * command gets the main help whole, with the list of commands. */
+static void usage_errors_show_the_usage_lines_only(void **state)
+{
+    (void)state;
+    int status;
+    char *out = cli_line("dump --bogus x.tlog", &status);
+    assert_int_equal(status, 2);
+    const char *want = "timerlog: unknown option --bogus\nusage: timerlog dump ";
+    if (strncmp(out, want, strlen(want)) != 0 ||
+        !strstr(out, "(--help gives the whole of it)\n") ||
+        strstr(out, "only the frame with serial N"))
+        fail_msg("said:\n%s", out);
+    free(out);
+    out = cli_line("dump --help", &status);
+    assert_int_equal(status, 0);
+    assert_non_null(strstr(out, "only the frame with serial N"));
+    free(out);
+    out = cli_line("frobnicate", &status);
+    assert_int_equal(status, 2);
+    assert_non_null(strstr(out, "  stats    statistics of every row"));
+    free(out);
+}
+
 /* ------------------------------------------------------------------------ */
 /* stats                                                                    */
 /* ------------------------------------------------------------------------ */
@@ -811,6 +836,7 @@ int main(void)
         cmocka_unit_test(export_selects_by_thread_and_root),
         cmocka_unit_test(progress_only_on_a_terminal),
         cmocka_unit_test(bad_values_are_usage_errors),
+        cmocka_unit_test(usage_errors_show_the_usage_lines_only),
         cmocka_unit_test(directory_is_named_as_such),
         cmocka_unit_test(empty_file_is_named_as_such),
         cmocka_unit_test(unwritable_output_names_path_and_reason),

@@ -120,7 +120,8 @@ typedef struct cli {
 } cli;
 
 /* The command's help on the output; or, given a problem (a printf
- * format), the problem and the help on the error stream. */
+ * format), the problem and the usage lines of the help (all of the main
+ * help) on the error stream. */
 static int usage(cli *c, const char *text, const char *problem, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -131,11 +132,16 @@ static int usage(cli *c, const char *text, const char *problem, ...)
         va_start(ap, problem);
         fputs("timerlog: ", c->err);
         vfprintf(c->err, problem, ap);
-        fputs("\n\n", c->err);
+        fputs("\n", c->err);
         va_end(ap);
+        if (text == usage_main)   /* short, and the commands are what was missed */
+            fputs(text, c->err);
+        else
+            put_synopsis(c->err, text);
+        return EXIT_USAGE;
     }
-    fputs(text, problem ? c->err : c->out);
-    return problem ? EXIT_USAGE : 0;
+    fputs(text, c->out);
+    return 0;
 }
 
 /* The options that take a value, and what the value is. */

@@ -981,9 +981,9 @@ static int usage(diff_cmd *d, const char *problem, ...)
     va_start(ap, problem);
     fputs("timerlog: ", d->err);
     vfprintf(d->err, problem, ap);
-    fputs("\n\n", d->err);
+    fputs("\n", d->err);
     va_end(ap);
-    fputs(usage_diff, d->err);
+    put_synopsis(d->err, usage_diff);
     return TIMERLOG_DIFF_TROUBLE;
 }
 

@@ -29,6 +29,14 @@ void option_problem(const option_value *table, int argc, char **argv, int i, cha
         snprintf(msg, size, "%s takes %s, not \"%s\"", argv[i], wanted, argv[i + 1]);
 }
 
+void put_synopsis(FILE *out, const char *help)
+{
+    const char *end = strstr(help, "\n\n");
+    fwrite(help, 1, end ? (size_t)(end - help) + 1 : strlen(help), out);
+    if (end)
+        fputs("(--help gives the whole of it)\n", out);
+}
+
 bool one_of(const char *const *set, const char *opt, const char **given)
 {
     for (; *set; set++)

@@ -35,6 +35,11 @@ bool options_first(int argc, char **argv, const option_value *table);
  * usage error. A path that names no file yet is none of them. */
 bool output_over_input(const char *path, char *const *files, size_t n, FILE *err);
 
+/* After a usage error: the usage lines of a command's help (up to its first
+ * blank line) and where the rest is, so that the one-line problem above
+ * them is not buried under the whole help. */
+void put_synopsis(FILE *out, const char *help);
+
 /* Options of which one may be given (an output format): whether `opt`, if
  * one of `set` (NULL-ended), agrees with `*given`, the one given before,
  * if any; then it is the one given. False for a second, different one:
