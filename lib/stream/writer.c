@@ -221,6 +221,8 @@ static bool ready_wait_over(tlog_stream *s, const tlog_frame *f, bool *crowded)
  * it is waited for until then. */
 static void wait_ready(tlog_stream *s, tlog_frame *f)
 {
+    if (tlog_frame_ready_(f))   /* most frames: host work only, or done */
+        return;
     for (;;) {
         tlog_devices_poll_(s->log);
         if (tlog_frame_ready_(f))
