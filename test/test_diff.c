@@ -189,6 +189,15 @@ static bool ends_with(const char *s, const char *suffix)
     return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
+/* The first row of r's first table ends with `suffix`. */
+static void first_row_is(const result *r, const char *suffix)
+{
+    char *first = first_row(r->out);
+    if (!ends_with(first, suffix))
+        fail_msg("first row: %s\n%s", first, r->out);
+    free(first);
+}
+
 /* The line of `text` whose row path is `path`, or NULL. */
 static char *row_line(const char *text, const char *path)
 {
@@ -220,10 +229,7 @@ static void planted_slowdown_is_found_and_named_first(void **state)
     write_run(new, &(run_spec){.seed = 2, .frames = FRAMES, .slow_row = "Draw", .factor = 1.1});
     result r = diff(base, new, NULL);
     assert_int_equal(r.status, TIMERLOG_DIFF_SLOWER);
-    char *first = first_row(r.out);
-    if (!ends_with(first, "  slower  Frame / Render / Draw"))
-        fail_msg("first row: %s\n%s", first, r.out);
-    free(first);
+    first_row_is(&r, "  slower  Frame / Render / Draw");
     /* Render holds Draw: slower too (by about 8%), but its own time did not
      * change, so it comes after. Rows of pure noise are not called slower. */
     char *render = row_line(r.out, "Frame / Render");
@@ -269,10 +275,7 @@ static void speedup_is_faster_and_passes(void **state)
     write_run(new, &(run_spec){.seed = 4, .frames = FRAMES, .slow_row = "Update", .factor = 0.85});
     result r = diff(base, new, NULL);
     assert_int_equal(r.status, TIMERLOG_DIFF_SAME);
-    char *first = first_row(r.out);
-    if (!ends_with(first, "  faster  Frame / Update"))
-        fail_msg("first row: %s\n%s", first, r.out);
-    free(first);
+    first_row_is(&r, "  faster  Frame / Update");
     result_free(&r);
 }
 
@@ -348,10 +351,7 @@ static void work_done_elsewhere_comes_after_the_frame_s_thread(void **state)
                                .slow_row = "Draw", .factor = 1.1});
     result r = diff(base, new, NULL);
     assert_int_equal(r.status, TIMERLOG_DIFF_SLOWER);
-    char *first = first_row(r.out);
-    if (!ends_with(first, "  Frame"))
-        fail_msg("first row: %s\n%s", first, r.out);
-    free(first);
+    first_row_is(&r, "  Frame");
     const char *offload = strstr(r.out, "  Frame / (E) Offload\n");
     assert_non_null(offload);
     static const char *const own[] = {"  Frame / Render / Draw\n", "  Frame / Update\n",
