@@ -44,16 +44,16 @@ int64_t tlog_mono_ns_(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+int64_t tlog_deadline_after_(uint64_t timeout_ns)
+{
+    const uint64_t far = UINT64_C(1) << 61;   /* decades: no overflow */
+    return tlog_mono_ns_() + (int64_t)(timeout_ns < far ? timeout_ns : far);
+}
+
 /* CLOCK_MONOTONIC and the counter at one moment: the counter is read on
  * either side of CLOCK_MONOTONIC and the tightest of a few tries is kept,
  * so that a thread preempted between two reads (milliseconds on a loaded
  * machine) does not skew the rate. */
-int64_t tlog_deadline_after_(uint64_t timeout_ns)
-{
-    const uint64_t far = UINT64_C(1) << 61;
-    return tlog_mono_ns_() + (int64_t)(timeout_ns < far ? timeout_ns : far);
-}
-
 static void read_pair(int64_t *mono, uint64_t *tick)
 {
     uint64_t best = UINT64_MAX;

@@ -164,7 +164,7 @@ int tlog_frame_resolve_once_(tlog_frame *f, bool wait)
         if (tlog_frame_inherited_(f))
             return TLOG_EINVAL;   /* its records may be half-written */
         if (wait && !tlog_frame_ready_(f))
-            tlog_device_settle_(f, tlog_deadline_after_(f->log->cfg.sync_timeout_ns));
+            tlog_device_settle_(f, tlog_deadline_after_(f->log->cfg.sync_timeout_ns), true);
         tlog_lock_(&f->resolve_lock, TLOG_LOCK_FRAME_RESOLVE);
         if (!atomic_load_explicit(&f->resolved, memory_order_relaxed)) {
             rc = tlog_frame_resolve_locked_(f);

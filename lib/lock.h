@@ -110,6 +110,16 @@ static inline void tlog_lock_(pthread_mutex_t *m, enum tlog_lock_rank rank)
     tlog_locks_held_(1);
 }
 
+/* Takes `m` if no one holds it; whether it did. */
+static inline bool tlog_trylock_(pthread_mutex_t *m, enum tlog_lock_rank rank)
+{
+    if (pthread_mutex_trylock(m) != 0)
+        return false;
+    tlog_lock_taken_(m, rank);
+    tlog_locks_held_(1);
+    return true;
+}
+
 static inline void tlog_unlock_(pthread_mutex_t *m)
 {
     tlog_locks_held_(-1);

@@ -223,8 +223,8 @@ static void settle_queue(tlog_log *log, bool wait)
     int64_t deadline = tlog_deadline_after_(log->cfg.sync_timeout_ns);
     for (size_t i = 0; i < k; i++) {
         if (wait && !tlog_frame_ready_(held[i]))
-            tlog_device_settle_(held[i], deadline);
-        int rc = tlog_frame_resolve_once_(held[i], wait);
+            tlog_device_settle_(held[i], deadline, true);
+        int rc = tlog_frame_resolve_once_(held[i], false);   /* waited for above */
         if (rc != TLOG_OK)
             tlog_report_(log, NULL, rc, NULL, "cannot resolve frame %llu for the statistics: "
                          "%s; a later read will try again",

@@ -11,9 +11,11 @@
 /* device/: resolving for readers (device_sync.c, device.c) */
 /* Waits, until `deadline` (tlog_mono_ns_), for the device work still
  * pending in frame `f`, and delivers it, what did not complete by then
- * unresolved: the forced sync. A deadline already past waits for nothing
- * and says nothing: the caller says why it gave up. */
-TLOG_INTERNAL void tlog_device_settle_(tlog_frame *f, int64_t deadline);
+ * unresolved (TLOG_ETIMEDOUT; said when `say`, else the caller says why it
+ * gave up): the forced sync. A deadline already past waits for nothing,
+ * another thread's forced sync included (TLOG_EBUSY: nothing delivered).
+ * TLOG_OK when everything was done. */
+TLOG_INTERNAL int tlog_device_settle_(tlog_frame *f, int64_t deadline, bool say);
 /* Delivers without blocking what is done on every device of the log. */
 TLOG_INTERNAL void tlog_devices_poll_(tlog_log *log);
 /* The same at a root's end, on the recording thread: no marker is made,

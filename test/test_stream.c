@@ -892,6 +892,56 @@ static void a_hung_device_costs_the_stream_one_timeout_not_one_a_frame(void **st
     assert_int_equal(unresolved_frames_in(path), FRAMES);
 }
 
+typedef struct syncing {
+    tlog_log *log;
+    atomic_bool done;
+} syncing;
+
+static void *sync_all(void *arg)
+{
+    syncing *y = arg;
+    tlog_sync(y->log);   /* waits on the gated work until its timeout */
+    atomic_store(&y->done, true);
+    return NULL;
+}
+
+/* Another thread's forced sync waits on a hung device (tlog_sync, two
+ * seconds) while frame ends fill the stream's buffer: the writer, told not
+ * to wait, does not queue behind that sync either, and the frame ends go on
+ * before it is over. */
+static void frame_ends_do_not_wait_behind_another_forced_sync(void **state)
+{
+    (void)state;
+    const char *path = path_in_dir("behind.tlog");
+    sim_options o = {.stream_path = path, .stream_buffer = 512 * 1024,
+                     .sync_timeout_ns = 2 * 1000000000ull};
+    held_writer h = {.fx = sim_fixture_make(&o), .lock = PTHREAD_MUTEX_INITIALIZER};
+    host_begin(h.fx, "Frame");   /* a frame for the sync to wait on */
+    assert_int_equal(tlog_sim_hold(h.fx->sim, h.fx->q1, &h.gates[h.made++]), TLOG_OK);
+    kernel(h.fx, h.fx->q1, "Kernel", 0.1);
+    host_end(h.fx, "Frame");
+    syncing y = {h.fx->log, false};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, sync_all, &y), 0);
+    struct timespec nap = {0, 50000000};
+    nanosleep(&nap, NULL);   /* the sync holds the devices */
+    for (int k = 0; k < 24; k++) {
+        host_begin(h.fx, "Frame");
+        kernel(h.fx, h.fx->q1, "Kernel", 0.1);   /* behind the gate */
+        host_end(h.fx, "Frame");
+    }
+    bool before = !atomic_load(&y.done);
+    pthread_join(th, NULL);
+    if (!before)
+        fail_msg("24 frame ends waited for another thread's forced sync");
+    assert_true(stats_of(h.fx->log).stream_waits >= 1);
+    open_gate(&h, 0);
+    assert_int_equal(tlog_stream_flush(h.fx->log), TLOG_OK);
+    assert_int_equal(stats_of(h.fx->log).frames_streamed, 25);
+    sim_fixture_free(h.fx);
+    assert_int_equal(frames_in(path), 25);
+}
+
 /* Two logs given one path (TIMERLOG_OUTPUT reaches every log): the second
  * takes path-2, which is said, rather than write into the first's file;
  * each file holds its own log's frames. The path is free again once its log
@@ -1569,6 +1619,7 @@ int main(void)
         cmocka_unit_test(a_path_another_log_streams_to_is_left_to_it),
         cmocka_unit_test(frame_ends_wait_for_room_never_for_a_device),
         cmocka_unit_test(a_hung_device_costs_the_stream_one_timeout_not_one_a_frame),
+        cmocka_unit_test(frame_ends_do_not_wait_behind_another_forced_sync),
         cmocka_unit_test(full_disk_keeps_what_was_written),
         cmocka_unit_test(a_frame_too_large_for_a_reader_is_left_out),
         cmocka_unit_test(a_title_too_long_for_the_stream_is_cut_and_said),

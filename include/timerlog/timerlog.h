@@ -378,8 +378,10 @@ typedef struct tlog_config {
      * written, counted in the record memory they hold, at least a chunk
      * each (64 KiB, or thread_budget when smaller) (past it, a frame's end
      * waits until they are down to half, tlog_stats.stream_waits, and
-     * device work still pending in the frames written meanwhile is written
-     * unresolved: a frame's end never waits for a device); 0 selects
+     * device work still pending in the frames written meanwhile is not
+     * waited for but written unresolved, or left out and counted late while
+     * another thread's forced sync holds the devices: a frame's end never
+     * waits for a device); 0 selects
      * 4 MiB. TIMERLOG_BUFSIZE (bytes, or with a K, M or G suffix)
      * overrides it. */
     size_t stream_buffer;

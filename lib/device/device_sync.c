@@ -627,16 +627,20 @@ static bool wait_device(tlog_device *d, uint64_t epoch, int64_t deadline, wait_e
 
 /* Waits for the device work of frame `only` (NULL: of every completed
  * frame) that is still pending, then delivers it; what did not complete by
- * `deadline` is delivered unresolved, and said, unless the deadline had
- * passed before the call (its caller then says why). Work already done is
- * read without waiting. */
-static int forced_sync(tlog_log *log, const tlog_frame *only, int64_t deadline)
+ * `deadline` is delivered unresolved (TLOG_ETIMEDOUT), said when `say`.
+ * Work already done is read without waiting. A deadline already past waits
+ * for nothing, another thread's forced sync included: TLOG_EBUSY, nothing
+ * delivered, while one runs. */
+static int forced_sync(tlog_log *log, const tlog_frame *only, int64_t deadline, bool say)
 {
     tlog_devices *ds = devices_of(log);
     if (!ds)
         return TLOG_OK;
     int64_t start = tlog_mono_ns_();
-    tlog_lock_(&ds->force_lock, TLOG_LOCK_DEVICE_FORCE);
+    if (deadline > start)
+        tlog_lock_(&ds->force_lock, TLOG_LOCK_DEVICE_FORCE);
+    else if (!tlog_trylock_(&ds->force_lock, TLOG_LOCK_DEVICE_FORCE))
+        return TLOG_EBUSY;
     uint64_t epoch = pin_pending(ds, only);
     bool in_time = true;
     wait_errors errs = {0};
@@ -661,7 +665,7 @@ static int forced_sync(tlog_log *log, const tlog_frame *only, int64_t deadline)
                      "device %s: waiting for \"%s\" in a forced sync failed (%s); what it "
                      "could not wait for is shown unresolved",
                      errs.device, errs.site, tlog_strerror(errs.code));
-    if (!in_time && deadline > start)
+    if (!in_time && say)
         tlog_report_(log, NULL, TLOG_ETIMEDOUT, NULL,
                      "forced sync gave up after %.3f s: %zu device interval(s) never "
                      "completed and are shown unresolved",
@@ -672,15 +676,15 @@ static int forced_sync(tlog_log *log, const tlog_frame *only, int64_t deadline)
 int tlog_sync(tlog_log *log)
 {
     int rc = tlog_take_log_(&log);
-    return rc == TLOG_OK ? forced_sync(log, NULL, tlog_deadline_after_(log->cfg.sync_timeout_ns))
-                         : rc;
+    return rc == TLOG_OK
+               ? forced_sync(log, NULL, tlog_deadline_after_(log->cfg.sync_timeout_ns), true)
+               : rc;
 }
 
-void tlog_device_settle_(tlog_frame *f, int64_t deadline)
+int tlog_device_settle_(tlog_frame *f, int64_t deadline, bool say)
 {
     tlog_devices_poll_(f->log);   /* what is done needs no wait */
-    if (!tlog_frame_ready_(f))
-        forced_sync(f->log, f, deadline);
+    return tlog_frame_ready_(f) ? TLOG_OK : forced_sync(f->log, f, deadline, say);
 }
 
 /* ------------------------------------------------------------------------ */

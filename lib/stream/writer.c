@@ -64,6 +64,7 @@ struct tlog_stream {
     int write_errno;            /* why the last write failed */
     bool said_cut;              /* a string cut to fit was reported */
     bool said_crowded;          /* device work given up for room: reported */
+    size_t room_for;            /* the largest frame a waiting frame end holds */
     uint64_t taken, done;       /* frames handed over / processed */
     uint64_t flushed;           /* `done` when the file last caught up */
     uint64_t flush_wanted;      /* a flush waits for `done` to reach this */
@@ -174,7 +175,9 @@ static void put(tlog_stream *s, const uint8_t *p, size_t n, bool frame)
 
 /* Why the writer gave up device work of frame f: frame ends waited for
  * room (said once: rather than they wait for a device), or the log's sync
- * timeout passed since the frame's end. */
+ * timeout passed since the frame's end. What was pending is written
+ * unresolved, or left out (counted late) when another thread's forced sync
+ * held the devices. */
 static void say_given_up(tlog_stream *s, const tlog_frame *f, bool crowded)
 {
     if (crowded && !s->said_crowded) {
@@ -182,17 +185,26 @@ static void say_given_up(tlog_stream *s, const tlog_frame *f, bool crowded)
         tlog_report_(s->log, NULL, TLOG_ETIMEDOUT, NULL,
                      "stream %s: frame %llu still had device work pending when the frames "
                      "waiting to be written filled the stream's buffer; what was not done "
-                     "is written unresolved rather than frame ends wait for the device (a "
+                     "is not waited for, rather than frame ends wait for the device (a "
                      "larger stream buffer, TIMERLOG_BUFSIZE, lets frames wait longer; said "
                      "once)",
                      s->path, (unsigned long long)f->serial);
     } else if (!crowded) {
         tlog_report_(s->log, NULL, TLOG_ETIMEDOUT, NULL,
                      "stream %s: frame %llu: device work not done %.3f s after the frame "
-                     "ended (the log's sync timeout) is written unresolved",
+                     "ended (the log's sync timeout) is not waited for",
                      s->path, (unsigned long long)f->serial,
                      (double)s->log->cfg.sync_timeout_ns / 1e9);
     }
+}
+
+/* Whether a frame end waits for room that writing this frame would help
+ * make: not once the waiting frames fit in half the buffer (its waiters are
+ * about to go), and not while stopping (they go anyway). Caller holds the
+ * lock. */
+static bool crowded_locked(const tlog_stream *s)
+{
+    return s->blocked > 0 && !s->stopping && s->pending_bytes + s->room_for > s->cap / 2;
 }
 
 /* Until its deadline is past, sleeps a poll's time, or less when a frame's
@@ -202,7 +214,7 @@ static bool ready_wait_over(tlog_stream *s, const tlog_frame *f, bool *crowded)
 {
     int64_t now = tlog_mono_ns_();
     tlog_lock_(&s->lock, TLOG_LOCK_STREAM);
-    *crowded = s->blocked > 0;
+    *crowded = crowded_locked(s);
     bool over = *crowded || s->stopping || now >= f->stream_due_ns;
     if (!over) {
         int64_t until = now + READY_POLL_NS < f->stream_due_ns ? now + READY_POLL_NS
@@ -232,13 +244,10 @@ static void wait_ready(tlog_stream *s, tlog_frame *f)
             continue;
         int64_t now = tlog_mono_ns_();
         if (crowded || now >= f->stream_due_ns) {
-            tlog_devices_poll_(s->log);
-            if (tlog_frame_ready_(f))
-                return;
-            tlog_device_settle_(f, now);   /* no wait, and said here */
-            say_given_up(s, f, crowded);
+            if (tlog_device_settle_(f, now, false) != TLOG_OK)   /* no wait: said here */
+                say_given_up(s, f, crowded);
         } else {
-            tlog_device_settle_(f, f->stream_due_ns);   /* stopping */
+            tlog_device_settle_(f, f->stream_due_ns, true);   /* stopping */
         }
         return;
     }
@@ -251,7 +260,7 @@ static void write_frame(tlog_stream *s, tlog_frame *f)
         return;
     }
     wait_ready(s, f);
-    int rc = tlog_frame_resolve_once_(f, true);
+    int rc = tlog_frame_resolve_once_(f, false);   /* waited for: not twice */
     s->scratch.len = 0;
     s->scratch.failed = false;
     s->scratch.cut = 0;
@@ -530,12 +539,15 @@ bool tlog_stream_take_(tlog_log *log, tlog_frame *f)
      * writer, woken, stops waiting for device work. */
     if (s->pending_bytes && s->pending_bytes + f->stream_bytes > s->cap) {
         s->blocked++;
+        if (f->stream_bytes > s->room_for)
+            s->room_for = f->stream_bytes;
         pthread_cond_signal(&s->work);
         atomic_fetch_add_explicit(&s->waits, 1, memory_order_relaxed);
         while (s->pending_bytes && s->pending_bytes + f->stream_bytes > s->cap / 2 &&
                !s->stopping)
             pthread_cond_wait(&s->room, &s->lock);
-        s->blocked--;
+        if (--s->blocked == 0)
+            s->room_for = 0;
     }
     bool taken = !s->stopping && (s->count < s->ring || grow_ring_locked(s));
     if (taken) {
