@@ -156,15 +156,15 @@ void tlog_frames_clear_(tlog_log *log)
  * so readers need no lock. A frame that cannot be resolved for lack of
  * memory keeps its records for the next reader, unless it was taken out of
  * the queue, in which case it is dropped and counted. */
-int tlog_frame_resolve_once_(tlog_frame *f, bool wait)
+int tlog_frame_resolve_once_(tlog_frame *f, int64_t wait_until)
 {
     int rc = TLOG_OK;
     bool now = false;
     if (!atomic_load_explicit(&f->resolved, memory_order_acquire)) {
         if (tlog_frame_inherited_(f))
             return TLOG_EINVAL;   /* its records may be half-written */
-        if (wait && !tlog_frame_ready_(f))
-            tlog_device_settle_(f, tlog_deadline_after_(f->log->cfg.sync_timeout_ns), true);
+        if (wait_until != TLOG_NO_WAIT && !tlog_frame_ready_(f))
+            tlog_device_settle_(f, wait_until, true);
         tlog_lock_(&f->resolve_lock, TLOG_LOCK_FRAME_RESOLVE);
         if (!atomic_load_explicit(&f->resolved, memory_order_relaxed)) {
             rc = tlog_frame_resolve_locked_(f);
@@ -183,7 +183,8 @@ static tlog_frame *resolved_or_null(tlog_frame *f, bool taken, bool wait, int *w
 {
     if (!f)
         return NULL;
-    int rc = tlog_frame_resolve_once_(f, wait);
+    int rc = tlog_frame_resolve_once_(
+        f, wait ? tlog_deadline_after_(f->log->cfg.sync_timeout_ns) : TLOG_NO_WAIT);
     *why = rc;
     if (rc == TLOG_OK)
         return f;

@@ -149,9 +149,13 @@ TLOG_INTERNAL void tlog_frames_clear_(tlog_log *log);
 /* The calling thread's newest frame for tlog_dump, resolved; NULL with
  * TLOG_ENOFRAME (none) or TLOG_ENOMEM (not resolved) in *why. */
 TLOG_INTERNAL tlog_frame *tlog_frame_for_dump_(tlog_log *log, int *why);
-/* Resolves the frame if no one has yet, first waiting for its device work
- * if `wait` (the forced sync); keeps the caller's reference either way. */
-TLOG_INTERNAL int tlog_frame_resolve_once_(tlog_frame *f, bool wait);
+/* tlog_frame_resolve_once_ waits for no device work. */
+#define TLOG_NO_WAIT INT64_MIN
+
+/* Resolves the frame if no one has yet, first waiting until `wait_until`
+ * (tlog_mono_ns_, or TLOG_NO_WAIT) for its device work (the forced sync);
+ * keeps the caller's reference either way. */
+TLOG_INTERNAL int tlog_frame_resolve_once_(tlog_frame *f, int64_t wait_until);
 
 /* resolve.c: builds nodes and instances from the raw records, then gives
  * the records back. Caller holds frame->resolve_lock. */

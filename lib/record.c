@@ -442,7 +442,7 @@ static uint64_t complete_frame(tlog_thread *t, tlog_log *log)
      * that every frame is counted whether it is read or not; one still
      * waiting for its device work is counted by whoever resolves it. */
     if (stats && tlog_frame_ready_(f))
-        tlog_frame_resolve_once_(f, false);
+        tlog_frame_resolve_once_(f, TLOG_NO_WAIT);
     if (stats)
         tlog_frame_release(f);
     return serial;

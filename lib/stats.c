@@ -220,11 +220,9 @@ static void settle_queue(tlog_log *log, bool wait)
     if (n && !held)
         tlog_report_(log, NULL, TLOG_ENOMEM, NULL, "out of memory: %zu frames waiting to be "
                      "resolved are not counted in the statistics yet", n);
-    int64_t deadline = tlog_deadline_after_(log->cfg.sync_timeout_ns);
+    int64_t until = wait ? tlog_deadline_after_(log->cfg.sync_timeout_ns) : TLOG_NO_WAIT;
     for (size_t i = 0; i < k; i++) {
-        if (wait && !tlog_frame_ready_(held[i]))
-            tlog_device_settle_(held[i], deadline, true);
-        int rc = tlog_frame_resolve_once_(held[i], false);   /* waited for above */
+        int rc = tlog_frame_resolve_once_(held[i], until);
         if (rc != TLOG_OK)
             tlog_report_(log, NULL, rc, NULL, "cannot resolve frame %llu for the statistics: "
                          "%s; a later read will try again",
@@ -236,7 +234,7 @@ static void settle_queue(tlog_log *log, bool wait)
 
 void tlog_stats_count_evicted_(tlog_frame *f)
 {
-    int rc = tlog_frame_resolve_once_(f, false);
+    int rc = tlog_frame_resolve_once_(f, TLOG_NO_WAIT);
     if (rc == TLOG_OK)
         return;
     atomic_fetch_add_explicit(&f->log->stats.lost, 1, memory_order_relaxed);

@@ -10,8 +10,10 @@
  * Frames waiting for the writer are bounded by the same size: beyond it, a
  * frame's end waits for the writer, so nothing is ever dropped; the writer
  * then waits for no device, so that frame ends never wait for one (work
- * not done yet is written unresolved). A file that cannot be opened or written is reported once;
- * recording goes on, and what was written stays readable.
+ * not done yet is written unresolved, or left out while another thread's
+ * forced sync holds the devices). A file that cannot be opened or written
+ * is reported once; recording goes on, and what was written stays
+ * readable.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -260,7 +262,7 @@ static void write_frame(tlog_stream *s, tlog_frame *f)
         return;
     }
     wait_ready(s, f);
-    int rc = tlog_frame_resolve_once_(f, false);   /* waited for: not twice */
+    int rc = tlog_frame_resolve_once_(f, TLOG_NO_WAIT);   /* waited for: not twice */
     s->scratch.len = 0;
     s->scratch.failed = false;
     s->scratch.cut = 0;
