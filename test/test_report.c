@@ -260,6 +260,14 @@ static void base_run_adds_the_comparison(void **state)
     result_free(&r);
 }
 
+/* A fixture streaming to `name` in the test's folder, whose path it puts
+ * in `path`. */
+static sim_fixture *streaming_to(const char *name, char *path, size_t size)
+{
+    snprintf(path, size, "%s/%s", dir, name);
+    return sim_fixture_make(&(sim_options){.stream_path = path});
+}
+
 /* A device row unresolved in one frame only: the page says which frame
  * (a row's flags are those of any frame), for frames it shows from their
  * totals. */
@@ -267,8 +275,7 @@ static void unresolved_rows_are_told_frame_by_frame(void **state)
 {
     (void)state;
     char path[400];
-    snprintf(path, sizeof path, "%s/unresolved.tlog", dir);
-    sim_fixture *fx = sim_fixture_make(&(sim_options){.stream_path = path});
+    sim_fixture *fx = streaming_to("unresolved.tlog", path, sizeof path);
     for (int k = 0; k < 3; k++) {
         host_begin(fx, "Frame");
         kernel(fx, fx->q1, "Kernel", 1.0);
@@ -320,8 +327,7 @@ static void device_rows_carry_their_queue(void **state)
 {
     (void)state;
     char path[400];
-    snprintf(path, sizeof path, "%s/queues.tlog", dir);
-    sim_fixture *fx = sim_fixture_make(&(sim_options){.stream_path = path});
+    sim_fixture *fx = streaming_to("queues.tlog", path, sizeof path);
     for (int k = 0; k < 3; k++) {
         host_begin(fx, "Frame");
         kernel(fx, fx->q1, "Steady", 1.0);
@@ -356,8 +362,7 @@ static void a_row_first_met_on_the_host_names_its_device(void **state)
 {
     (void)state;
     char path[400];
-    snprintf(path, sizeof path, "%s/host-first.tlog", dir);
-    sim_fixture *fx = sim_fixture_make(&(sim_options){.stream_path = path});
+    sim_fixture *fx = streaming_to("host-first.tlog", path, sizeof path);
     for (int k = 0; k < 3; k++) {
         host_begin(fx, "Frame");
         if (k == 0) {
@@ -390,8 +395,7 @@ static void a_row_on_two_devices_says_so(void **state)
 {
     (void)state;
     char path[400], two[420], cmd[1400];
-    snprintf(path, sizeof path, "%s/devices.tlog", dir);
-    sim_fixture *fx = sim_fixture_make(&(sim_options){.stream_path = path});
+    sim_fixture *fx = streaming_to("devices.tlog", path, sizeof path);
     for (int k = 0; k < 3; k++) {
         host_begin(fx, "Frame");
         kernel(fx, fx->q1, "Work", 1.0);
@@ -419,8 +423,7 @@ static void timeline_instances_carry_their_own_queue(void **state)
 {
     (void)state;
     char path[400];
-    snprintf(path, sizeof path, "%s/two-queues.tlog", dir);
-    sim_fixture *fx = sim_fixture_make(&(sim_options){.stream_path = path});
+    sim_fixture *fx = streaming_to("two-queues.tlog", path, sizeof path);
     host_begin(fx, "Frame");
     kernel(fx, fx->q1, "Work", 1.0);
     kernel(fx, fx->q2, "Work", 1.0);

@@ -771,18 +771,24 @@ typedef struct held_writer {
     int made;                 /* gates made */
 } held_writer;
 
+/* A frame whose kernel waits behind a gate of its own: done once the test
+ * opens it (the simulated time passes it meanwhile). */
+static void gated_frame(held_writer *h)
+{
+    host_begin(h->fx, "Frame");
+    pthread_mutex_lock(&h->lock);
+    assert_int_equal(tlog_sim_hold(h->fx->sim, h->fx->q1, &h->gates[h->made++]), TLOG_OK);
+    pthread_mutex_unlock(&h->lock);
+    kernel(h->fx, h->fx->q1, "Kernel", 0.1);
+    sim_at(h->fx, sim_ms(h->fx) + 1);
+    host_end(h->fx, "Frame");
+}
+
 static void *held_recorder(void *arg)
 {
     held_writer *h = arg;
-    for (int k = 0; k < HELD_FRAMES; k++) {
-        host_begin(h->fx, "Frame");
-        pthread_mutex_lock(&h->lock);
-        assert_int_equal(tlog_sim_hold(h->fx->sim, h->fx->q1, &h->gates[h->made++]), TLOG_OK);
-        pthread_mutex_unlock(&h->lock);
-        kernel(h->fx, h->fx->q1, "Kernel", 0.1);
-        sim_at(h->fx, sim_ms(h->fx) + 1);   /* done once its gate is open */
-        host_end(h->fx, "Frame");
-    }
+    for (int k = 0; k < HELD_FRAMES; k++)
+        gated_frame(h);
     return NULL;
 }
 
@@ -872,12 +878,8 @@ static void a_hung_device_costs_the_stream_one_timeout_not_one_a_frame(void **st
     sim_options o = {.stream_path = path, .sync_timeout_ns = (uint64_t)(timeout_s * 1e9)};
     held_writer h = {.fx = sim_fixture_make(&o), .lock = PTHREAD_MUTEX_INITIALIZER};
     double t0 = mono_s();
-    for (int k = 0; k < FRAMES; k++) {
-        host_begin(h.fx, "Frame");
-        assert_int_equal(tlog_sim_hold(h.fx->sim, h.fx->q1, &h.gates[h.made++]), TLOG_OK);
-        kernel(h.fx, h.fx->q1, "Kernel", 0.1);
-        host_end(h.fx, "Frame");
-    }
+    for (int k = 0; k < FRAMES; k++)
+        gated_frame(&h);
     assert_int_equal(tlog_stream_flush(h.fx->log), TLOG_OK);
     double took = mono_s() - t0;
     if (took > 10 * timeout_s)
@@ -916,10 +918,7 @@ static void frame_ends_do_not_wait_behind_another_forced_sync(void **state)
     sim_options o = {.stream_path = path, .stream_buffer = 512 * 1024,
                      .sync_timeout_ns = 2 * 1000000000ull};
     held_writer h = {.fx = sim_fixture_make(&o), .lock = PTHREAD_MUTEX_INITIALIZER};
-    host_begin(h.fx, "Frame");   /* a frame for the sync to wait on */
-    assert_int_equal(tlog_sim_hold(h.fx->sim, h.fx->q1, &h.gates[h.made++]), TLOG_OK);
-    kernel(h.fx, h.fx->q1, "Kernel", 0.1);
-    host_end(h.fx, "Frame");
+    gated_frame(&h);   /* a frame for the sync to wait on */
     syncing y = {h.fx->log, false};
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, sync_all, &y), 0);
