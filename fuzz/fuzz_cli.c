@@ -9,9 +9,10 @@
  * would open becomes one of the fixed files below, picked by its first
  * character ('0' the first, '1' the next, ...), and the value of -o one of
  * the fixed outputs. Which arguments those are follows the command's rules:
- * for `info` all of them; for the others, the value of report's --base, and
- * every argument from the first that is neither an option nor an option's
- * value, except the --vs that parts the runs of `diff`.
+ * the value of report's --base, and every argument from the first that is
+ * neither an option nor an option's value, except the --vs that parts the
+ * runs of `diff`. A "-" among them
+ * reads standard input, which is empty.
  * Results and messages go to a stream that discards them.
  *
  *   build-fuzz/fuzz/fuzz_cli NEW_CORPUS_DIR fuzz/corpus_cli
@@ -51,6 +52,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         exit(1);
     }
     atexit(remove_dir);
+    /* A "-" reads standard input: empty, never a terminal to wait on. */
+    if (!freopen("/dev/null", "r", stdin)) {
+        perror("fuzz_cli: /dev/null");
+        exit(1);
+    }
     static const char *const seeds[] = {"host.tlog", "device.tlog", "device_pair.tlog",
                                         "empty.tlog", "regress-deep.tlog"};
     for (size_t k = 0; k < sizeof seeds / sizeof *seeds; k++)
@@ -104,10 +110,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int argc = 1;
     for (size_t at = 0; at < size && argc <= MAX_ARGS; at += strlen(text + at) + 1)
         argv[argc++] = text + at;
-    /* Past the command and its options (none for info): the files. */
+    /* Past the command and its options: the files. */
     int first_file = 2;
-    while (argc > 1 && strcmp(argv[1], "info") != 0 && first_file < argc &&
-           argv[first_file][0] == '-') {
+    while (argc > 1 && first_file < argc && argv[first_file][0] == '-') {
         const char *option = argv[first_file++];
         if (!takes_value(option) || first_file == argc)
             continue;

@@ -76,6 +76,13 @@ static int remove_stream(void **state)
     (void)state;
     unlink(path);
     unlink(live_csv);
+    /* What a test that failed half-way left. */
+    static const char *const left[] = {"many.tlog", "page.html"};
+    for (size_t k = 0; k < sizeof left / sizeof *left; k++) {
+        char p[600];
+        snprintf(p, sizeof p, "%s/%s", dir, left[k]);
+        unlink(p);
+    }
     return rmdir(dir);
 }
 
@@ -402,6 +409,192 @@ static void directory_is_named_as_such(void **state)
         free(line);
         free(out);
     }
+}
+
+/* What `timerlog ARGS` prints when standard input comes from `feed` (a
+ * shell redirection or pipe into it). */
+static char *cli_fed(const char *feed, const char *args, int *status)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s %s %s 2>&1", feed, TIMERLOG_CLI, args);
+    return shell_output(cmd, status);
+}
+
+/* `text` with every `from` replaced by `to`, malloc'd. */
+static char *replaced(const char *text, const char *from, const char *to)
+{
+    size_t nfrom = strlen(from), nto = strlen(to), n = 0;
+    for (const char *at = text; (at = strstr(at, from)) != NULL; at += nfrom)
+        n++;
+    char *out = malloc(strlen(text) + n * nto + 1), *o = out;
+    assert_non_null(out);
+    for (const char *at; (at = strstr(text, from)) != NULL; text = at + nfrom) {
+        memcpy(o, text, (size_t)(at - text));
+        o += at - text;
+        memcpy(o, to, nto);
+        o += nto;
+    }
+    strcpy(o, text);
+    return out;
+}
+
+/* "-" reads standard input, a pipe or a file, as it would the file: the
+ * same output, the input named "(standard input)" where the file's path
+ * would be. */
+static void dash_reads_standard_input(void **state)
+{
+    (void)state;
+    static const char *const commands[] = {"dump --aggregate", "stats --csv", "export --csv",
+                                           "dump --thread Loader"};
+    char feed[600];
+    snprintf(feed, sizeof feed, "cat '%s' |", path);
+    for (size_t k = 0; k < sizeof commands / sizeof *commands; k++) {
+        int st_file, st_pipe;
+        char *from_file = cli_command(commands[k], "", &st_file);
+        char args[600];
+        snprintf(args, sizeof args, "%s -", commands[k]);
+        char *from_pipe = cli_fed(feed, args, &st_pipe);
+        assert_int_equal(st_file, 0);
+        assert_int_equal(st_pipe, 0);
+        assert_true(strlen(from_file) > 100);
+        char *named = replaced(from_file, path, "(standard input)");
+        assert_string_equal(from_pipe, named);
+        free(named);
+        free(from_file);
+        free(from_pipe);
+    }
+    snprintf(feed, sizeof feed, "< '%s'", path);
+    int status;
+    char *out = cli_fed(feed, "info -", &status);
+    assert_int_equal(status, 0);
+    assert_true(starts_with(out, "(standard input)\n"));
+    assert_non_null(strstr(out, "  frames: 8\n"));
+    free(out);
+}
+
+/* Standard input is read once and serves every "-": diff against itself
+ * finds every row the same, and report, which reads its files twice (its
+ * own pass and the comparison's), reads it whole both times. */
+static void dash_named_twice_reads_the_same_stream(void **state)
+{
+    (void)state;
+    char feed[600], args[700], page[600];
+    snprintf(feed, sizeof feed, "cat '%s' |", path);
+    int status;
+    char *out = cli_fed(feed, "diff - -", &status);
+    assert_int_equal(status, 0);
+    assert_non_null(strstr(out, "base  (standard input) (8 frames)"));
+    assert_non_null(strstr(out, "new   (standard input) (8 frames)"));
+    assert_non_null(strstr(out, "no row slower"));
+    free(out);
+    snprintf(page, sizeof page, "%s/page.html", dir);
+    snprintf(args, sizeof args, "report --base - - -o '%s'", page);
+    out = cli_fed(feed, args, &status);
+    assert_int_equal(status, 0);
+    assert_null(strstr(out, "left out"));
+    free(out);
+    FILE *f = fopen(page, "r");
+    assert_non_null(f);
+    char head[4096];
+    size_t n = fread(head, 1, sizeof head - 1, f);
+    fclose(f);
+    head[n] = '\0';
+    assert_true(n > 1000);
+    unlink(page);
+}
+
+/* Standard input that cannot be read is said as such, with the reason;
+ * empty input is called empty. */
+static void unreadable_standard_input_is_said(void **state)
+{
+    (void)state;
+    char feed[600];
+    snprintf(feed, sizeof feed, "< '%s'", dir);
+    int status;
+    char *out = cli_fed(feed, "info -", &status);
+    assert_int_equal(status, 1);
+    assert_true(starts_with(out, "timerlog: (standard input): cannot read: "));
+    assert_non_null(strstr(out, "directory"));
+    free(out);
+    out = cli_fed("< /dev/null", "dump -", &status);
+    assert_int_equal(status, 1);
+    assert_true(starts_with(out, "timerlog: (standard input): empty"));
+    free(out);
+}
+
+/* A thread of many_threads: a frame under its own name. */
+typedef struct named_job {
+    tlog_log *log;
+    const char *name;
+} named_job;
+
+static void *run_named_job(void *arg)
+{
+    named_job *job = arg;
+    tlog_thread_name(job->name);
+    record_frame(job->log, "Job", "Read", "Write", 0);
+    return NULL;
+}
+
+/* A stream of 20 threads, one after another, each with a frame: ten
+ * named "Even" and "Odd" in turn, then ten "Loader". */
+static void write_many_threads(const char *file)
+{
+    collected_errors errors = {0};
+    tlog_config c = test_config(&errors);
+    c.stream_path = file;
+    c.max_frames = 64;
+    tlog_log *log = make_log(&c);
+    for (int k = 0; k < 20; k++) {
+        named_job job = {log, k >= 10 ? "Loader" : k % 2 ? "Odd" : "Even"};
+        pthread_t t;
+        assert_int_equal(pthread_create(&t, NULL, run_named_job, &job), 0);
+        pthread_join(t, NULL);
+    }
+    tlog_destroy(log);
+    assert_int_equal(errors.count, 0);
+}
+
+/* Past 16 threads, info lists each name once, in the order the file first
+ * names it, with its threads' count and ids (a range when they follow each
+ * other); --threads lists every thread. */
+static void info_lists_many_threads_by_name(void **state)
+{
+    (void)state;
+    char file[600], args[700];
+    snprintf(file, sizeof file, "%s/many.tlog", dir);
+    write_many_threads(file);
+    snprintf(args, sizeof args, "info '%s'", file);
+    int status;
+    char *out = cli_line(args, &status);
+    assert_int_equal(status, 0);
+    assert_non_null(strstr(out, "\n  threads: 20, under 3 names (--threads lists each)\n"));
+    const char *even = strstr(out, "\n    Even: 5 threads, ids ");
+    const char *odd = strstr(out, "\n    Odd: 5 threads, ids ");
+    const char *loader = strstr(out, "\n    Loader: 10 threads, ids ");
+    assert_true(even && odd && loader && even < odd && odd < loader);
+    unsigned a, b, z;
+    assert_int_equal(sscanf(even, "\n    Even: 5 threads, ids %u, %u, ..., %u", &a, &b, &z), 3);
+    assert_true(b == a + 2 && z == a + 8);
+    assert_int_equal(sscanf(loader, "\n    Loader: 10 threads, ids %u-%u", &a, &z), 2);
+    assert_int_equal(z, a + 9);
+    assert_int_equal(lines_starting(out, "    "), 3 + 3);   /* names, call sites */
+    free(out);
+    snprintf(args, sizeof args, "info --threads '%s'", file);
+    out = cli_line(args, &status);
+    assert_int_equal(status, 0);
+    assert_non_null(strstr(out, "\n  threads: 20\n"));
+    int listed = 0;
+    for (const char *line = out; line; line = next_line(line)) {
+        unsigned id;
+        char name[16];
+        listed += sscanf(line, "    %u %15s", &id, name) == 2 &&
+                  (strcmp(name, "Even") == 0 || strcmp(name, "Odd") == 0 ||
+                   strcmp(name, "Loader") == 0);
+    }
+    assert_int_equal(listed, 20);
+    free(out);
+    unlink(file);
 }
 
 /* An empty file is called empty. */
@@ -839,6 +1032,10 @@ int main(void)
         cmocka_unit_test(usage_errors_show_the_usage_lines_only),
         cmocka_unit_test(directory_is_named_as_such),
         cmocka_unit_test(empty_file_is_named_as_such),
+        cmocka_unit_test(dash_reads_standard_input),
+        cmocka_unit_test(dash_named_twice_reads_the_same_stream),
+        cmocka_unit_test(unreadable_standard_input_is_said),
+        cmocka_unit_test(info_lists_many_threads_by_name),
         cmocka_unit_test(unwritable_output_names_path_and_reason),
         cmocka_unit_test(output_over_an_input_is_refused),
         cmocka_unit_test(names_from_the_file_cannot_break_a_line),

@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "diff.h"
 #include "ending.h"
+#include "input.h"
 #include "line.h"
 #include "options.h"
 #include "report.h"
@@ -31,7 +32,8 @@ static const char *const usage_main =
     "\n"
     "Reads libtimerlog streams (files written with TIMERLOG_OUTPUT or\n"
     "tlog_config.stream_path); the format is found from the file's magic, not\n"
-    "its name. Several files (ranks of one run) can be read together.\n"
+    "its name. Several files (ranks of one run) can be read together; a FILE\n"
+    "of - is standard input, read whole into memory first.\n"
     "\n"
     "commands:\n"
     "  dump     print frame trees in the standard text format\n"
@@ -76,11 +78,14 @@ static const char *const usage_export =
     "  -o OUT         write to OUT instead of standard output\n";
 
 static const char *const usage_info =
-    "usage: timerlog info FILE...\n"
+    "usage: timerlog info [--threads] FILE...\n"
     "\n"
     "Shows each file's header (version, rank, process, start time), its\n"
     "threads, devices and call sites, how many frames it holds, and any damage\n"
-    "with its byte offset.\n";
+    "with its byte offset. Up to 16 threads are listed one a line; more, one\n"
+    "line per thread name, with how many threads had it and their ids.\n"
+    "\n"
+    "  --threads   list every thread, however many\n";
 
 static const char *const usage_stats =
     "usage: timerlog stats [--thread NAME] [--root TITLE] [--hitch MS]\n"
@@ -161,6 +166,10 @@ static const option_value export_values[] = {
     {NULL, NULL},
 };
 
+static const option_value info_values[] = {
+    {NULL, NULL},
+};
+
 /* An option without its value, or an unknown one, named. */
 static int bad_option(cli *c, const char *text, const option_value *table, int argc,
                       char **argv, int i)
@@ -182,16 +191,11 @@ static bool wants_help(int argc, char **argv)
 static tlog_reader *open_stream(cli *c, const char *path)
 {
     tlog_reader *r = NULL;
-    int rc = tlog_reader_open(path, &r);
-    if (rc == TLOG_EIO && r) {   /* the reader's message names the path */
-        fprintf(c->err, "timerlog: %s\n", tlog_reader_error(r));
-        tlog_reader_close(r);
-        c->status = EXIT_DAMAGED;
-        return NULL;
-    }
+    int rc = input_open(path, &r);
     if (rc != TLOG_OK) {
-        fprintf(c->err, "timerlog: %s: %s\n", path,
-                r ? tlog_reader_error(r) : tlog_strerror(rc));
+        char msg[INPUT_PROBLEM_SIZE];
+        input_problem(msg, sizeof msg, path, r, rc);
+        fprintf(c->err, "timerlog: %s\n", msg);
         tlog_reader_close(r);
         c->status = EXIT_DAMAGED;
         return NULL;
@@ -514,7 +518,7 @@ static int cmd_dump(cli *c, int argc, char **argv)
     static const char *const frame_options[] = {"--frame", "--frames", NULL};
     const char *frame_given = NULL;
     int i = 0;
-    for (; i < argc && argv[i][0] == '-'; i++) {
+    for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
         const char *opt = argv[i];
         bool has_value = i + 1 < argc;
         char *end;
@@ -541,6 +545,7 @@ static int cmd_dump(cli *c, int argc, char **argv)
     }
     if (i >= argc)
         return usage(c, usage_dump, "no FILE given");
+    input_name_stdin(argv + i, (size_t)(argc - i));
     if (sel.single && argc - i > 1 && !sel.aggregate)
         return usage(c, usage_dump, "--frame shows a frame of one file, and %d are given",
                      argc - i);
@@ -666,7 +671,7 @@ static int cmd_export(cli *c, int argc, char **argv)
     static const char *const formats[] = {"--chrome", "--json", "--csv", NULL};
     const char *format_given = NULL;
     int i = 0;
-    for (; i < argc && argv[i][0] == '-'; i++) {
+    for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
         if (!one_of(formats, argv[i], &format_given))
             return usage(c, usage_export, "%s and %s: give one of them", format_given, argv[i]);
         if (take_filter(argc, argv, &i, &sel)) {
@@ -687,6 +692,7 @@ static int cmd_export(cli *c, int argc, char **argv)
         return usage(c, usage_export, "choose --chrome, --json or --csv");
     if (i >= argc)
         return usage(c, usage_export, "no FILE given");
+    input_name_stdin(argv + i, (size_t)(argc - i));
     if (output_over_input(out_path, argv + i, (size_t)(argc - i), c->err))
         return EXIT_USAGE;
     collected col = {calloc((size_t)argc - (size_t)i, sizeof(tlog_reader *)), 0, NULL, 0, 0};
@@ -732,7 +738,95 @@ static void info_site(FILE *out, const tlog_site *s)
     fprintf(out, ":%d)\n", s->line);
 }
 
-static void print_info(cli *c, tlog_reader *r, const char *path)
+/* Up to this many threads, info lists each; past it, each name once. */
+#define INFO_EACH_THREAD 16
+
+/* A thread of a file, and where the file lists it. */
+typedef struct info_thread {
+    const char *name;
+    uint32_t id;
+    size_t at;
+} info_thread;
+
+/* The threads that share a name: t[start .. start + n), sorted by id. */
+typedef struct info_name_run {
+    size_t start, n, first_at;
+} info_name_run;
+
+static int by_name_then_id(const void *pa, const void *pb)
+{
+    const info_thread *a = pa, *b = pb;
+    int d = strcmp(a->name, b->name);
+    return d ? d : (a->id > b->id) - (a->id < b->id);
+}
+
+static int by_first_place(const void *pa, const void *pb)
+{
+    const info_name_run *a = pa, *b = pb;
+    return (a->first_at > b->first_at) - (a->first_at < b->first_at);
+}
+
+/* One line for the n threads, sorted by id, that share a name. */
+static void info_name_line(FILE *out, const info_thread *t, size_t n)
+{
+    fputs("    ", out);
+    tlog_put_line_text_(out, t[0].name);
+    if (n == 1)
+        fprintf(out, ": 1 thread, id %" PRIu32 "\n", t[0].id);
+    else if (t[n - 1].id - t[0].id == n - 1)
+        fprintf(out, ": %zu threads, ids %" PRIu32 "-%" PRIu32 "\n", n, t[0].id, t[n - 1].id);
+    else
+        fprintf(out, ": %zu threads, ids %" PRIu32 ", %" PRIu32 "%s%" PRIu32 "\n", n, t[0].id,
+                t[1].id, n > 3 ? ", ..., " : ", ", t[n - 1].id);
+}
+
+/* The file's threads, a line per name, in the order the file first lists
+ * each name; false when memory ran out. */
+static bool info_thread_names(FILE *out, const tlog_reader *r, size_t nthreads)
+{
+    info_thread *t = calloc(nthreads, sizeof *t);
+    info_name_run *runs = calloc(nthreads, sizeof *runs);
+    bool ok = t && runs;
+    size_t n = 0, nruns = 0;
+    for (const char *name; ok && n < nthreads && (name = tlog_reader_thread(r, n, &t[n].id));
+         n++) {
+        t[n].name = name;
+        t[n].at = n;
+    }
+    if (ok)
+        qsort(t, n, sizeof *t, by_name_then_id);
+    for (size_t k = 0; ok && k < n; nruns++) {
+        info_name_run *run = &runs[nruns];
+        *run = (info_name_run){k, 0, t[k].at};
+        for (; k < n && strcmp(t[k].name, t[run->start].name) == 0; k++, run->n++)
+            if (t[k].at < run->first_at)
+                run->first_at = t[k].at;
+    }
+    if (ok) {
+        qsort(runs, nruns, sizeof *runs, by_first_place);
+        fprintf(out, "  threads: %zu, under %zu name%s (--threads lists each)\n", n, nruns,
+                nruns == 1 ? "" : "s");
+        for (size_t k = 0; k < nruns; k++)
+            info_name_line(out, &t[runs[k].start], runs[k].n);
+    }
+    free(t);
+    free(runs);
+    return ok;
+}
+
+/* The file's threads, one a line. */
+static void info_each_thread(FILE *out, const tlog_reader *r, size_t nthreads)
+{
+    fprintf(out, "  threads: %zu\n", nthreads);
+    uint32_t id;
+    const char *name;
+    for (size_t k = 0; (name = tlog_reader_thread(r, k, &id)) != NULL; k++) {
+        fprintf(out, "    %u ", id);
+        info_name(out, name);
+    }
+}
+
+static void print_info(cli *c, tlog_reader *r, const char *path, bool each_thread)
 {
     FILE *out = c->out;
     tlog_reader_info info = {.size = sizeof info};
@@ -750,14 +844,11 @@ static void print_info(cli *c, tlog_reader *r, const char *path)
         fprintf(out, "  rank: none\n");
     fprintf(out, "  process: %u\n  started: %s\n  frames: %" PRIu64 "\n", info.pid, when,
             info.frames);
-    fprintf(out, "  threads: %zu\n", info.threads);
-    uint32_t id;
-    const char *name;
-    for (size_t k = 0; (name = tlog_reader_thread(r, k, &id)) != NULL; k++) {
-        fprintf(out, "    %u ", id);
-        info_name(out, name);
-    }
+    if (each_thread || info.threads <= INFO_EACH_THREAD ||
+        !info_thread_names(out, r, info.threads))
+        info_each_thread(out, r, info.threads);
     fprintf(out, "  devices: %zu\n", info.devices);
+    const char *name;
     for (size_t k = 0; (name = tlog_reader_device(r, k)) != NULL; k++) {
         fputs("    ", out);
         info_name(out, name);
@@ -780,6 +871,20 @@ static int cmd_info(cli *c, int argc, char **argv)
         return usage(c, usage_info, NULL);
     if (argc == 0)
         return usage(c, usage_info, "no FILE given");
+    if (options_first(argc, argv, info_values))
+        return bad_option(c, usage_info, info_values, argc, argv, argc - 1);
+    bool each_thread = false;
+    int first = 0;
+    for (; first < argc && argv[first][0] == '-' && argv[first][1]; first++) {
+        if (strcmp(argv[first], "--threads") != 0)
+            return bad_option(c, usage_info, info_values, argc, argv, first);
+        each_thread = true;
+    }
+    if (first >= argc)
+        return usage(c, usage_info, "no FILE given");
+    argc -= first;
+    argv += first;
+    input_name_stdin(argv, (size_t)argc);
     for (int i = 0; i < argc; i++) {
         tlog_reader *r = open_stream(c, argv[i]);
         if (!r)
@@ -788,7 +893,7 @@ static int cmd_info(cli *c, int argc, char **argv)
         int rc;
         while ((rc = tlog_reader_next(r, &f)) == TLOG_OK)
             tlog_frame_release(f);
-        print_info(c, r, argv[i]);
+        print_info(c, r, argv[i], each_thread);
         if (rc != TLOG_ENOFRAME)
             fprintf(c->out, "  damage: %s\n", tlog_reader_error(r));
         report_end(c, r, argv[i], rc);
@@ -946,7 +1051,7 @@ static int cmd_stats(cli *c, int argc, char **argv)
     static const char *const outputs[] = {"--csv", "--json", "--hitches-csv", NULL};
     const char *output_given = NULL;
     int i = 0;
-    for (; i < argc && argv[i][0] == '-'; i++) {
+    for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
         if (!one_of(outputs, argv[i], &output_given))
             return usage(c, usage_stats, "%s and %s: give one of them", output_given, argv[i]);
         if (!take_stats_option(argc, argv, &i, &run))
@@ -954,6 +1059,7 @@ static int cmd_stats(cli *c, int argc, char **argv)
     }
     if (i >= argc)
         return usage(c, usage_stats, "no FILE given");
+    input_name_stdin(argv + i, (size_t)(argc - i));
     if (output_over_input(run.out_path, argv + i, (size_t)(argc - i), c->err))
         return EXIT_USAGE;
     tlog_summary *s = NULL;
@@ -983,10 +1089,8 @@ static int cmd_stats(cli *c, int argc, char **argv)
     return c->status;
 }
 
-int timerlog_main(int argc, char **argv, FILE *out, FILE *err)
+static int run_command(cli *c, int argc, char **argv)
 {
-    cli run = {.out = out, .err = err};
-    cli *c = &run;
     if (argc < 2)
         return usage(c, usage_main, "no command given");
     const char *cmd = argv[1];
@@ -1010,4 +1114,12 @@ int timerlog_main(int argc, char **argv, FILE *out, FILE *err)
     if (strcmp(cmd, "report") == 0)
         return timerlog_report(argc - 2, argv + 2, c->out, c->err);
     return usage(c, usage_main, "unknown command %s", cmd);
+}
+
+int timerlog_main(int argc, char **argv, FILE *out, FILE *err)
+{
+    cli run = {.out = out, .err = err};
+    int status = run_command(&run, argc, argv);
+    input_release();
+    return status;
 }

@@ -19,6 +19,7 @@
 #include "diff.h"
 #include "diff_stats.h"
 #include "ending.h"
+#include "input.h"
 #include "line.h"
 #include "map.h"
 #include "options.h"
@@ -365,13 +366,12 @@ static int add_frame(run *rn, walker *w, const tlog_frame *f)
 static tlog_reader *open_file(diff_cmd *d, const char *path)
 {
     tlog_reader *r = NULL;
-    int rc = tlog_reader_open(path, &r);
+    int rc = input_open(path, &r);
     if (rc == TLOG_OK)
         return r;
-    if (rc == TLOG_EIO && r)   /* the reader's message names the path */
-        trouble(d, "%s", tlog_reader_error(r));
-    else
-        trouble(d, "%s: %s", path, r ? tlog_reader_error(r) : tlog_strerror(rc));
+    char msg[INPUT_PROBLEM_SIZE];
+    input_problem(msg, sizeof msg, path, r, rc);
+    trouble(d, "%s", msg);
     tlog_reader_close(r);
     return NULL;
 }
@@ -1070,6 +1070,7 @@ static int take_files(diff_cmd *d, int argc, char **argv)
                                  : "give BASE and NEW, or separate the runs' files with --vs");
     if (vs == 0 || vs == argc - 1)
         return usage(d, "--vs needs files on both sides");
+    input_name_stdin(argv, (size_t)argc);
     int split = vs < 0 ? 1 : vs;
     d->runs[0] = (run){.name = "base", .paths = argv, .files = (size_t)split};
     d->runs[1] = (run){.name = "new", .paths = argv + split + (vs >= 0),
@@ -1201,7 +1202,7 @@ int timerlog_diff(int argc, char **argv, FILE *out, FILE *err)
     static const char *const formats[] = {"--csv", "--json", NULL};
     const char *format_given = NULL;
     int i = 0;
-    for (; i < argc && argv[i][0] == '-' && strcmp(argv[i], "--vs") != 0; i++) {
+    for (; i < argc && argv[i][0] == '-' && argv[i][1] && strcmp(argv[i], "--vs") != 0; i++) {
         if (!one_of(formats, argv[i], &format_given))
             return usage(d, "%s and %s: give one of them", format_given, argv[i]);
         if (!take_option(&d->opt, argc, argv, &i))

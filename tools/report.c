@@ -27,6 +27,7 @@
 #include "bytes.h"
 #include "diff.h"
 #include "ending.h"
+#include "input.h"
 #include "map.h"
 #include "options.h"
 #include "report.h"
@@ -763,10 +764,11 @@ static int add_frame(report_cmd *c, tlog_frame *f, uint32_t file)
 static void read_file(report_cmd *c, const char *path, uint32_t file, tlog_reader **kept)
 {
     tlog_reader *r = NULL;
-    int rc = tlog_reader_open(path, &r);
+    int rc = input_open(path, &r);
     if (rc != TLOG_OK) {
-        fprintf(c->err, "timerlog: %s%s%s\n", rc == TLOG_EIO && r ? "" : path,
-                rc == TLOG_EIO && r ? "" : ": ", r ? tlog_reader_error(r) : tlog_strerror(rc));
+        char msg[INPUT_PROBLEM_SIZE];
+        input_problem(msg, sizeof msg, path, r, rc);
+        fprintf(c->err, "timerlog: %s\n", msg);
         tlog_reader_close(r);
         c->status = EXIT_DAMAGED;
         return;
@@ -1346,6 +1348,8 @@ int timerlog_report(int argc, char **argv, FILE *out, FILE *err)
         free(c->base);
         return usage(c, "no FILE given");
     }
+    input_name_stdin(files, nfiles);
+    input_name_stdin((char **)c->base, c->nbase);
     if (output_over_input(c->out_path, files, nfiles, err) ||
         output_over_input(c->out_path, (char *const *)c->base, c->nbase, err)) {
         free(c->base);
