@@ -69,7 +69,7 @@ TLOG_API tlog_device_scope tlog_cuda_begin(cudaStream_t stream, const tlog_site 
 
 static inline tlog_device_scope tlog_cuda_enter_(cudaStream_t stream, const tlog_site *site)
 {
-    tlog_device_scope none = {0, 0};
+    tlog_device_scope none = {TIMERLOG_NULL_, 0};
     return TIMERLOG_ON_(*site) ? tlog_cuda_begin(stream, site) : none;
 }
 
@@ -84,7 +84,7 @@ static inline tlog_device_scope tlog_cuda_enter_(cudaStream_t stream, const tlog
 /* A sync scope around the application's own wait on the GPUs (for example a
  * cudaDeviceSynchronize): the intervals of its frame, on every device of
  * the default log, that were complete by its end show under it. */
-#define TIMERLOG_CUDA_SYNC_SCOPE(name) TIMERLOG_SYNC_SCOPE(NULL, name)
+#define TIMERLOG_CUDA_SYNC_SCOPE(name) TIMERLOG_SYNC_SCOPE(TIMERLOG_NULL_, name)
 /* A sync scope around a wait on one stream (cudaStreamSynchronize(stream),
  * cudaEventSynchronize of an event recorded there): only that stream's
  * intervals show under it. */

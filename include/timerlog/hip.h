@@ -83,7 +83,7 @@ TLOG_API tlog_device_scope tlog_hip_begin(hipStream_t stream, const tlog_site *s
 
 static inline tlog_device_scope tlog_hip_enter_(hipStream_t stream, const tlog_site *site)
 {
-    tlog_device_scope none = {0, 0};
+    tlog_device_scope none = {TIMERLOG_NULL_, 0};
     return TIMERLOG_ON_(*site) ? tlog_hip_begin(stream, site) : none;
 }
 
@@ -98,7 +98,7 @@ static inline tlog_device_scope tlog_hip_enter_(hipStream_t stream, const tlog_s
 /* A sync scope around the application's own wait on the GPUs (for example a
  * hipDeviceSynchronize): the intervals of its frame, on every device of the
  * default log, that were complete by its end show under it. */
-#define TIMERLOG_HIP_SYNC_SCOPE(name) TIMERLOG_SYNC_SCOPE(NULL, name)
+#define TIMERLOG_HIP_SYNC_SCOPE(name) TIMERLOG_SYNC_SCOPE(TIMERLOG_NULL_, name)
 /* A sync scope around a wait on one stream (hipStreamSynchronize): only
  * that stream's intervals show under it. */
 #define TIMERLOG_HIP_SYNC_STREAM_SCOPE(stream, name)                         \

@@ -82,7 +82,7 @@ static inline tlog_device_scope tlog_ze_enter_(tlog_device *dev,
                                                ze_command_list_handle_t list,
                                                const tlog_site *site)
 {
-    tlog_device_scope none = {0, 0};
+    tlog_device_scope none = {TIMERLOG_NULL_, 0};
     return TIMERLOG_ON_(*site) ? tlog_ze_begin(dev, list, site) : none;
 }
 

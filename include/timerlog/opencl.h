@@ -95,7 +95,7 @@ TLOG_API tlog_device_scope tlog_cl_begin(tlog_device *dev, cl_command_queue queu
 static inline tlog_device_scope tlog_cl_enter_(tlog_device *dev, cl_command_queue queue,
                                                const tlog_site *site)
 {
-    tlog_device_scope none = {0, 0};
+    tlog_device_scope none = {TIMERLOG_NULL_, 0};
     return TIMERLOG_ON_(*site) ? tlog_cl_begin(dev, queue, site) : none;
 }
 

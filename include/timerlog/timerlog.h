@@ -71,6 +71,14 @@
 #define TLOG_NOEXCEPT
 #endif
 
+/* Private: the null pointer of the header's inline code and macros, which
+ * C++ builds with -Wzero-as-null-pointer-constant accept. */
+#if defined(__cplusplus) && __cplusplus >= 201103L
+#define TIMERLOG_NULL_ nullptr
+#else
+#define TIMERLOG_NULL_ NULL
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -1637,7 +1645,7 @@ static inline const tlog_site *tlog_scope_enter_(const tlog_site *site)
         tlog_begin(site);
         return site;
     }
-    return NULL;
+    return TIMERLOG_NULL_;
 }
 
 #if defined(TIMERLOG_DISABLE)
@@ -1707,7 +1715,7 @@ static inline const tlog_site *tlog_scope_enter_(const tlog_site *site)
 static inline tlog_device_scope tlog_device_enter_(tlog_device *dev, void *queue,
                                                    const tlog_site *site)
 {
-    tlog_device_scope none = {0, 0};
+    tlog_device_scope none = {TIMERLOG_NULL_, 0};
     return TIMERLOG_ON_(*site) ? tlog_device_begin(dev, queue, site) : none;
 }
 

@@ -163,7 +163,7 @@ TLOG_API tlog_device_scope tlog_vk_begin(tlog_device *dev, VkCommandBuffer cmd,
 static inline tlog_device_scope tlog_vk_enter_(tlog_device *dev, VkCommandBuffer cmd,
                                                const tlog_site *site)
 {
-    tlog_device_scope none = {0, 0};
+    tlog_device_scope none = {TIMERLOG_NULL_, 0};
     return TIMERLOG_ON_(*site) ? tlog_vk_begin(dev, cmd, site) : none;
 }
 
