@@ -741,11 +741,14 @@ static PFN_vkVoidFunction first_of(PFN_vkGetInstanceProcAddr gipa, VkInstance in
 }
 
 #define NAMES(...) ((const char *const[]){__VA_ARGS__, NULL})
+/* A function pointer cast to the field's own type: ISO C converts between
+ * function pointer types, not through void *. */
 #define INSTANCE_FN(field, ...)                                              \
-    (z->fn.field = (void *)first_of(gipa, t->instance, NULL, NULL, NAMES(__VA_ARGS__)))
+    (z->fn.field = (__typeof__(z->fn.field))first_of(gipa, t->instance, NULL, NULL,     \
+                                                     NAMES(__VA_ARGS__)))
 #define DEVICE_FN(field, ...)                                                \
-    (z->fn.field = (void *)first_of(NULL, NULL, z->fn.GetDeviceProcAddr, t->device,     \
-                                    NAMES(__VA_ARGS__)))
+    (z->fn.field = (__typeof__(z->fn.field))first_of(NULL, NULL, z->fn.GetDeviceProcAddr, \
+                                                     t->device, NAMES(__VA_ARGS__)))
 
 static int load_functions(tlog_log *log, vk_impl *z, const tlog_vk_target *t)
 {

@@ -473,7 +473,7 @@ static void crc_init(void)
 uint32_t tlog_crc32_(uint32_t crc, const void *data, size_t n)
 {
     pthread_once(&crc_once, crc_init);
-    const uint32_t (*t)[256] = crc_table;
+    const uint32_t (*t)[256] = (const uint32_t (*)[256])crc_table;
     const uint8_t *p = data;
     crc = ~crc;
     for (; n >= 8; p += 8, n -= 8) {
