@@ -11,8 +11,7 @@
  * the fixed outputs. Which arguments those are follows the command's rules:
  * the value of report's --base, and every argument from the first that is
  * neither an option nor an option's value, except the --vs that parts the
- * runs of `diff`. A "-" among them
- * reads standard input, which is empty.
+ * runs of `diff`. A "-" among them reads standard input, which is empty.
  * Results and messages go to a stream that discards them.
  *
  *   build-fuzz/fuzz/fuzz_cli NEW_CORPUS_DIR fuzz/corpus_cli

@@ -518,7 +518,7 @@ static int cmd_dump(cli *c, int argc, char **argv)
     static const char *const frame_options[] = {"--frame", "--frames", NULL};
     const char *frame_given = NULL;
     int i = 0;
-    for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
+    for (; i < argc && is_option(argv[i]); i++) {
         const char *opt = argv[i];
         bool has_value = i + 1 < argc;
         char *end;
@@ -671,7 +671,7 @@ static int cmd_export(cli *c, int argc, char **argv)
     static const char *const formats[] = {"--chrome", "--json", "--csv", NULL};
     const char *format_given = NULL;
     int i = 0;
-    for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
+    for (; i < argc && is_option(argv[i]); i++) {
         if (!one_of(formats, argv[i], &format_given))
             return usage(c, usage_export, "%s and %s: give one of them", format_given, argv[i]);
         if (take_filter(argc, argv, &i, &sel)) {
@@ -786,32 +786,32 @@ static bool info_thread_names(FILE *out, const tlog_reader *r, size_t nthreads)
 {
     info_thread *t = calloc(nthreads, sizeof *t);
     info_name_run *runs = calloc(nthreads, sizeof *runs);
-    bool ok = t && runs;
+    if (!t || !runs) {
+        free(t);
+        free(runs);
+        return false;
+    }
     size_t n = 0, nruns = 0;
-    for (const char *name; ok && n < nthreads && (name = tlog_reader_thread(r, n, &t[n].id));
-         n++) {
+    for (const char *name; n < nthreads && (name = tlog_reader_thread(r, n, &t[n].id)); n++) {
         t[n].name = name;
         t[n].at = n;
     }
-    if (ok)
-        qsort(t, n, sizeof *t, by_name_then_id);
-    for (size_t k = 0; ok && k < n; nruns++) {
+    qsort(t, n, sizeof *t, by_name_then_id);
+    for (size_t k = 0; k < n; nruns++) {
         info_name_run *run = &runs[nruns];
         *run = (info_name_run){k, 0, t[k].at};
         for (; k < n && strcmp(t[k].name, t[run->start].name) == 0; k++, run->n++)
             if (t[k].at < run->first_at)
                 run->first_at = t[k].at;
     }
-    if (ok) {
-        qsort(runs, nruns, sizeof *runs, by_first_place);
-        fprintf(out, "  threads: %zu, under %zu name%s (--threads lists each)\n", n, nruns,
-                nruns == 1 ? "" : "s");
-        for (size_t k = 0; k < nruns; k++)
-            info_name_line(out, &t[runs[k].start], runs[k].n);
-    }
+    qsort(runs, nruns, sizeof *runs, by_first_place);
+    fprintf(out, "  threads: %zu, under %zu name%s (--threads lists each)\n", n, nruns,
+            nruns == 1 ? "" : "s");
+    for (size_t k = 0; k < nruns; k++)
+        info_name_line(out, &t[runs[k].start], runs[k].n);
     free(t);
     free(runs);
-    return ok;
+    return true;
 }
 
 /* The file's threads, one a line. */
@@ -869,13 +869,11 @@ static int cmd_info(cli *c, int argc, char **argv)
 {
     if (wants_help(argc, argv))
         return usage(c, usage_info, NULL);
-    if (argc == 0)
-        return usage(c, usage_info, "no FILE given");
     if (options_first(argc, argv, info_values))
         return bad_option(c, usage_info, info_values, argc, argv, argc - 1);
     bool each_thread = false;
     int first = 0;
-    for (; first < argc && argv[first][0] == '-' && argv[first][1]; first++) {
+    for (; first < argc && is_option(argv[first]); first++) {
         if (strcmp(argv[first], "--threads") != 0)
             return bad_option(c, usage_info, info_values, argc, argv, first);
         each_thread = true;
@@ -1051,7 +1049,7 @@ static int cmd_stats(cli *c, int argc, char **argv)
     static const char *const outputs[] = {"--csv", "--json", "--hitches-csv", NULL};
     const char *output_given = NULL;
     int i = 0;
-    for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
+    for (; i < argc && is_option(argv[i]); i++) {
         if (!one_of(outputs, argv[i], &output_given))
             return usage(c, usage_stats, "%s and %s: give one of them", output_given, argv[i]);
         if (!take_stats_option(argc, argv, &i, &run))

@@ -1202,7 +1202,7 @@ int timerlog_diff(int argc, char **argv, FILE *out, FILE *err)
     static const char *const formats[] = {"--csv", "--json", NULL};
     const char *format_given = NULL;
     int i = 0;
-    for (; i < argc && argv[i][0] == '-' && argv[i][1] && strcmp(argv[i], "--vs") != 0; i++) {
+    for (; i < argc && is_option(argv[i]) && strcmp(argv[i], "--vs") != 0; i++) {
         if (!one_of(formats, argv[i], &format_given))
             return usage(d, "%s and %s: give one of them", format_given, argv[i]);
         if (!take_option(&d->opt, argc, argv, &i))

@@ -78,7 +78,7 @@ bool ms_arg(const char *s, uint64_t *ns)
     return true;
 }
 
-static bool is_option(const char *arg)
+bool is_option(const char *arg)
 {
     return arg[0] == '-' && arg[1];
 }

@@ -21,6 +21,10 @@ const char *option_value_wanted(const option_value *table, const char *option);
 void option_problem(const option_value *table, int argc, char **argv, int i, char *msg,
                     size_t size);
 
+/* Whether arg is an option: it starts with '-' and is not "-" alone, which
+ * names standard input. */
+bool is_option(const char *arg);
+
 /* Moves the options of argv, each with its value where `table` says it
  * takes one, before the other arguments, each kind in the order given:
  * options may come after the files (`FILE... -o OUT`). "-" alone is not an

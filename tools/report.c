@@ -1337,7 +1337,7 @@ int timerlog_report(int argc, char **argv, FILE *out, FILE *err)
     }
     bool budget_given = false;
     int i = 0;
-    for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++)
+    for (; i < argc && is_option(argv[i]); i++)
         if (!take_option(c, argc, argv, &i, &budget_given)) {
             free(c->base);
             return bad_option(c, argc, argv, i);
