@@ -387,6 +387,17 @@ static void a_row_first_met_on_the_host_names_its_device(void **state)
     result_free(&r);
 }
 
+/* A frame whose "Work" row runs a kernel on each of the two queues, both
+ * done by its sync scope. */
+static void frame_of_work_on_both_queues(sim_fixture *fx)
+{
+    host_begin(fx, "Frame");
+    kernel(fx, fx->q1, "Work", 1.0);
+    kernel(fx, fx->q2, "Work", 1.0);
+    sync_until(fx, "Sync", sim_ms(fx) + 3.0);
+    host_end(fx, "Frame");
+}
+
 /* A row whose intervals ran on two devices (the simulated device names
  * every device alike: second_device.py moves the intervals on the second
  * queue to a device of another name): frames shown from totals say so
@@ -396,13 +407,8 @@ static void a_row_on_two_devices_says_so(void **state)
     (void)state;
     char path[400], two[420], cmd[1400];
     sim_fixture *fx = streaming_to("devices.tlog", path, sizeof path);
-    for (int k = 0; k < 3; k++) {
-        host_begin(fx, "Frame");
-        kernel(fx, fx->q1, "Work", 1.0);
-        kernel(fx, fx->q2, "Work", 1.0);
-        sync_until(fx, "Sync", sim_ms(fx) + 3.0);
-        host_end(fx, "Frame");
-    }
+    for (int k = 0; k < 3; k++)
+        frame_of_work_on_both_queues(fx);
     sim_fixture_free(fx);
     snprintf(two, sizeof two, "%s/devices-two.tlog", dir);
     snprintf(cmd, sizeof cmd, "python3 %s %s %s gpu", SECOND_DEVICE, path, two);
@@ -424,11 +430,7 @@ static void timeline_instances_carry_their_own_queue(void **state)
     (void)state;
     char path[400];
     sim_fixture *fx = streaming_to("two-queues.tlog", path, sizeof path);
-    host_begin(fx, "Frame");
-    kernel(fx, fx->q1, "Work", 1.0);
-    kernel(fx, fx->q2, "Work", 1.0);
-    sync_until(fx, "Sync", sim_ms(fx) + 3.0);
-    host_end(fx, "Frame");
+    frame_of_work_on_both_queues(fx);
     sim_fixture_free(fx);
     result r = run("report", path, NULL);
     assert_int_equal(r.status, 0);
