@@ -16,9 +16,11 @@
 
 void tlog_tree_clear_(tlog_tree *t)
 {
+    t->last_nrows = t->nrows;
+    t->as_last = true;
+    t->map_filled = false;   /* emptied when first needed (fill_map) */
     t->nrows = 0;
     t->ntitles = 0;
-    tlog_map_clear_(&t->row_map);
     tlog_map_clear_(&t->title_map);
 }
 
@@ -80,9 +82,19 @@ static uint64_t map_key(uint32_t parent, uint32_t key)
     return (uint64_t)parent << 32 | key;
 }
 
+/* Whether the next row made is the row of (parent, key) the last frame made
+ * with that number: what it held is still there, unless it is past what
+ * the last frame made. */
+static bool next_as_last(const tlog_tree *t, uint32_t parent, uint32_t key)
+{
+    return t->nrows < t->last_nrows && t->parents[t->nrows] == parent &&
+           t->links[t->nrows].key == key;
+}
+
 static uint32_t new_row(tlog_tree *t, uint32_t parent, uint8_t kind, const char *name,
                         uint32_t key)
 {
+    t->as_last = t->as_last && next_as_last(t, parent, key);
     if (t->nrows >= NONE - 1 || !TLOG_GROW(t->rows, t->caprows, t->nrows + 1) ||
         !TLOG_GROW(t->parents, t->capparents, t->nrows + 1) ||
         !TLOG_GROW(t->links, t->caplinks, t->nrows + 1))
@@ -94,10 +106,15 @@ static uint32_t new_row(tlog_tree *t, uint32_t parent, uint8_t kind, const char 
     return (uint32_t)t->nrows++;
 }
 
-/* Moves the children of `parent` from its list to the row map. */
+/* Moves the children of `parent` from its list to the row map (or, while
+ * the map is not filled, marks them as in it: filling puts them there). */
 static bool map_children(tlog_tree *t, uint32_t parent)
 {
     tlog_map *m = &t->row_map;
+    if (!t->map_filled) {
+        t->links[parent].nchildren = IN_MAP;
+        return true;
+    }
     if (!tlog_map_reserve_(m, t->links[parent].nchildren + 1))
         return false;
     uint32_t c = t->links[parent].child;
@@ -112,9 +129,51 @@ static bool map_children(tlog_tree *t, uint32_t parent)
     return true;
 }
 
+/* Whether the rows of `parent` are found in the row map: the root's, and
+ * those of a row with too many for its list. */
+static bool children_mapped(const tlog_tree *t, uint32_t parent)
+{
+    return parent == NONE || t->links[parent].nchildren == IN_MAP;
+}
+
+/* Puts every row made so far whose parent's children are mapped in the
+ * row map, emptied first; false when memory ran out. */
+static bool fill_map(tlog_tree *t)
+{
+    tlog_map *m = &t->row_map;
+    tlog_map_clear_(m);
+    if (!tlog_map_reserve_(m, t->nrows))
+        return false;
+    for (size_t r = 0; r < t->nrows; r++) {
+        uint32_t parent = t->parents[r], key = t->links[r].key;
+        if (key == NONE || !children_mapped(t, parent))
+            continue;   /* appended rows are never looked up */
+        uint64_t entry = map_key(parent, key);
+        size_t at;
+        tlog_map_find_(m, entry, &at);   /* absent: a row's key is unique */
+        tlog_map_set_(m, at, entry, (uint32_t)r);
+    }
+    t->map_filled = true;
+    return true;
+}
+
+/* A frame that makes the rows the last one made, in the same order, needs
+ * no map: while every row made so far is the last frame's row of that
+ * number, a row the last frame made next is not among them (a frame's rows
+ * have distinct keys under a parent), so it is made without looking. The
+ * map is filled when a frame first looks for a row in it otherwise. */
 static uint32_t row_in_map(tlog_tree *t, uint32_t parent, uint32_t key, uint8_t kind,
                            const char *name, bool *made)
 {
+    if (!t->map_filled) {
+        if (t->as_last && next_as_last(t, parent, key)) {
+            uint32_t r = new_row(t, parent, kind, name, key);
+            *made = r != NONE;
+            return r;
+        }
+        if (!fill_map(t))
+            return NONE;
+    }
     tlog_map *m = &t->row_map;
     if (!tlog_map_reserve_(m, 1))
         return NONE;
@@ -187,7 +246,7 @@ uint32_t tlog_tree_row_(tlog_tree *t, uint32_t parent, uint32_t title, uint8_t k
 {
     bool made_here = false;
     uint32_t key = list_key(title, kind);
-    uint32_t r = parent == NONE || t->links[parent].nchildren == IN_MAP
+    uint32_t r = children_mapped(t, parent)
                      ? row_in_map(t, parent, key, kind, name, &made_here)
                      : row_in_list(t, parent, key, kind, name, &made_here);
     if (made)

@@ -134,7 +134,14 @@ typedef struct tlog_tree {
     tlog_tree_link *links;    /* per row */
     size_t caplinks;
     tlog_map row_map;         /* (parent, title, kind) -> row, for rows with
-                               * many children */
+                               * many children; filled only once a frame
+                               * parts from the last (tree.c: as_last) */
+    bool map_filled;          /* it holds every such row made so far */
+    bool as_last;             /* every row made so far is the last frame's
+                               * row of that number */
+    size_t last_nrows;        /* the last frame's rows, whose parents and
+                               * keys are where a row of this frame has not
+                               * yet been made */
     const char **titles;      /* title id -> text */
     size_t ntitles, captitles;
     tlog_map title_map;       /* the text's hash -> title ids */

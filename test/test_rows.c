@@ -132,12 +132,81 @@ static void a_parent_met_again_finds_its_children(void **state)
     tlog_destroy(log);
 }
 
+static void scope_at(tlog_log *log, const char *name, double *t)
+{
+    begin_at(log, name, *t += 1);
+    end_at(log, name, *t += 1);
+}
+
+/* Frame > W > z, b15 .. b0, then a > z (`z_under_a`) or z, a. The
+ * resolver meets a frame's scopes from its end back, so it makes W's rows
+ * for a, its z (if any), b0 .. b15 and W's z, in that order: more than a
+ * list holds. */
+static void record_w_frame(tlog_log *log, bool z_under_a, double *t)
+{
+    char name[16];
+    begin_at(log, "Frame", *t += 1000);
+    begin_at(log, "W", *t += 1);
+    scope_at(log, "z", t);
+    for (int i = 15; i >= 0; i--) {
+        snprintf(name, sizeof name, "b%d", i);
+        scope_at(log, name, t);
+    }
+    if (!z_under_a)
+        scope_at(log, "z", t);
+    begin_at(log, "a", *t += 1);
+    if (z_under_a)
+        scope_at(log, "z", t);
+    end_at(log, "a", *t += 1);
+    end_at(log, "W", *t += 1);
+    end_at(log, "Frame", *t += 1);
+}
+
+/* Frame after frame of the same rows, resolved without looking them up,
+ * until a frame parts from the last. Here the frame after one whose a has
+ * a child z moves that z up beside a: W's last z then comes where the last
+ * frame made W's row z, but W has that row already. */
+static void a_frame_that_parts_from_the_last_still_merges(void **state)
+{
+    (void)state;
+    tlog_config c = test_config(NULL);
+    tlog_log *log = make_log(&c);
+    double t = 0;
+    record_w_frame(log, true, &t);
+    tlog_frame *f = tlog_frame_pop(log);
+    assert_non_null(f);
+    const tlog_node *w = child_named(tlog_frame_root(f), "W");
+    assert_int_equal(info_of(child_named(w, "z")).count, 1);
+    assert_int_equal(info_of(child_named(child_named(w, "a"), "z")).count, 1);
+    tlog_frame_release(f);
+    record_w_frame(log, false, &t);
+    f = tlog_frame_pop(log);
+    assert_non_null(f);
+    w = child_named(tlog_frame_root(f), "W");
+    int rows = 0;
+    for (const tlog_node *n = tlog_node_first_child(w); n; n = tlog_node_next_sibling(n))
+        rows++;
+    assert_int_equal(rows, 18);   /* z, b15 .. b0, a */
+    assert_int_equal(info_of(child_named(w, "z")).count, 2);
+    assert_null(tlog_node_first_child(child_named(w, "a")));
+    tlog_frame_release(f);
+    /* Frames of the same rows, one of them met again, in another order. */
+    record_wide_frame(log, 1, t += 1000);
+    check_wide_frame(log, 1);
+    record_wide_frame(log, 1, t += 100000);
+    check_wide_frame(log, 1);
+    record_wide_frame(log, 3, t += 100000);
+    check_wide_frame(log, 3);
+    tlog_destroy(log);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(children_merge_however_many_and_in_any_order),
         cmocka_unit_test(a_later_frame_merges_afresh),
         cmocka_unit_test(a_parent_met_again_finds_its_children),
+        cmocka_unit_test(a_frame_that_parts_from_the_last_still_merges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
