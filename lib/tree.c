@@ -136,18 +136,29 @@ static bool children_mapped(const tlog_tree *t, uint32_t parent)
     return parent == NONE || t->links[parent].nchildren == IN_MAP;
 }
 
-/* Puts every row made so far whose parent's children are mapped in the
- * row map, emptied first; false when memory ran out. */
+/* Whether row r goes in the row map: its parent's children are mapped
+ * (appended rows are never looked up). */
+static bool row_mapped(const tlog_tree *t, size_t r)
+{
+    return t->links[r].key != NONE && children_mapped(t, t->parents[r]);
+}
+
+/* Puts every row made so far that goes in the row map there, emptied
+ * first, sized for those rows alone (a frame of narrow parents with one
+ * wide one needs a small map); false when memory ran out. */
 static bool fill_map(tlog_tree *t)
 {
     tlog_map *m = &t->row_map;
+    size_t n = 0;
+    for (size_t r = 0; r < t->nrows; r++)
+        n += row_mapped(t, r);
     tlog_map_clear_(m);
-    if (!tlog_map_reserve_(m, t->nrows))
+    if (!tlog_map_reserve_(m, n))
         return false;
     for (size_t r = 0; r < t->nrows; r++) {
+        if (!row_mapped(t, r))
+            continue;
         uint32_t parent = t->parents[r], key = t->links[r].key;
-        if (key == NONE || !children_mapped(t, parent))
-            continue;   /* appended rows are never looked up */
         uint64_t entry = map_key(parent, key);
         size_t at;
         tlog_map_find_(m, entry, &at);   /* absent: a row's key is unique */

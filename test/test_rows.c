@@ -138,15 +138,18 @@ static void scope_at(tlog_log *log, const char *name, double *t)
     end_at(log, name, *t += 1);
 }
 
-/* Frame > W > z, b15 .. b0, then a > z (`z_under_a`) or z, a. The
+/* Frame > W > (b3, with `b3_first`), z, b15 .. b0, then a > z
+ * (`z_under_a`) or z, a. The
  * resolver meets a frame's scopes from its end back, so it makes W's rows
  * for a, its z (if any), b0 .. b15 and W's z, in that order: more than a
  * list holds. */
-static void record_w_frame(tlog_log *log, bool z_under_a, double *t)
+static void record_w_frame(tlog_log *log, bool z_under_a, bool b3_first, double *t)
 {
     char name[16];
     begin_at(log, "Frame", *t += 1000);
     begin_at(log, "W", *t += 1);
+    if (b3_first)   /* met last: after all the rows the frame makes */
+        scope_at(log, "b3", t);
     scope_at(log, "z", t);
     for (int i = 15; i >= 0; i--) {
         snprintf(name, sizeof name, "b%d", i);
@@ -172,14 +175,24 @@ static void a_frame_that_parts_from_the_last_still_merges(void **state)
     tlog_config c = test_config(NULL);
     tlog_log *log = make_log(&c);
     double t = 0;
-    record_w_frame(log, true, &t);
+    record_w_frame(log, true, false, &t);
     tlog_frame *f = tlog_frame_pop(log);
     assert_non_null(f);
     const tlog_node *w = child_named(tlog_frame_root(f), "W");
     assert_int_equal(info_of(child_named(w, "z")).count, 1);
     assert_int_equal(info_of(child_named(child_named(w, "a"), "z")).count, 1);
     tlog_frame_release(f);
-    record_w_frame(log, false, &t);
+    /* The same rows, all made without a lookup; then b3 met again. */
+    record_w_frame(log, true, true, &t);
+    f = tlog_frame_pop(log);
+    assert_non_null(f);
+    w = child_named(tlog_frame_root(f), "W");
+    assert_int_equal(info_of(child_named(w, "b3")).count, 2);
+    assert_int_equal(info_of(child_named(w, "b4")).count, 1);
+    tlog_frame_release(f);
+    record_w_frame(log, true, false, &t);
+    tlog_frame_release(tlog_frame_pop(log));
+    record_w_frame(log, false, false, &t);
     f = tlog_frame_pop(log);
     assert_non_null(f);
     w = child_named(tlog_frame_root(f), "W");
