@@ -209,6 +209,14 @@ static bool crowded_locked(const tlog_stream *s)
     return s->blocked > 0 && !s->stopping && s->pending_bytes + s->room_for > s->cap / 2;
 }
 
+/* Waits on s->work (whose clock is CLOCK_MONOTONIC) until `until`
+ * (tlog_mono_ns_) at most. Caller holds the lock. */
+static void wait_work_until(tlog_stream *s, int64_t until)
+{
+    struct timespec ts = {(time_t)(until / 1000000000), (long)(until % 1000000000)};
+    pthread_cond_timedwait(&s->work, &s->lock, &ts);
+}
+
 /* Until its deadline is past, sleeps a poll's time, or less when a frame's
  * end waiting for room or the stream stopping wakes it; whether the wait
  * for the frame's device work is over, and why. */
@@ -221,8 +229,7 @@ static bool ready_wait_over(tlog_stream *s, const tlog_frame *f, bool *crowded)
     if (!over) {
         int64_t until = now + READY_POLL_NS < f->stream_due_ns ? now + READY_POLL_NS
                                                                 : f->stream_due_ns;
-        struct timespec ts = {(time_t)(until / 1000000000), (long)(until % 1000000000)};
-        pthread_cond_timedwait(&s->work, &s->lock, &ts);
+        wait_work_until(s, until);
     }
     tlog_unlock_(&s->lock);
     return over;
@@ -310,14 +317,7 @@ static void finish_file(tlog_stream *s)
  * flushes and stopping always do. */
 static void nap(tlog_stream *s)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_nsec += WRITER_NAP_NS;
-    if (until.tv_nsec >= 1000000000) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000;
-    }
-    pthread_cond_timedwait(&s->work, &s->lock, &until);
+    wait_work_until(s, tlog_mono_ns_() + WRITER_NAP_NS);
 }
 
 static void *writer_main(void *arg)
