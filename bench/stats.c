@@ -22,7 +22,12 @@
  * Prints ns per frame and what each adds to record+resolve in percent (the
  * target for statistics is at most 10%), and the add against its memory;
  * every figure is the median of repeated runs, each of many frames (fewer
- * for bigger frames).
+ * for bigger frames). The first line of a size is the steady state, from
+ * the 257th frame of a log and a summary on (or later, where the runs
+ * before it took more frames); the second, the same measures over the
+ * runs before that, from the second run of frames on: at 100,000 rows
+ * (four frames a run) the first frames of a log, while histograms still
+ * widen to the spread of their rows' timings.
  *
  * Usage: bench_stats [runs]   (default 11)
  */
@@ -218,10 +223,35 @@ static double add_memory_cost(floors *fl, const shape *sh)
  * (mapped apart from the heap), which the logs' allocations never meet. */
 static floors the_floors;
 
+/* Frames a log and a summary have seen before their steady state is
+ * measured: their histograms have by then widened to what the timings
+ * spread over, which the first few dozen frames of 100,000 rows still
+ * do. */
+enum { STEADY_FROM = 256 };
+
+/* One round of the three measures of a shape: record+resolve with
+ * statistics off, the add, and the log with statistics on against off. */
+typedef struct round_figures {
+    double base[64], add[64], ratio_add[64], ratio_log[64];
+} round_figures;
+
+static void measure_rounds(tlog_log *plain, tlog_log *with, tlog_summary *s,
+                           tlog_frame *const *f, const shape *sh, round_figures *out)
+{
+    for (int k = 0; k < runs; k++) {
+        double off = record_and_resolve(plain, sh);
+        double on = record_and_resolve(with, sh);
+        out->add[k] = add_cost(s, f, sh);
+        out->base[k] = off;
+        out->ratio_add[k] = out->add[k] / off;
+        out->ratio_log[k] = on / off;
+    }
+}
+
 static void measure(const shape *sh)
 {
-    double base[64], add[64], ratio_add[64], ratio_log[64], ratio_line[64], ratio_mem[64],
-        add_mem[64];
+    double ratio_line[64], ratio_mem[64], add_mem[64];
+    round_figures first, steady;
     floors *fl = &the_floors;
     tlog_log *plain = make_log(false), *with = make_log(true);
     tlog_summary *s = NULL;
@@ -237,21 +267,25 @@ static void measure(const shape *sh)
     }
     tlog_frame_info fi = {.size = sizeof fi};
     tlog_frame_get_info(f[0], &fi);
-    for (int k = 0; k < runs; k++) {
-        double off = record_and_resolve(plain, sh);
-        double on = record_and_resolve(with, sh);
-        add[k] = add_cost(s, f, sh);
-        base[k] = off;
-        ratio_add[k] = add[k] / off;
-        ratio_log[k] = on / off;
+    /* The first frames of a log and a summary, then their steady state. */
+    measure_rounds(plain, with, s, f, sh, &first);
+    int seen = sh->frames * (runs + 1);
+    for (; seen < STEADY_FROM; seen += sh->frames) {
+        record_and_resolve(with, sh);
+        add_cost(s, f, sh);
     }
+    measure_rounds(plain, with, s, f, sh, &steady);
     tlog_summary_info si = {.size = sizeof si};
     tlog_summary_get_info(s, &si);
-    double ra = median(ratio_add, runs), rl = median(ratio_log, runs);
+    double ra = median(steady.ratio_add, runs), rl = median(steady.ratio_log, runs);
     printf("%7zu rows: record+resolve %11.0f ns/frame | add %10.0f ns/frame: +%.1f%% | "
-           "log on/off %.3f: +%.1f%% | summary %.1f MiB\n",
-           fi.nodes, median(base, runs), median(add, runs), 100 * ra, rl, 100 * (rl - 1),
-           (double)si.bytes / (1 << 20));
+           "log on/off %.3f: +%.1f%% | summary %.1f MiB (from frame %d)\n",
+           fi.nodes, median(steady.base, runs), median(steady.add, runs), 100 * ra, rl,
+           100 * (rl - 1), (double)si.bytes / (1 << 20), seen + 1);
+    double fa = median(first.ratio_add, runs), fl1 = median(first.ratio_log, runs);
+    printf("             the runs before, frames %d to %d of a log and summary: "
+           "add +%.1f%% | log on/off %.3f: +%.1f%%\n",
+           sh->frames + 1, sh->frames * (runs + 1), 100 * fa, fl1, 100 * (fl1 - 1));
     /* The floors in runs of their own, which leave the runs above as they
      * were: their memory would push the statistics' out of the caches. */
     floors_for(fl, fi.nodes);
