@@ -694,9 +694,9 @@ static inline bool same_row(tlog_summary *s, uint32_t r, uint32_t p, const tlog_
  * places on, and of its row as the last frame had it, are asked for while
  * this node counts, and the histogram line its total goes to half as far
  * on (by then its row's line has come). As far ahead as that because a
- * line comes from memory in the time a few dozen rows count: at 8 ahead,
- * a frame of 100,000 rows whose timings spread over many buckets took
- * 2.6 times as long to add. */
+ * line comes from memory in the time a few dozen rows count: nearer, the
+ * lines of a frame of 100,000 rows came late, most of all where its rows'
+ * timings spread over many buckets. */
 enum { AHEAD = 64, AHEAD_FROM = 4096 };
 
 static inline void fetch_ahead(const tlog_summary *s, const tlog_frame *f, const uint32_t *map,
