@@ -282,10 +282,11 @@ static void measure(const shape *sh)
            "log on/off %.3f: +%.1f%% | summary %.1f MiB (from frame %d)\n",
            fi.nodes, median(steady.base, runs), median(steady.add, runs), 100 * ra, rl,
            100 * (rl - 1), (double)si.bytes / (1 << 20), seen + 1);
-    double fa = median(first.ratio_add, runs), fl1 = median(first.ratio_log, runs);
+    double first_add = median(first.ratio_add, runs), first_log = median(first.ratio_log, runs);
     printf("             the runs before, frames %d to %d of a log and summary: "
            "add +%.1f%% | log on/off %.3f: +%.1f%%\n",
-           sh->frames + 1, sh->frames * (runs + 1), 100 * fa, fl1, 100 * (fl1 - 1));
+           sh->frames + 1, sh->frames * (runs + 1), 100 * first_add, first_log,
+           100 * (first_log - 1));
     /* The floors in runs of their own, which leave the runs above as they
      * were: their memory would push the statistics' out of the caches. */
     floors_for(fl, fi.nodes);
