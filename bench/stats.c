@@ -269,7 +269,8 @@ static void measure(const shape *sh)
     tlog_frame_get_info(f[0], &fi);
     /* The first frames of a log and a summary, then their steady state. */
     measure_rounds(plain, with, s, f, sh, &first);
-    int seen = sh->frames * (runs + 1);
+    const int first_end = sh->frames * (runs + 1);   /* the warm-up run, then these */
+    int seen = first_end;
     for (; seen < STEADY_FROM; seen += sh->frames) {
         record_and_resolve(with, sh);
         add_cost(s, f, sh);
@@ -285,7 +286,7 @@ static void measure(const shape *sh)
     double first_add = median(first.ratio_add, runs), first_log = median(first.ratio_log, runs);
     printf("             the runs before, frames %d to %d of a log and summary: "
            "add +%.1f%% | log on/off %.3f: +%.1f%%\n",
-           sh->frames + 1, sh->frames * (runs + 1), 100 * first_add, first_log,
+           sh->frames + 1, first_end, 100 * first_add, first_log,
            100 * (first_log - 1));
     /* The floors in runs of their own, which leave the runs above as they
      * were: their memory would push the statistics' out of the caches. */
