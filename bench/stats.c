@@ -335,7 +335,7 @@ int main(int argc, char **argv)
            "statistics adds to record+resolve (statistics off), target at most +10%%\n",
            TIMERLOG_VERSION_MAJOR, TIMERLOG_VERSION_MINOR, TIMERLOG_VERSION_PATCH,
            tlog_clock_name(NULL), runs);
-    const shape shapes[] = {{9, 0, 20000}, {27, 36, 400}, {369, 270, 4}};
+    const shape shapes[] = {{9, 0, 20000}, {27, 36, 400}, {369, 270, 16}};
     the_floors = floors_make(1 + 369 + 369 * 270);
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         measure(&shapes[i]);

@@ -181,6 +181,8 @@ static void put_column(FILE *out, const char *label, bool known, uint64_t ns)
 void tlog_put_stat_columns_(FILE *out, const tlog_stat_row *row, unsigned columns, uint64_t ns)
 {
     tlog_stat_value v = {0};
+    if (row)
+        tlog_summary_settle_(row->owner);
     uint64_t frames = row ? tlog_row_hot_(row)->frames : 0;
     if (row)
         tlog_stat_value_(&tlog_row_hot_(row)->total, frames, &v);

@@ -33,6 +33,7 @@ static const char *const rank_names[TLOG_LOCK_RANKS] = {
     [TLOG_LOCK_STREAM] = "STREAM",
     [TLOG_LOCK_SUBSCRIBERS] = "SUBSCRIBERS",
     [TLOG_LOCK_STATS] = "STATS",
+    [TLOG_LOCK_SUMMARY] = "SUMMARY",
     [TLOG_LOCK_ERRORS] = "ERRORS",
 };
 

@@ -30,6 +30,7 @@
  *   STREAM            tlog_stream.lock            frames for the writer
  *   SUBSCRIBERS       tlog_log.subs.lock          subscriptions
  *   STATS             tlog_log.stats.lock         statistics across frames
+ *   SUMMARY           tlog_summary.settle_lock    frames a summary counts later
  *   ERRORS            tlog_log.errors.lock        reports and their counts
  *
  * Around fork() the process-wide ones (DEFAULT_LOG, THREAD_STATES, the
@@ -61,6 +62,7 @@ enum tlog_lock_rank {
     TLOG_LOCK_STREAM,
     TLOG_LOCK_SUBSCRIBERS,
     TLOG_LOCK_STATS,
+    TLOG_LOCK_SUMMARY,
     TLOG_LOCK_ERRORS,
     TLOG_LOCK_RANKS
 };

@@ -96,6 +96,23 @@ static bool grow(tlog_summary *s, void **items, size_t *cap, size_t need, size_t
     return true;
 }
 
+/* An array of exactly `need` items where it holds fewer, counted as grow
+ * does: for arrays as large as a frame, made again only when frames grow. */
+static bool fit(tlog_summary *s, void **items, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return true;
+    if (need > SIZE_MAX / size)
+        return false;
+    void *p = tlog_realloc_(*items, need * size);
+    if (!p)
+        return false;
+    s->bytes += (need - *cap) * size;
+    *items = p;
+    *cap = need;
+    return true;
+}
+
 /* tlog_map_reserve_, counting what the map grew by in the summary's bytes. */
 static bool index_room(tlog_summary *s, tlog_map *m, size_t more)
 {
@@ -301,6 +318,14 @@ static void drop_newest_row(tlog_summary *s)
 /* Groups                                                                   */
 /* ------------------------------------------------------------------------ */
 
+static void later_free(tlog_summary *s, tlog_later *l)
+{
+    s->bytes -= l->capnodes * sizeof *l->nodes + l->capvalues * sizeof *l->values;
+    free(l->nodes);
+    free(l->values);
+    memset(l, 0, sizeof *l);
+}
+
 static void group_free(tlog_summary *s, tlog_group *g)
 {
     if (g->recent)
@@ -312,6 +337,7 @@ static void group_free(tlog_summary *s, tlog_group *g)
     if (g->seen)
         s->bytes -= g->capmap * sizeof *g->seen;
     free(g->seen);
+    later_free(s, &g->later);
 }
 
 static bool same_group(const tlog_summary *s, const tlog_group *g, const char *thread,
@@ -801,6 +827,311 @@ static int count_frame(tlog_summary *s, uint32_t g, const tlog_frame *f, uint64_
 }
 
 /* ------------------------------------------------------------------------ */
+/* Counting frames later                                                    */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A frame of LATER_FROM nodes or more that has the rows of its group's
+ * last frame, each value below 2^32, and no node that parts a row's self
+ * time or count from what it was, is not counted into its rows while it
+ * is added: its values go, node after node, into a column of the group's,
+ * and TLOG_LATER_FRAMES columns are counted into the rows at once, when
+ * they are full or when the summary is read or changed otherwise. Its
+ * root is counted at once (the hitches read it), and a histogram that
+ * does not hold a value's bucket is widened at once (a frame's values
+ * seldom need it). A row's lines are then read and written once for all
+ * those frames: in a frame that outgrows the caches, reading and writing
+ * each row's line and its histogram's in every frame was most of what its
+ * statistics cost, and a column is written in order. The figures are
+ * what counting each frame at once gives: sums, extremes and buckets add
+ * up the same in any order.
+ */
+#define LATER_FROM 4096u
+
+/* The values of a frame waiting: one a slot, a slot being a kept quantity
+ * of a node (its total, then its count and self time where they are
+ * kept). Slots go in blocks of LATER_BLOCK, each with its values of every
+ * frame, frame after frame: a frame's values are written LATER_BLOCK in a
+ * row, and a slot's are read from one block, LATER_BLOCK apart, rather
+ * than from as many places as there are frames. */
+enum { LATER_BLOCK = 16 };
+
+static inline uint32_t *later_slot(const tlog_later *l, size_t slot, unsigned frame)
+{
+    return l->values + ((slot / LATER_BLOCK) * TLOG_LATER_FRAMES + frame) * LATER_BLOCK +
+           slot % LATER_BLOCK;
+}
+
+/* Where a frame's next value goes. */
+typedef struct later_cursor {
+    uint32_t *at;
+    size_t slot;
+} later_cursor;
+
+static inline void later_put(later_cursor *c, uint32_t v)
+{
+    *c->at++ = v;
+    if (++c->slot % LATER_BLOCK == 0)
+        c->at += (TLOG_LATER_FRAMES - 1) * LATER_BLOCK;   /* the next block's */
+}
+
+/* Widens quantity q of row r to hold the bucket of v, a value to count
+ * later, and notes what it holds then in w; false for a value past 2^32
+ * or when memory ran out. A histogram only ever widens, and what an add
+ * that fails widened stays so: the figures are what they were. */
+static __attribute__((noinline)) bool widen_later(tlog_summary *s, uint32_t r, int q,
+                                                  uint64_t v, tlog_later_node *w)
+{
+    if (v > UINT32_MAX)
+        return false;
+    tlog_sketch *sk = &acc_at(s, r, q)->sk;
+    if (!tlog_sketch_reserve_(&s->bytes, sk, tlog_bucket_of_(v)))
+        return false;
+    w->lo[q] = sk->lo;
+    w->cap[q] = sk->cap;
+    return true;
+}
+
+/* Puts value v of quantity q of node i in its slot, after widening its
+ * row's histogram where it does not hold v's bucket (most frames' values
+ * fall in buckets their rows have seen, but in a frame of many rows some
+ * row's seldom does not). */
+static inline bool later_value(tlog_summary *s, const tlog_group *g, size_t i, int q,
+                               uint64_t v, later_cursor *c)
+{
+    tlog_later_node *w = &g->later.nodes[i];
+    if (TLOG_UNLIKELY(v > UINT32_MAX || tlog_bucket_of_(v) - w->lo[q] >= w->cap[q]) &&
+        !widen_later(s, g->map[i], q, v, w))
+        return false;
+    later_put(c, (uint32_t)v);
+    return true;
+}
+
+/* Whether frame f has what counting it later needs (above): then its
+ * values wait in the group's slots. When it has not, nothing has
+ * changed that counting it at once would not: the titles of its first
+ * nodes in the group's `seen` (its own, naming the same rows), histograms
+ * widened. */
+static bool put_later(tlog_summary *s, tlog_group *g, const tlog_frame *f)
+{
+    const tlog_later *l = &g->later;
+    if (!l->nnodes || l->nnodes != f->nnodes)
+        return false;
+    const tlog_node *nodes = f->nodes;
+    const char **seen = g->seen;
+    size_t trusted = g->trusted;
+    later_cursor c = {later_slot(l, 0, l->frames), 0};
+    for (size_t i = 1; i < f->nnodes; i++) {
+        if (i + AHEAD < f->nnodes)
+            __builtin_prefetch(&nodes[i + AHEAD]);   /* as fetch_ahead */
+        const tlog_node *n = &nodes[i];
+        const tlog_later_node *w = &l->nodes[i];
+        size_t parent = n->parent ? (size_t)(n->parent - nodes) : i;
+        if (parent != w->parent || n->kind != w->kind || (n->flags & ~w->flags))
+            return false;
+        if (!(i < trusted && seen[i] == n->name)) {
+            if (frame_title(s, n->name) != w->kept)
+                return false;
+            if (seen)
+                seen[i] = n->site ? n->name : NULL;
+        }
+        if (!later_value(s, g, i, TLOG_ACC_TOTAL, n->total_ns, &c) ||
+            (w->count_same ? n->count != w->count_same
+                           : !later_value(s, g, i, TLOG_ACC_COUNT, n->count, &c)) ||
+            (w->self_same ? n->self_ns != n->total_ns
+                          : !later_value(s, g, i, TLOG_ACC_SELF, n->self_ns, &c)))
+            return false;
+    }
+    return true;
+}
+
+/* Counts n values, `stride` apart, in `a`, whose
+ * histogram holds their buckets; with `sat`, its buckets saturate. A row's
+ * values mostly fall in the bucket of the value before: they are counted
+ * in a run, not each through memory (one count waiting for the last). */
+static inline void count_values(tlog_acc *a, const uint32_t *v, size_t stride, unsigned n,
+                                bool sat)
+{
+    uint64_t sum = 0;
+    uint32_t min = UINT32_MAX, max = 0;
+    uint64_t *bins = tlog_bins_(&a->sk);
+    unsigned lo = a->sk.lo, bucket = tlog_bucket_of_(*v);
+    uint64_t run = 0;
+    for (unsigned k = 0; k < n; k++, v += stride) {
+        uint32_t x = *v;
+        unsigned b = tlog_bucket_of_(x);
+        sum += x;
+        min = x < min ? x : min;
+        max = x > max ? x : max;
+        if (b != bucket) {
+            bins[bucket - lo] = sat ? tlog_sat_add_(bins[bucket - lo], run) : bins[bucket - lo] + run;
+            bucket = b;
+            run = 0;
+        }
+        run++;
+    }
+    bins[bucket - lo] = sat ? tlog_sat_add_(bins[bucket - lo], run) : bins[bucket - lo] + run;
+    a->sum = tlog_sat_add_(a->sum, sum);
+    if (min < a->min)
+        a->min = min;
+    if (max > a->max)
+        a->max = max;
+}
+
+/* The lines counting node i's values reads and writes, asked for as
+ * fetch_ahead does: its row's AHEAD nodes on, and the histogram line of
+ * its first frame's total half as far (by then its row's line has come). */
+static inline void fetch_later(const tlog_summary *s, const tlog_group *g, size_t i)
+{
+    const tlog_later *l = &g->later;
+    if (i + AHEAD < l->nnodes)
+        __builtin_prefetch(&s->hot[g->map[i + AHEAD]], 1);
+    if (i + AHEAD / 2 < l->nnodes) {
+        const tlog_acc *a = &s->hot[g->map[i + AHEAD / 2]].total;
+        const uint32_t *v = later_slot(l, l->nodes[i + AHEAD / 2].slot, 0);
+        if (a->sk.cap > 1)
+            for (unsigned f = 0; f < l->frames; f++, v += LATER_BLOCK) {
+                unsigned k = tlog_bucket_of_(*v) - a->sk.lo;
+                if (k < a->sk.cap)
+                    __builtin_prefetch(&a->sk.u.heap[k], 1);
+            }
+    }
+}
+
+/* Counts the group's frames waiting into its rows. Cannot fail: every
+ * histogram holds its values' buckets already. */
+static void count_later(tlog_summary *s, tlog_group *g)
+{
+    tlog_later *l = &g->later;
+    unsigned frames = l->frames;
+    if (!frames)
+        return;
+    for (size_t i = 1; i < l->nnodes; i++) {
+        fetch_later(s, g, i);
+        const tlog_later_node *w = &l->nodes[i];
+        uint32_t r = g->map[i];
+        tlog_row_hot *x = &s->hot[r];
+        /* Every bucket holds at most the row's frames: none wraps unless
+         * they could. */
+        bool sat = x->frames > UINT64_MAX - frames;
+        x->frames = tlog_sat_add_(x->frames, frames);
+        size_t slot = w->slot;
+        count_values(&x->total, later_slot(l, slot++, 0), LATER_BLOCK, frames, sat);
+        if (!w->count_same)
+            count_values(&s->rows[r].count, later_slot(l, slot++, 0), LATER_BLOCK, frames, sat);
+        if (!w->self_same)
+            count_values(&s->rows[r].self, later_slot(l, slot, 0), LATER_BLOCK, frames, sat);
+    }
+    l->frames = 0;
+}
+
+/* Counts every group's frames waiting. */
+static void count_all_later(tlog_summary *s)
+{
+    for (size_t g = 0; g < s->ngroups; g++)
+        count_later(s, &s->groups[g]);
+    atomic_store_explicit(&s->waiting, false, memory_order_release);
+}
+
+void tlog_summary_settle_slow_(const tlog_summary *cs)
+{
+    /* Not a const object: a summary is made by tlog_summary_create. */
+    tlog_summary *s = (tlog_summary *)cs;
+    tlog_lock_(&s->settle_lock, TLOG_LOCK_SUMMARY);
+    if (atomic_load_explicit(&s->waiting, memory_order_relaxed))
+        count_all_later(s);
+    tlog_unlock_(&s->settle_lock);
+}
+
+/* Counts what waits, and forgets what let frames wait: the rows are to
+ * change otherwise (a merge). */
+static void stop_later(tlog_summary *s)
+{
+    count_all_later(s);
+    for (size_t g = 0; g < s->ngroups; g++)
+        s->groups[g].later.nnodes = 0;
+}
+
+/* After frame f was counted at once in group g: what its nodes' rows let
+ * the frames after it have to be counted later. None where it has nodes
+ * left out (past max_rows: a later frame's may not be), and none, with
+ * nothing lost, when memory runs out. */
+static void plan_later(tlog_summary *s, tlog_group *g, const tlog_frame *f, uint64_t refused)
+{
+    tlog_later *l = &g->later;
+    l->nnodes = 0;
+    if (refused || !fit(s, (void **)&l->nodes, &l->capnodes, f->nnodes, sizeof *l->nodes))
+        return;
+    size_t slots = 0;
+    for (size_t i = 1; i < f->nnodes; i++) {
+        const tlog_node *n = &f->nodes[i];
+        uint32_t r = g->map[i];
+        const tlog_row_hot *x = &s->hot[r];
+        const tlog_stat_row *y = &s->rows[r];
+        tlog_later_node *w = &l->nodes[i];
+        *w = (tlog_later_node){.parent = n->parent ? (uint32_t)(n->parent - f->nodes)
+                                                   : (uint32_t)i,
+                               .slot = (uint32_t)slots,
+                               .kind = x->kind, .flags = x->flags,
+                               .count_same = x->count_same, .self_same = x->self_same,
+                               .kept = x->name};
+        w->lo[TLOG_ACC_TOTAL] = x->total.sk.lo;
+        w->cap[TLOG_ACC_TOTAL] = x->total.sk.cap;
+        w->lo[TLOG_ACC_COUNT] = y->count.sk.lo;
+        w->cap[TLOG_ACC_COUNT] = y->count.sk.cap;
+        w->lo[TLOG_ACC_SELF] = y->self.sk.lo;
+        w->cap[TLOG_ACC_SELF] = y->self.sk.cap;
+        slots += 1 + !x->count_same + !x->self_same;
+    }
+    size_t blocks = (slots + LATER_BLOCK - 1) / LATER_BLOCK;
+    if (slots > UINT32_MAX ||
+        !fit(s, (void **)&l->values, &l->capvalues, blocks * LATER_BLOCK * TLOG_LATER_FRAMES,
+             sizeof *l->values))
+        return;
+    l->slots = slots;
+    l->nnodes = f->nnodes;
+}
+
+/* A large frame: later when it can be (above), else at once, after what
+ * waits. */
+static int count_large_frame(tlog_summary *s, uint32_t g, const tlog_frame *f,
+                             uint64_t *refused)
+{
+    tlog_group *grp = &s->groups[g];
+    s->adds++;
+    if (!memo_room(s))
+        return TLOG_ENOMEM;
+    if (put_later(s, grp, f)) {
+        s->nundo = 0;
+        if (!count_node(s, grp->root, &f->nodes[0], s->nrows))
+            return TLOG_ENOMEM;   /* it counted nothing; its values wait for no one */
+        if (++grp->later.frames == TLOG_LATER_FRAMES)
+            count_later(s, grp);
+        else
+            atomic_store_explicit(&s->waiting, true, memory_order_relaxed);
+        return TLOG_OK;
+    }
+    count_later(s, grp);
+    grp->later.nnodes = 0;   /* counting may change its rows, and the map */
+    int rc = count_nodes(s, g, f, refused, true);
+    if (rc == TLOG_OK)
+        plan_later(s, grp, f, *refused);
+    return rc;
+}
+
+/* Frames of LATER_FROM nodes or more may be counted later (above); the
+ * others are counted at once, after what waits. */
+static int count_any_frame(tlog_summary *s, uint32_t g, const tlog_frame *f, uint64_t *refused)
+{
+    tlog_group *grp = &s->groups[g];
+    if (f->nnodes >= LATER_FROM)
+        return count_large_frame(s, g, f, refused);
+    count_later(s, grp);
+    grp->later.nnodes = 0;
+    return count_frame(s, g, f, refused);
+}
+
+/* ------------------------------------------------------------------------ */
 /* Hitches                                                                  */
 /* ------------------------------------------------------------------------ */
 
@@ -943,7 +1274,7 @@ int tlog_summary_add(tlog_summary *s, const tlog_frame *f)
                                            tlog_bucket_of_(f->nodes[0].total_ns)))))
         rc = TLOG_ENOMEM;
     if (rc == TLOG_OK)
-        rc = count_frame(s, g, f, &refused);
+        rc = count_any_frame(s, g, f, &refused);
     if (rc != TLOG_OK) {
         if (g < s->ngroups)
             s->groups[g].trusted = 0;   /* its titles are this frame's now */
@@ -1047,6 +1378,8 @@ static void merge_hitches(tlog_summary *into, const tlog_summary *from, const ui
  * of `from` went to (NONE: left out). */
 static int merge_mapped(tlog_summary *into, const tlog_summary *from, uint32_t *map)
 {
+    tlog_summary_settle_(from);
+    stop_later(into);
     size_t nrows = into->nrows, ngroups = into->ngroups;
     uint64_t refused = 0;
     int rc = TLOG_OK;
@@ -1248,6 +1581,7 @@ int tlog_summary_create(const tlog_summary_config *config, tlog_summary **out)
         return TLOG_ENOMEM;
     }
     s->bytes = sizeof *s + cfg.max_hitches * sizeof *s->hitches;
+    pthread_mutex_init(&s->settle_lock, NULL);
     *out = s;
     return TLOG_OK;
 }
@@ -1267,6 +1601,8 @@ static void release_all(tlog_summary *s)
             free(s->groups[g].window.u.heap);
         free(s->groups[g].map);
         free(s->groups[g].seen);
+        free(s->groups[g].later.nodes);
+        free(s->groups[g].later.values);
     }
     while (s->arena) {
         tlog_arena_block *next = s->arena->next;
@@ -1293,7 +1629,9 @@ int tlog_summary_reset(tlog_summary *s)
     tlog_summary_config cfg = s->cfg;
     tlog_hitch *hitches = s->hitches;
     bool trust = s->trust_site_titles;
+    pthread_mutex_destroy(&s->settle_lock);
     memset(s, 0, sizeof *s);
+    pthread_mutex_init(&s->settle_lock, NULL);
     s->cfg = cfg;
     s->hitches = hitches;
     s->trust_site_titles = trust;
@@ -1307,6 +1645,7 @@ void tlog_summary_destroy(tlog_summary *s)
         return;
     release_all(s);
     free(s->hitches);
+    pthread_mutex_destroy(&s->settle_lock);
     free(s);
 }
 

@@ -109,6 +109,33 @@ typedef struct tlog_hitch {
     uint64_t budget_ns, quantile_ns, median_ns;
 } tlog_hitch;
 
+/* What counting a frame later needs of one of its nodes (the root
+ * aside), as the group's last frame counted now left its row: a frame is
+ * counted later only where each node has these (summary.c: put_later). */
+typedef struct tlog_later_node {
+    uint32_t parent;          /* its parent's node index */
+    uint32_t slot;            /* its first value's (summary.c: later_slot) */
+    uint8_t kind;
+    uint8_t flags;            /* the row's: a node with others is counted now */
+    uint8_t count_same;       /* the row's; 0: its count is a value to keep */
+    bool self_same;           /* the row's; false: its self time is one */
+    uint16_t lo[3], cap[3];   /* the buckets its histograms hold, TLOG_ACC_ order */
+    const char *kept;         /* its row's title */
+} tlog_later_node;
+
+/* A group's frames waiting to be counted: each one's values of the kept
+ * quantities, node after node, in `slots` slots (summary.c: later_slot). */
+typedef struct tlog_later {
+    tlog_later_node *nodes;   /* by node index; nnodes 0: no frame waits */
+    size_t nnodes, capnodes;
+    size_t slots;
+    uint32_t *values;         /* TLOG_LATER_FRAMES values a slot */
+    size_t capvalues;
+    unsigned frames;          /* frames waiting */
+} tlog_later;
+
+#define TLOG_LATER_FRAMES 16u
+
 /* A (thread name, root title) pair: its root row, the frames it saw
  * lately (for the hitch quantile) and what the last frame's rows mapped
  * to (a frame usually has the rows the one before it had). */
@@ -130,6 +157,7 @@ typedef struct tlog_group {
      * address is compared first. */
     const char **seen;
     size_t trusted;
+    tlog_later later;
 } tlog_group;
 
 /* What a title of the frame being added (at `title`) is, as a kept string
@@ -191,7 +219,22 @@ struct tlog_summary {
     tlog_title_memo *memo;
     size_t memo_mask;
     uint64_t adds;            /* adds of large frames begun: the memo's own */
+    /* Some group has frames waiting to be counted (tlog_later): readers
+     * count them first, the first under the lock (tlog_summary_settle_). */
+    atomic_bool waiting;
+    pthread_mutex_t settle_lock;
 };
+
+/* Counts the frames waiting to be, before `s` is read. A reading function
+ * may, in a summary that is const to it: readers run together while no
+ * thread changes the summary, and the first of them counts under the
+ * lock while the others wait for it. */
+TLOG_INTERNAL void tlog_summary_settle_slow_(const tlog_summary *s);
+static inline void tlog_summary_settle_(const tlog_summary *s)
+{
+    if (atomic_load_explicit(&s->waiting, memory_order_acquire))
+        tlog_summary_settle_slow_(s);
+}
 
 /* The spread of row r over the inputs of a reduction, or NULL. */
 static inline const tlog_row_ranks *tlog_row_ranks_(const tlog_summary *s, const tlog_stat_row *r)

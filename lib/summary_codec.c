@@ -126,6 +126,7 @@ int tlog_summary_encode_(const tlog_summary *s, void **data, size_t *len)
 {
     if (!s || !data || !len)
         return TLOG_EINVAL;
+    tlog_summary_settle_(s);
     *data = NULL;
     *len = 0;
     size_t n = HEAD_BYTES;

@@ -56,6 +56,7 @@ static int export_begin(const tlog_summary *s, FILE **out, scratch *sc)
 {
     if (!s)
         return TLOG_EINVAL;
+    tlog_summary_settle_(s);
     if (!*out)
         *out = stdout;
     return scratch_make(s, sc);
@@ -370,6 +371,7 @@ int tlog_summary_dump_hitch(const tlog_summary *s, size_t index, FILE *out,
     tlog_dump_options o;
     if (!s || index >= s->nhitches || !tlog_dump_options_of_(options, &o))
         return TLOG_EINVAL;
+    tlog_summary_settle_(s);
     if (!out)
         out = stdout;
     const tlog_hitch *h = hitch_at(s, index);

@@ -54,6 +54,7 @@ int tlog_stat_row_get_info(const tlog_stat_row *row, tlog_stat_info *out)
     if (!row)
         return TLOG_EINVAL;
     const tlog_summary *s = row->owner;
+    tlog_summary_settle_(s);
     const tlog_row_hot *h = tlog_row_hot_(row);
     const tlog_group *g = &s->groups[row->group];
     tlog_stat_info info = {
@@ -88,6 +89,7 @@ int tlog_stat_row_quantile(const tlog_stat_row *row, tlog_stat_of of, double q, 
 {
     if (!row || !out || (unsigned)of > TLOG_STAT_COUNT || !(q >= 0 && q <= 1))
         return TLOG_EINVAL;
+    tlog_summary_settle_(row->owner);
     const tlog_acc a = tlog_row_acc_(row, of);
     *out = tlog_sketch_quantile_(&a, tlog_row_hot_(row)->frames, q);
     return TLOG_OK;

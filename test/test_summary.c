@@ -1409,6 +1409,328 @@ static void an_add_out_of_memory_changes_nothing(void **state)
     tlog_destroy(log);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Large frames counted later                                               */
+/* ------------------------------------------------------------------------ */
+
+/* Frames of 1 + 64 + 64 * 65 = 4225 rows: large enough for a summary to
+ * count them later, when they are like the frame before. */
+enum { LATER_PARENTS = 64, LATER_LEAVES = 65 };
+
+/* What a large frame has besides leaves of 1 to 40 ns. */
+enum later_event {
+    LATER_PLAIN,
+    LATER_SPREAD,   /* one leaf in 50 far slower than any before */
+    LATER_TWICE,    /* P3/L7 run twice: its count parts from 1, or is 2 again */
+    LATER_HUGE,     /* P9/L9 past 2^32 ns */
+    LATER_INNER,    /* P5/L2 with a child: another shape */
+    LATER_SMALL,    /* only P10 and P11: the same group, far fewer rows */
+    LATER_OTHER     /* another root: another group, as large */
+};
+
+static enum later_event later_event_of(int k)
+{
+    switch (k) {
+    case 3: case 40: return LATER_SPREAD;
+    case 7: case 44: return LATER_TWICE;
+    case 11: case 50: return LATER_HUGE;
+    case 20: return LATER_INNER;
+    case 26: return LATER_SMALL;
+    case 31: case 32: return LATER_OTHER;
+    default: return LATER_PLAIN;
+    }
+}
+
+static void later_frame(tlog_log *log, uint64_t *t, enum later_event e)
+{
+    char name[16];
+    const char *root = e == LATER_OTHER ? "Other" : "Frame";
+    at_ns(*t);
+    tlog_log_begin(log, site_named(root));
+    int first = e == LATER_SMALL ? 10 : 0, parents = e == LATER_SMALL ? 12 : LATER_PARENTS;
+    for (int p = first; p < parents; p++) {
+        snprintf(name, sizeof name, "P%d", p);
+        const tlog_site *parent = site_named(name);
+        at_ns(*t += 1 + rng() % 20);
+        tlog_log_begin(log, parent);
+        for (int i = 0; i < LATER_LEAVES; i++) {
+            snprintf(name, sizeof name, "L%d", i);
+            const tlog_site *leaf = site_named(name);
+            int runs = e == LATER_TWICE && p == 3 && i == 7 ? 2 : 1;
+            for (int r = 0; r < runs; r++) {
+                at_ns(*t += 1 + rng() % 5);
+                tlog_log_begin(log, leaf);
+                if (e == LATER_INNER && p == 5 && i == 2) {
+                    at_ns(*t += 3);
+                    tlog_log_begin(log, site_named("Inner"));
+                    at_ns(*t += 4);
+                    tlog_log_end(log, site_named("Inner"));
+                }
+                uint64_t ns = 1 + rng() % 40;
+                if (e == LATER_SPREAD && rng() % 50 == 0)
+                    ns = 100000 + rng() % 1000000;
+                if (e == LATER_HUGE && p == 9 && i == 9)
+                    ns = 5000000000ull;
+                at_ns(*t += ns);
+                tlog_log_end(log, leaf);
+            }
+        }
+        at_ns(*t += 1 + rng() % 20);
+        tlog_log_end(log, parent);
+    }
+    at_ns(*t += 5);
+    tlog_log_end(log, site_named(root));
+    *t += 1;
+}
+
+static tlog_log *later_log(bool stats)
+{
+    tlog_config c = test_config(NULL);
+    c.max_frames = 4;
+    c.thread_budget = 1u << 20;
+    if (stats)
+        c.flags |= TLOG_CONFIG_STATS;
+    return make_log(&c);
+}
+
+/* Fails unless both summaries write the same CSV. */
+static void same_csv(const tlog_summary *a, const tlog_summary *b)
+{
+    char *x = csv_of(a), *y = csv_of(b);
+    assert_string_equal(x, y);
+    free(x);
+    free(y);
+}
+
+/* `s` fed with f, and `merged` with a summary of f alone: a frame counted
+ * at once, its group's first. */
+static void add_twice(tlog_summary *s, tlog_summary *merged, const tlog_frame *f)
+{
+    tlog_summary *one = make_summary(NULL);
+    assert_int_equal(tlog_summary_add(s, f), TLOG_OK);
+    assert_int_equal(tlog_summary_add(one, f), TLOG_OK);
+    assert_int_equal(tlog_summary_merge(merged, one), TLOG_OK);
+    tlog_summary_destroy(one);
+}
+
+/* Large frames like the one before are counted later, and what is read
+ * of them is what counting each at once gives, whether read after each
+ * frame (a frame waits) or only at the end (columns fill up), from the
+ * log's own statistics (titles known by address) or a summary's, through
+ * a merge either way, and after a reset; frames that part a count, widen
+ * a histogram, go past 2^32 ns, change shape or group come between. */
+static void large_frames_counted_later_match_frames_counted_at_once(void **state)
+{
+    (void)state;
+    enum { FRAMES = 60 };
+    rng_state = 41;
+    tlog_log *log = later_log(true);
+    tlog_summary *each = make_summary(NULL), *last = make_summary(NULL),
+                 *merged = make_summary(NULL), *fed = make_summary(NULL);
+    uint64_t t = 0;
+    for (int k = 0; k < FRAMES; k++) {
+        later_frame(log, &t, later_event_of(k));
+        tlog_frame *f = pop(log);
+        add_twice(each, merged, f);
+        assert_int_equal(tlog_summary_add(last, f), TLOG_OK);
+        assert_int_equal(tlog_summary_add(fed, f), TLOG_OK);
+        tlog_frame_release(f);
+        same_csv(each, merged);
+        if (k % 10 == 9) {
+            tlog_summary *own = NULL;
+            assert_int_equal(tlog_log_summary(log, &own), TLOG_OK);
+            same_csv(own, merged);
+            tlog_summary_destroy(own);
+        }
+    }
+    /* Read through a merge first: `last` has frames waiting. */
+    tlog_summary *copy = make_summary(NULL);
+    assert_int_equal(tlog_summary_merge(copy, last), TLOG_OK);
+    same_csv(copy, merged);
+    same_csv(last, merged);
+    char *x = json_of(last), *y = json_of(merged);
+    assert_string_equal(x, y);
+    free(x);
+    free(y);
+    /* Merged into while frames wait, then fed more. */
+    assert_int_equal(tlog_summary_merge(fed, merged), TLOG_OK);
+    tlog_summary *twice = make_summary(NULL);
+    assert_int_equal(tlog_summary_merge(twice, merged), TLOG_OK);
+    assert_int_equal(tlog_summary_merge(twice, merged), TLOG_OK);
+    for (int k = 0; k < 20; k++) {
+        later_frame(log, &t, LATER_PLAIN);
+        tlog_frame *f = pop(log);
+        add_twice(fed, twice, f);
+        assert_int_equal(tlog_summary_add(last, f), TLOG_OK);
+        tlog_frame_release(f);
+    }
+    same_csv(fed, twice);
+    /* Emptied while frames wait, then fed afresh. */
+    assert_int_equal(tlog_summary_reset(last), TLOG_OK);
+    tlog_summary *fresh = make_summary(NULL);
+    for (int k = 0; k < 5; k++) {
+        later_frame(log, &t, LATER_PLAIN);
+        tlog_frame *f = pop(log);
+        add_twice(last, fresh, f);
+        tlog_frame_release(f);
+    }
+    same_csv(last, fresh);
+    assert_int_equal(summary_info(last).frames, 5);
+    tlog_summary *summaries[] = {each, last, merged, fed, copy, twice, fresh};
+    for (size_t i = 0; i < sizeof summaries / sizeof *summaries; i++)
+        tlog_summary_destroy(summaries[i]);
+    tlog_destroy(log);
+}
+
+/* Rows whose frames saturated (merged summaries of 2^64 frames and more)
+ * stay saturated when large frames are counted later into them, buckets
+ * too, as when the frames are merged in one by one. */
+static void large_frames_counted_later_into_saturated_rows(void **state)
+{
+    (void)state;
+    rng_state = 59;
+    tlog_log *log = later_log(false);
+    uint64_t t = 0;
+    later_frame(log, &t, LATER_PLAIN);
+    tlog_frame *f = pop(log);
+    tlog_summary *s = make_summary(NULL);
+    assert_int_equal(tlog_summary_add(s, f), TLOG_OK);
+    tlog_frame_release(f);
+    for (int k = 0; k < 64; k++) {   /* twice the frames each time */
+        tlog_summary *twice = make_summary(NULL);
+        assert_int_equal(tlog_summary_merge(twice, s), TLOG_OK);
+        assert_int_equal(tlog_summary_merge(twice, s), TLOG_OK);
+        tlog_summary_destroy(s);
+        s = twice;
+    }
+    assert_int_equal(summary_info(s).frames, UINT64_MAX);
+    tlog_summary *merged = make_summary(NULL);
+    assert_int_equal(tlog_summary_merge(merged, s), TLOG_OK);
+    for (int k = 0; k < 5; k++) {
+        later_frame(log, &t, LATER_PLAIN);
+        f = pop(log);
+        add_twice(s, merged, f);
+        tlog_frame_release(f);
+    }
+    same_csv(s, merged);
+    tlog_stat_info i = stat_info(stat_child(stat_child(tlog_summary_root(s, 0), "P1"), "L1"));
+    assert_int_equal(i.frames, UINT64_MAX);
+    tlog_summary_destroy(s);
+    tlog_summary_destroy(merged);
+    tlog_destroy(log);
+}
+
+typedef struct reader_arg {
+    const tlog_summary *s;
+    char *csv;
+} reader_arg;
+
+static void *read_csv(void *p)
+{
+    reader_arg *a = p;
+    FILE *fp = tmpfile();
+    if (fp && tlog_summary_export_csv(a->s, fp) == TLOG_OK)
+        a->csv = read_back(fp);
+    else if (fp)
+        fclose(fp);
+    return NULL;
+}
+
+/* Readers that run together on a summary with frames waiting each read
+ * every frame: the first counts them, the others wait for it. */
+static void readers_together_read_the_frames_waiting(void **state)
+{
+    (void)state;
+    enum { READERS = 4 };
+    rng_state = 47;
+    tlog_log *log = later_log(false);
+    tlog_summary *s = make_summary(NULL), *merged = make_summary(NULL);
+    uint64_t t = 0;
+    for (int k = 0; k < 9; k++) {
+        later_frame(log, &t, LATER_PLAIN);
+        tlog_frame *f = pop(log);
+        add_twice(s, merged, f);
+        tlog_frame_release(f);
+    }
+    char *want = csv_of(merged);
+    pthread_t th[READERS];
+    reader_arg args[READERS];
+    for (int i = 0; i < READERS; i++) {
+        args[i] = (reader_arg){s, NULL};
+        assert_int_equal(pthread_create(&th[i], NULL, read_csv, &args[i]), 0);
+    }
+    for (int i = 0; i < READERS; i++) {
+        assert_int_equal(pthread_join(th[i], NULL), 0);
+        assert_non_null(args[i].csv);
+        assert_string_equal(args[i].csv, want);
+        free(args[i].csv);
+    }
+    free(want);
+    tlog_summary_destroy(s);
+    tlog_summary_destroy(merged);
+    tlog_destroy(log);
+}
+
+/* An add of a large frame that runs out of memory while it would be
+ * counted later (a histogram to widen) or counted at once (rows to make)
+ * changes nothing, and the frames after it count as they would have: the
+ * one before it again, then itself. */
+static void a_large_add_out_of_memory_changes_nothing(void **state)
+{
+    (void)state;
+    if (!tlog_test_fail_alloc || !tlog_test_alloc_failed)
+        skip();   /* a build without the hooks */
+    enum { FRAMES = 8 };
+    rng_state = 53;
+    tlog_log *log = later_log(false);
+    tlog_frame *frames[FRAMES];
+    uint64_t t = 0;
+    for (int k = 0; k < FRAMES; k++) {
+        later_frame(log, &t, k == 3 || k == 5 ? LATER_SPREAD
+                             : k == 4         ? LATER_INNER
+                             : k == 6         ? LATER_TWICE
+                                              : LATER_PLAIN);
+        frames[k] = pop(log);
+    }
+    /* `twin` is fed what `s` counts, with no allocation failing. The first
+     * frame makes thousands of rows: failing each of its allocations is
+     * an_add_out_of_memory_changes_nothing's business. */
+    tlog_summary *s = make_summary(NULL), *twin = make_summary(NULL);
+    assert_int_equal(tlog_summary_add(s, frames[0]), TLOG_OK);
+    assert_int_equal(tlog_summary_add(twin, frames[0]), TLOG_OK);
+    int failures = 0;
+    for (int k = 1; k < FRAMES; k++) {
+        for (uint64_t n = 1;; n++) {
+            char *before = csv_of(s);
+            tlog_test_fail_alloc(n);
+            int rc = tlog_summary_add(s, frames[k]);
+            bool failed = tlog_test_alloc_failed();
+            tlog_test_fail_alloc(0);
+            if (rc == TLOG_OK) {
+                assert_int_equal(tlog_summary_add(twin, frames[k]), TLOG_OK);
+                free(before);
+                break;
+            }
+            failures++;
+            assert_int_equal(rc, TLOG_ENOMEM);
+            assert_true(failed);
+            char *after = csv_of(s);
+            assert_string_equal(after, before);
+            free(after);
+            free(before);
+            assert_int_equal(tlog_summary_add(s, frames[k - 1]), TLOG_OK);
+            assert_int_equal(tlog_summary_add(twin, frames[k - 1]), TLOG_OK);
+        }
+    }
+    assert_true(failures > 0);
+    same_csv(s, twin);
+    for (int k = 0; k < FRAMES; k++)
+        tlog_frame_release(frames[k]);
+    tlog_summary_destroy(s);
+    tlog_summary_destroy(twin);
+    tlog_destroy(log);
+}
+
 /* Frames read back from a stream give the statistics the log kept live,
  * device rows included. */
 static void stream_read_back_gives_the_same_statistics(void **state)
@@ -2488,6 +2810,10 @@ int main(void)
         cmocka_unit_test(frames_that_change_shape_count_as_frames_counted_apart),
         cmocka_unit_test(titles_at_an_address_used_again_are_told_apart),
         cmocka_unit_test(an_add_out_of_memory_changes_nothing),
+        cmocka_unit_test(large_frames_counted_later_match_frames_counted_at_once),
+        cmocka_unit_test(large_frames_counted_later_into_saturated_rows),
+        cmocka_unit_test(readers_together_read_the_frames_waiting),
+        cmocka_unit_test(a_large_add_out_of_memory_changes_nothing),
         cmocka_unit_test(stream_read_back_gives_the_same_statistics),
         cmocka_unit_test(log_statistics_match_a_summary_fed_the_same_frames),
         cmocka_unit_test(log_counts_every_frame_read_or_not),
