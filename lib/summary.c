@@ -20,6 +20,7 @@
  * and widens everything first, then adds; its counts saturate, as sums
  * do, rather than wrap.
  */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -862,17 +863,64 @@ static inline uint32_t *later_slot(const tlog_later *l, size_t slot, unsigned fr
            slot % LATER_BLOCK;
 }
 
-/* Where a frame's next value goes. */
+/* Where a frame's next value goes: `at`, slot `slot` of frame `frame`. */
 typedef struct later_cursor {
+    const tlog_later *l;
     uint32_t *at;
     size_t slot;
+    unsigned frame;
 } later_cursor;
+
+/* How many blocks on the line a frame's values go to is asked for: it was
+ * last written TLOG_LATER_FRAMES frames ago, and is no longer in the
+ * caches. */
+enum { LATER_AHEAD = 4 };
 
 static inline void later_put(later_cursor *c, uint32_t v)
 {
     *c->at++ = v;
-    if (++c->slot % LATER_BLOCK == 0)
+    if (++c->slot % LATER_BLOCK == 0) {
         c->at += (TLOG_LATER_FRAMES - 1) * LATER_BLOCK;   /* the next block's */
+        size_t ahead = c->slot + LATER_AHEAD * LATER_BLOCK;
+        if (ahead < c->l->slots)
+            __builtin_prefetch(later_slot(c->l, ahead, c->frame), 1);
+    }
+}
+
+/* The lowest value of bucket i. */
+static inline uint64_t bucket_low(unsigned i)
+{
+    if (i < 2 * TLOG_SKETCH_SUB)
+        return i;
+    unsigned e = i / TLOG_SKETCH_SUB - 1;
+    return (uint64_t)(i - TLOG_SKETCH_SUB * e) << e;
+}
+
+/* The values a node's slots take (how many a node has). */
+static inline unsigned later_width(const tlog_later_node *w)
+{
+    return 1u + !w->count_same + !w->self_same;
+}
+
+/* Notes in w what histogram `sk` of its quantity q holds: for the total,
+ * its buckets' values below UINT32_MAX (none when they are all above). */
+static void note_span(tlog_later_node *w, int q, const tlog_sketch *sk)
+{
+    if (q == TLOG_ACC_TOTAL) {
+        uint64_t lo = bucket_low(sk->lo);
+        uint64_t end = sk->lo + sk->cap < TLOG_SKETCH_BUCKETS ? bucket_low(sk->lo + sk->cap)
+                                                              : UINT64_MAX;
+        if (end > UINT32_MAX)
+            end = UINT32_MAX;
+        w->total_lo = lo < end ? (uint32_t)lo : 0;
+        w->total_n = lo < end ? (uint32_t)(end - lo) : 0;
+    } else if (q == TLOG_ACC_COUNT) {
+        w->count_lo = sk->lo;
+        w->count_cap = sk->cap;
+    } else {
+        w->self_lo = sk->lo;
+        w->self_cap = sk->cap;
+    }
 }
 
 /* Widens quantity q of row r to hold the bucket of v, a value to count
@@ -887,55 +935,75 @@ static __attribute__((noinline)) bool widen_later(tlog_summary *s, uint32_t r, i
     tlog_sketch *sk = &acc_at(s, r, q)->sk;
     if (!tlog_sketch_reserve_(&s->bytes, sk, tlog_bucket_of_(v)))
         return false;
-    w->lo[q] = sk->lo;
-    w->cap[q] = sk->cap;
+    note_span(w, q, sk);
     return true;
 }
 
-/* Puts value v of quantity q of node i in its slot, after widening its
- * row's histogram where it does not hold v's bucket (most frames' values
- * fall in buckets their rows have seen, but in a frame of many rows some
- * row's seldom does not). */
-static inline bool later_value(tlog_summary *s, const tlog_group *g, size_t i, int q,
-                               uint64_t v, later_cursor *c)
+/* Puts total v of node i in its slot, after widening its row's histogram
+ * where it does not hold v's bucket (most frames' values fall in buckets
+ * their rows have seen, but in a frame of many rows some row's seldom
+ * does not). */
+static inline bool later_total(tlog_summary *s, const tlog_group *g, size_t i, uint64_t v,
+                               later_cursor *c)
 {
     tlog_later_node *w = &g->later.nodes[i];
-    if (TLOG_UNLIKELY(v > UINT32_MAX || tlog_bucket_of_(v) - w->lo[q] >= w->cap[q]) &&
-        !widen_later(s, g->map[i], q, v, w))
+    if (TLOG_UNLIKELY(v - w->total_lo >= w->total_n) &&
+        !widen_later(s, g->map[i], TLOG_ACC_TOTAL, v, w))
         return false;
     later_put(c, (uint32_t)v);
     return true;
 }
 
+/* The same for its count or self time (q), which few nodes keep. */
+static inline bool later_value(tlog_summary *s, const tlog_group *g, size_t i, int q,
+                               uint64_t v, later_cursor *c)
+{
+    tlog_later_node *w = &g->later.nodes[i];
+    unsigned lo = q == TLOG_ACC_COUNT ? w->count_lo : w->self_lo;
+    unsigned cap = q == TLOG_ACC_COUNT ? w->count_cap : w->self_cap;
+    if ((v > UINT32_MAX || tlog_bucket_of_(v) - lo >= cap) && !widen_later(s, g->map[i], q, v, w))
+        return false;
+    later_put(c, (uint32_t)v);
+    return true;
+}
+
+/* In a summary that trusts site titles, whether node n at index i, whose
+ * title is not at its plan's address, has its row's title; the plan then
+ * takes its address where it is a site's. */
+static __attribute__((noinline)) bool same_site_title(tlog_summary *s, const tlog_group *g,
+                                                      size_t i, const tlog_node *n)
+{
+    if (frame_title(s, n->name) != s->hot[g->map[i]].name)
+        return false;
+    if (n->site)
+        g->later.nodes[i].title = n->name;
+    return true;
+}
+
 /* Whether frame f has what counting it later needs (above): then its
  * values wait in the group's slots. When it has not, nothing has
- * changed that counting it at once would not: the titles of its first
- * nodes in the group's `seen` (its own, naming the same rows), histograms
- * widened. */
+ * changed that counting it at once would not (histograms widened, titles'
+ * addresses noted). */
 static bool put_later(tlog_summary *s, tlog_group *g, const tlog_frame *f)
 {
     const tlog_later *l = &g->later;
     if (!l->nnodes || l->nnodes != f->nnodes)
         return false;
     const tlog_node *nodes = f->nodes;
-    const char **seen = g->seen;
-    size_t trusted = g->trusted;
-    later_cursor c = {later_slot(l, 0, l->frames), 0};
+    bool trusted = s->trust_site_titles;
+    unsigned at = (unsigned)(l->written % TLOG_LATER_FRAMES);
+    later_cursor c = {l, later_slot(l, 0, at), 0, at};
     for (size_t i = 1; i < f->nnodes; i++) {
         if (i + AHEAD < f->nnodes)
             __builtin_prefetch(&nodes[i + AHEAD]);   /* as fetch_ahead */
         const tlog_node *n = &nodes[i];
-        const tlog_later_node *w = &l->nodes[i];
+        tlog_later_node *w = &l->nodes[i];
         size_t parent = n->parent ? (size_t)(n->parent - nodes) : i;
-        if (parent != w->parent || n->kind != w->kind || (n->flags & ~w->flags))
+        if (parent != w->parent || n->kind != w->kind || (n->flags & ~w->flags) ||
+            (trusted ? (n->name != w->title || !w->title) && !same_site_title(s, g, i, n)
+                     : frame_title(s, n->name) != w->title))
             return false;
-        if (!(i < trusted && seen[i] == n->name)) {
-            if (frame_title(s, n->name) != w->kept)
-                return false;
-            if (seen)
-                seen[i] = n->site ? n->name : NULL;
-        }
-        if (!later_value(s, g, i, TLOG_ACC_TOTAL, n->total_ns, &c) ||
+        if (!later_total(s, g, i, n->total_ns, &c) ||
             (w->count_same ? n->count != w->count_same
                            : !later_value(s, g, i, TLOG_ACC_COUNT, n->count, &c)) ||
             (w->self_same ? n->self_ns != n->total_ns
@@ -945,32 +1013,27 @@ static bool put_later(tlog_summary *s, tlog_group *g, const tlog_frame *f)
     return true;
 }
 
-/* Counts n values, `stride` apart, in `a`, whose
- * histogram holds their buckets; with `sat`, its buckets saturate. A row's
- * values mostly fall in the bucket of the value before: they are counted
- * in a run, not each through memory (one count waiting for the last). */
+/* Counts n values, `stride` apart, in `a`, whose histogram holds their
+ * buckets; with `sat`, its buckets saturate. One count a value: counting a
+ * run of values of one bucket at once was slower where a row's values
+ * spread over many (a branch mispredicted each time the bucket changes). */
 static inline void count_values(tlog_acc *a, const uint32_t *v, size_t stride, unsigned n,
                                 bool sat)
 {
     uint64_t sum = 0;
     uint32_t min = UINT32_MAX, max = 0;
     uint64_t *bins = tlog_bins_(&a->sk);
-    unsigned lo = a->sk.lo, bucket = tlog_bucket_of_(*v);
-    uint64_t run = 0;
+    unsigned lo = a->sk.lo;
     for (unsigned k = 0; k < n; k++, v += stride) {
         uint32_t x = *v;
         unsigned b = tlog_bucket_of_(x);
+        assert(b - lo < a->sk.cap);   /* what put_later made sure of */
         sum += x;
         min = x < min ? x : min;
         max = x > max ? x : max;
-        if (b != bucket) {
-            bins[bucket - lo] = sat ? tlog_sat_add_(bins[bucket - lo], run) : bins[bucket - lo] + run;
-            bucket = b;
-            run = 0;
-        }
-        run++;
+        uint64_t *bin = &bins[b - lo];
+        *bin = sat ? tlog_sat_add_(*bin, 1) : *bin + 1;
     }
-    bins[bucket - lo] = sat ? tlog_sat_add_(bins[bucket - lo], run) : bins[bucket - lo] + run;
     a->sum = tlog_sat_add_(a->sum, sum);
     if (min < a->min)
         a->min = min;
@@ -978,51 +1041,104 @@ static inline void count_values(tlog_acc *a, const uint32_t *v, size_t stride, u
         a->max = max;
 }
 
-/* The lines counting node i's values reads and writes, asked for as
- * fetch_ahead does: its row's AHEAD nodes on, and the histogram line of
- * its first frame's total half as far (by then its row's line has come). */
-static inline void fetch_later(const tlog_summary *s, const tlog_group *g, size_t i)
+/* The lines counting node j's values reads and writes, asked for as
+ * fetch_ahead does: its row's AHEAD nodes on (j = i + AHEAD), and half as
+ * far (j = i + AHEAD / 2, whose values start at slot `slot`), the
+ * histogram line of the total of the frame at `last` (by then its row's
+ * line has come). */
+static inline void fetch_later(const tlog_summary *s, const tlog_group *g, size_t i,
+                               size_t slot, unsigned last)
 {
     const tlog_later *l = &g->later;
     if (i + AHEAD < l->nnodes)
         __builtin_prefetch(&s->hot[g->map[i + AHEAD]], 1);
     if (i + AHEAD / 2 < l->nnodes) {
         const tlog_acc *a = &s->hot[g->map[i + AHEAD / 2]].total;
-        const uint32_t *v = later_slot(l, l->nodes[i + AHEAD / 2].slot, 0);
-        if (a->sk.cap > 1)
-            for (unsigned f = 0; f < l->frames; f++, v += LATER_BLOCK) {
-                unsigned k = tlog_bucket_of_(*v) - a->sk.lo;
-                if (k < a->sk.cap)
-                    __builtin_prefetch(&a->sk.u.heap[k], 1);
-            }
+        unsigned k = tlog_bucket_of_(*later_slot(l, slot, last)) - a->sk.lo;
+        if (a->sk.cap > 1 && k < a->sk.cap)
+            __builtin_prefetch(&a->sk.u.heap[k], 1);
     }
 }
 
-/* Counts the group's frames waiting into its rows. Cannot fail: every
- * histogram holds its values' buckets already. */
-static void count_later(tlog_summary *s, tlog_group *g)
+/* Counts in `a` the values of slot `slot` of n frames in turn, the last
+ * at `last` (the frames before it come before it, round the turn): in the
+ * order they lie, which counting does not care for, and in one run where
+ * they are all the turn's. */
+static inline void count_turn(tlog_acc *a, const tlog_later *l, size_t slot, unsigned last,
+                              unsigned n, bool sat)
+{
+    unsigned first = n == TLOG_LATER_FRAMES ? 0 : (last + TLOG_LATER_FRAMES + 1 - n) %
+                                                      TLOG_LATER_FRAMES;
+    unsigned before_end = TLOG_LATER_FRAMES - first < n ? TLOG_LATER_FRAMES - first : n;
+    count_values(a, later_slot(l, slot, first), LATER_BLOCK, before_end, sat);
+    if (n > before_end)
+        count_values(a, later_slot(l, slot, 0), LATER_BLOCK, n - before_end, sat);
+}
+
+/* The nodes of part p of a frame counted later. */
+static inline size_t part_first(const tlog_later *l, unsigned p)
+{
+    return 1 + (l->nnodes - 1) * p / TLOG_LATER_FRAMES;
+}
+
+/* Counts into their rows the values of part p's nodes of the last n frames
+ * written (n at most TLOG_LATER_FRAMES). Cannot fail: every histogram
+ * holds its values' buckets already. */
+static void count_part(tlog_summary *s, tlog_group *g, unsigned p, unsigned n)
 {
     tlog_later *l = &g->later;
-    unsigned frames = l->frames;
-    if (!frames)
+    if (!n)
         return;
-    for (size_t i = 1; i < l->nnodes; i++) {
-        fetch_later(s, g, i);
+    unsigned last = (unsigned)((l->written - 1) % TLOG_LATER_FRAMES);
+    size_t from = part_first(l, p), to = part_first(l, p + 1);
+    size_t slot = l->part_slot[p], ahead = slot;   /* of nodes i and i + AHEAD / 2 */
+    for (size_t j = from; j < from + AHEAD / 2 && j < l->nnodes; j++)
+        ahead += later_width(&l->nodes[j]);
+    for (size_t i = from; i < to; i++) {
+        fetch_later(s, g, i, ahead, last);
+        if (i + AHEAD / 2 < l->nnodes)
+            ahead += later_width(&l->nodes[i + AHEAD / 2]);
         const tlog_later_node *w = &l->nodes[i];
         uint32_t r = g->map[i];
         tlog_row_hot *x = &s->hot[r];
         /* Every bucket holds at most the row's frames: none wraps unless
          * they could. */
-        bool sat = x->frames > UINT64_MAX - frames;
-        x->frames = tlog_sat_add_(x->frames, frames);
-        size_t slot = w->slot;
-        count_values(&x->total, later_slot(l, slot++, 0), LATER_BLOCK, frames, sat);
+        bool sat = x->frames > UINT64_MAX - n;
+        x->frames = tlog_sat_add_(x->frames, n);
+        count_turn(&x->total, l, slot++, last, n, sat);
         if (!w->count_same)
-            count_values(&s->rows[r].count, later_slot(l, slot++, 0), LATER_BLOCK, frames, sat);
+            count_turn(&s->rows[r].count, l, slot++, last, n, sat);
         if (!w->self_same)
-            count_values(&s->rows[r].self, later_slot(l, slot, 0), LATER_BLOCK, frames, sat);
+            count_turn(&s->rows[r].self, l, slot++, last, n, sat);
     }
-    l->frames = 0;
+}
+
+/* After frame `written - 1` was written: its part is counted, all the
+ * frames since that part last was (the last TLOG_LATER_FRAMES at most).
+ * Each frame written counts a part, and each part is counted every
+ * TLOG_LATER_FRAMES frames, before the frame that takes its values' place
+ * is written: the frames of a group cost alike, none counts them all. */
+static void count_part_due(tlog_summary *s, tlog_group *g)
+{
+    uint64_t last = g->later.written - 1;
+    count_part(s, g, (unsigned)(last % TLOG_LATER_FRAMES),
+               last < TLOG_LATER_FRAMES ? (unsigned)last + 1 : TLOG_LATER_FRAMES);
+}
+
+/* Counts every part's frames waiting, and starts the turn afresh. */
+static void count_later(tlog_summary *s, tlog_group *g)
+{
+    tlog_later *l = &g->later;
+    if (!l->written)
+        return;
+    uint64_t last = l->written - 1;
+    for (unsigned p = 0; p < TLOG_LATER_FRAMES; p++)
+        /* Frames since part p was counted after frame last - (last - p) %
+         * TLOG_LATER_FRAMES, or all of them, where it never was. */
+        count_part(s, g, p,
+                   last < p ? (unsigned)l->written
+                            : (unsigned)((last - p) % TLOG_LATER_FRAMES));
+    l->written = 0;
 }
 
 /* Counts every group's frames waiting. */
@@ -1063,6 +1179,7 @@ static void plan_later(tlog_summary *s, tlog_group *g, const tlog_frame *f, uint
     if (refused || !fit(s, (void **)&l->nodes, &l->capnodes, f->nnodes, sizeof *l->nodes))
         return;
     size_t slots = 0;
+    unsigned part = 0;
     for (size_t i = 1; i < f->nnodes; i++) {
         const tlog_node *n = &f->nodes[i];
         uint32_t r = g->map[i];
@@ -1071,25 +1188,25 @@ static void plan_later(tlog_summary *s, tlog_group *g, const tlog_frame *f, uint
         tlog_later_node *w = &l->nodes[i];
         *w = (tlog_later_node){.parent = n->parent ? (uint32_t)(n->parent - f->nodes)
                                                    : (uint32_t)i,
-                               .slot = (uint32_t)slots,
                                .kind = x->kind, .flags = x->flags,
                                .count_same = x->count_same, .self_same = x->self_same,
-                               .kept = x->name};
-        w->lo[TLOG_ACC_TOTAL] = x->total.sk.lo;
-        w->cap[TLOG_ACC_TOTAL] = x->total.sk.cap;
-        w->lo[TLOG_ACC_COUNT] = y->count.sk.lo;
-        w->cap[TLOG_ACC_COUNT] = y->count.sk.cap;
-        w->lo[TLOG_ACC_SELF] = y->self.sk.lo;
-        w->cap[TLOG_ACC_SELF] = y->self.sk.cap;
-        slots += 1 + !x->count_same + !x->self_same;
+                               .title = !s->trust_site_titles ? x->name
+                                        : n->site                ? n->name
+                                                                 : NULL};
+        note_span(w, TLOG_ACC_TOTAL, &x->total.sk);
+        note_span(w, TLOG_ACC_COUNT, &y->count.sk);
+        note_span(w, TLOG_ACC_SELF, &y->self.sk);
+        while (part < TLOG_LATER_FRAMES && 1 + (f->nnodes - 1) * part / TLOG_LATER_FRAMES == i)
+            l->part_slot[part++] = slots;   /* as part_first */
+        slots += later_width(w);
     }
     size_t blocks = (slots + LATER_BLOCK - 1) / LATER_BLOCK;
-    if (slots > UINT32_MAX ||
-        !fit(s, (void **)&l->values, &l->capvalues, blocks * LATER_BLOCK * TLOG_LATER_FRAMES,
+    if (!fit(s, (void **)&l->values, &l->capvalues, blocks * LATER_BLOCK * TLOG_LATER_FRAMES,
              sizeof *l->values))
         return;
     l->slots = slots;
     l->nnodes = f->nnodes;
+    l->written = 0;
 }
 
 /* A large frame: later when it can be (above), else at once, after what
@@ -1105,10 +1222,9 @@ static int count_large_frame(tlog_summary *s, uint32_t g, const tlog_frame *f,
         s->nundo = 0;
         if (!count_node(s, grp->root, &f->nodes[0], s->nrows))
             return TLOG_ENOMEM;   /* it counted nothing; its values wait for no one */
-        if (++grp->later.frames == TLOG_LATER_FRAMES)
-            count_later(s, grp);
-        else
-            atomic_store_explicit(&s->waiting, true, memory_order_relaxed);
+        grp->later.written++;
+        count_part_due(s, grp);
+        atomic_store_explicit(&s->waiting, true, memory_order_relaxed);
         return TLOG_OK;
     }
     count_later(s, grp);

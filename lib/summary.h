@@ -114,27 +114,35 @@ typedef struct tlog_hitch {
  * counted later only where each node has these (summary.c: put_later). */
 typedef struct tlog_later_node {
     uint32_t parent;          /* its parent's node index */
-    uint32_t slot;            /* its first value's (summary.c: later_slot) */
     uint8_t kind;
     uint8_t flags;            /* the row's: a node with others is counted now */
     uint8_t count_same;       /* the row's; 0: its count is a value to keep */
     bool self_same;           /* the row's; false: its self time is one */
-    uint16_t lo[3], cap[3];   /* the buckets its histograms hold, TLOG_ACC_ order */
-    const char *kept;         /* its row's title */
+    /* The totals its histogram holds the buckets of: total_n values from
+     * total_lo (a compare, where most nodes have nothing else to check). */
+    uint32_t total_lo, total_n;
+    /* The buckets its count's and self time's histograms hold, where kept. */
+    uint16_t count_lo, count_cap, self_lo, self_cap;
+    /* Its title: in a summary that trusts site titles, the address of its
+     * site's (NULL without one); else its row's (a kept string). */
+    const char *title;
 } tlog_later_node;
 
-/* A group's frames waiting to be counted: each one's values of the kept
- * quantities, node after node, in `slots` slots (summary.c: later_slot). */
+#define TLOG_LATER_FRAMES 32u
+
+/* A group's frames counted later: each one's values of the kept
+ * quantities, node after node, in `slots` slots (summary.c: later_slot),
+ * the last TLOG_LATER_FRAMES frames' in turn. Its nodes are counted in
+ * TLOG_LATER_FRAMES parts, one after each frame (summary.c: count_part). */
 typedef struct tlog_later {
-    tlog_later_node *nodes;   /* by node index; nnodes 0: no frame waits */
+    tlog_later_node *nodes;   /* by node index; nnodes 0: none is */
     size_t nnodes, capnodes;
     size_t slots;
     uint32_t *values;         /* TLOG_LATER_FRAMES values a slot */
     size_t capvalues;
-    unsigned frames;          /* frames waiting */
+    uint64_t written;         /* frames whose values were written */
+    size_t part_slot[TLOG_LATER_FRAMES];   /* each part's first slot */
 } tlog_later;
-
-#define TLOG_LATER_FRAMES 16u
 
 /* A (thread name, root title) pair: its root row, the frames it saw
  * lately (for the hitch quantile) and what the last frame's rows mapped

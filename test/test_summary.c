@@ -1425,7 +1425,9 @@ enum later_event {
     LATER_HUGE,     /* P9/L9 past 2^32 ns */
     LATER_INNER,    /* P5/L2 with a child: another shape */
     LATER_SMALL,    /* only P10 and P11: the same group, far fewer rows */
-    LATER_OTHER     /* another root: another group, as large */
+    LATER_OTHER,    /* another root: another group, as large */
+    LATER_RENAMED,  /* P4/L5 titled R5: the same shape, another row */
+    LATER_RESITED   /* P4/L6 from another call site of the same title */
 };
 
 static enum later_event later_event_of(int k)
@@ -1437,6 +1439,8 @@ static enum later_event later_event_of(int k)
     case 20: return LATER_INNER;
     case 26: return LATER_SMALL;
     case 31: case 32: return LATER_OTHER;
+    case 36: case 37: return LATER_RENAMED;
+    case 46: case 47: return LATER_RESITED;
     default: return LATER_PLAIN;
     }
 }
@@ -1454,8 +1458,12 @@ static void later_frame(tlog_log *log, uint64_t *t, enum later_event e)
         at_ns(*t += 1 + rng() % 20);
         tlog_log_begin(log, parent);
         for (int i = 0; i < LATER_LEAVES; i++) {
-            snprintf(name, sizeof name, "L%d", i);
-            const tlog_site *leaf = site_named(name);
+            snprintf(name, sizeof name, "%c%d", e == LATER_RENAMED && p == 4 && i == 5 ? 'R' : 'L',
+                     i);
+            const tlog_site *leaf =
+                e == LATER_RESITED && p == 4 && i == 6
+                    ? tlog_site_intern(name, "other.c", "test", 2, TLOG_LEVEL_COARSE)
+                    : site_named(name);
             int runs = e == LATER_TWICE && p == 3 && i == 7 ? 2 : 1;
             for (int r = 0; r < runs; r++) {
                 at_ns(*t += 1 + rng() % 5);
@@ -1518,7 +1526,9 @@ static void add_twice(tlog_summary *s, tlog_summary *merged, const tlog_frame *f
  * frame (a frame waits) or only at the end (columns fill up), from the
  * log's own statistics (titles known by address) or a summary's, through
  * a merge either way, and after a reset; frames that part a count, widen
- * a histogram, go past 2^32 ns, change shape or group come between. */
+ * a histogram, go past 2^32 ns, change shape or group, or title a node
+ * otherwise (another text, or the same from another call site) come
+ * between. */
 static void large_frames_counted_later_match_frames_counted_at_once(void **state)
 {
     (void)state;
@@ -1579,6 +1589,30 @@ static void large_frames_counted_later_match_frames_counted_at_once(void **state
     tlog_summary *summaries[] = {each, last, merged, fed, copy, twice, fresh};
     for (size_t i = 0; i < sizeof summaries / sizeof *summaries; i++)
         tlog_summary_destroy(summaries[i]);
+    tlog_destroy(log);
+}
+
+/* A long run of large frames like each other, read now and then (in the
+ * middle of a turn of the frames whose values wait, and after many), counts
+ * each frame once, as counting each at once would. */
+static void a_long_run_of_large_frames_counts_each_once(void **state)
+{
+    (void)state;
+    rng_state = 61;
+    tlog_log *log = later_log(false);
+    tlog_summary *s = make_summary(NULL), *merged = make_summary(NULL);
+    uint64_t t = 0;
+    for (int k = 1; k <= 150; k++) {
+        later_frame(log, &t, k % 40 == 0 ? LATER_SPREAD : LATER_PLAIN);
+        tlog_frame *f = pop(log);
+        add_twice(s, merged, f);
+        tlog_frame_release(f);
+        if (k == 45 || k == 117 || k == 150)
+            same_csv(s, merged);
+    }
+    assert_int_equal(stat_info(tlog_summary_root(s, 0)).frames, 150);
+    tlog_summary_destroy(s);
+    tlog_summary_destroy(merged);
     tlog_destroy(log);
 }
 
@@ -2811,6 +2845,7 @@ int main(void)
         cmocka_unit_test(titles_at_an_address_used_again_are_told_apart),
         cmocka_unit_test(an_add_out_of_memory_changes_nothing),
         cmocka_unit_test(large_frames_counted_later_match_frames_counted_at_once),
+        cmocka_unit_test(a_long_run_of_large_frames_counts_each_once),
         cmocka_unit_test(large_frames_counted_later_into_saturated_rows),
         cmocka_unit_test(readers_together_read_the_frames_waiting),
         cmocka_unit_test(a_large_add_out_of_memory_changes_nothing),
