@@ -26,8 +26,10 @@
  * the 257th frame of a log and a summary on (or later, where the runs
  * before it took more frames); the second, the same measures over the
  * runs before that, from the second run of frames on: at 100,000 rows
- * (four frames a run) the first frames of a log, while histograms still
- * widen to the spread of their rows' timings.
+ * (sixteen frames a run) the first frames of a log, while histograms still
+ * widen to the spread of their rows' timings. A summary counts frames that
+ * large in parts, a part after each frame (summary.c: counting later), so
+ * every frame of a run pays alike.
  *
  * Usage: bench_stats [runs]   (default 11)
  */

@@ -30,7 +30,8 @@
  *   STREAM            tlog_stream.lock            frames for the writer
  *   SUBSCRIBERS       tlog_log.subs.lock          subscriptions
  *   STATS             tlog_log.stats.lock         statistics across frames
- *   SUMMARY           tlog_summary.settle_lock    frames a summary counts later
+ *   SUMMARY           tlog_summary.settle_lock    frames a summary counts later,
+ *                                                 counted by its first reader
  *   ERRORS            tlog_log.errors.lock        reports and their counts
  *
  * Around fork() the process-wide ones (DEFAULT_LOG, THREAD_STATES, the

@@ -16,7 +16,9 @@
  * that reading or merging many groups takes time in proportion to them.
  * It is all or nothing: when something cannot be had half-way, the counts
  * of the pass are taken back (from a note of what subtracting them cannot
- * restore), and the rows it made, newest first. Merging summaries makes
+ * restore), and the rows it made, newest first. A large frame like the
+ * last of its group is counted later, a part of its rows after each frame
+ * (see "Counting frames later"), which readers make up for first. Merging summaries makes
  * and widens everything first, then adds; its counts saturate, as sums
  * do, rather than wrap.
  */
@@ -835,19 +837,25 @@ static int count_frame(tlog_summary *s, uint32_t g, const tlog_frame *f, uint64_
  * A frame of LATER_FROM nodes or more that has the rows of its group's
  * last frame, each value below 2^32, and no node that parts a row's self
  * time or count from what it was, is not counted into its rows while it
- * is added: its values go, node after node, into a column of the group's,
- * and TLOG_LATER_FRAMES columns are counted into the rows at once, when
- * they are full or when the summary is read or changed otherwise. Its
- * root is counted at once (the hitches read it), and a histogram that
- * does not hold a value's bucket is widened at once (a frame's values
- * seldom need it). A row's lines are then read and written once for all
- * those frames: in a frame that outgrows the caches, reading and writing
- * each row's line and its histogram's in every frame was most of what its
- * statistics cost, and a column is written in order. The figures are
- * what counting each frame at once gives: sums, extremes and buckets add
- * up the same in any order.
+ * is added: its values go, node after node, into the group's slots, where
+ * the last TLOG_LATER_FRAMES frames' wait, and after each frame one part
+ * of the nodes (a TLOG_LATER_FRAMES-th) is counted into its rows, all its
+ * frames waiting at once; the summary counts everything waiting before it
+ * is read or changed otherwise. Its root is counted at once (the hitches
+ * read it), and a histogram that does not hold a value's bucket is widened
+ * at once (a frame's values seldom need it). A row's lines are then read
+ * and written once every TLOG_LATER_FRAMES frames: in a frame that
+ * outgrows the caches, reading and writing each row's line and its
+ * histogram's in every frame was most of what its statistics cost, and
+ * the slots are written in order. The figures are what counting each
+ * frame at once gives: sums, extremes and buckets add up the same in any
+ * order.
  */
 #define LATER_FROM 4096u
+
+/* timerlog.h says what letting frames wait costs a row: this and
+ * TLOG_LATER_FRAMES values of 4 bytes. */
+_Static_assert(sizeof(tlog_later_node) == 32, "a row's plan is 32 bytes");
 
 /* The values of a frame waiting: one a slot, a slot being a kept quantity
  * of a node (its total, then its count and self time where they are
@@ -1242,8 +1250,10 @@ static int count_any_frame(tlog_summary *s, uint32_t g, const tlog_frame *f, uin
     tlog_group *grp = &s->groups[g];
     if (f->nnodes >= LATER_FROM)
         return count_large_frame(s, g, f, refused);
-    count_later(s, grp);
-    grp->later.nnodes = 0;
+    if (grp->later.nnodes) {
+        count_later(s, grp);
+        grp->later.nnodes = 0;
+    }
     return count_frame(s, g, f, refused);
 }
 

@@ -1322,6 +1322,15 @@ TLOG_API void tlog_reader_close(tlog_reader *reader) TLOG_NOEXCEPT;
  * A summary is not locked: one thread at a time may change it, and reading
  * functions may run together while none does. Row pointers stay valid
  * until the summary is next changed (add, merge, reset) or destroyed.
+ * Large frames (4,096 rows or more) like the one before them in their group
+ * are counted into their rows in parts, after the frames that follow (at
+ * most 32 wait), so that each add costs alike and little; every reading
+ * function first counts what waits (the first of readers running together
+ * does, the others wait for it), so what is read holds every frame added.
+ * What lets them wait is memory the summary holds (tlog_summary_info.bytes):
+ * 160 bytes per row of such a group, and 128 more for each of a row's self
+ * time and count where they are kept apart (a parent's self time, a count
+ * that changed).
  * Hitch frames hold a reference, and are frames like any other: a summary
  * holding frames of a log is destroyed (or reset) before the log, and one
  * holding frames from a reader before the reader is closed.
