@@ -323,10 +323,12 @@ static void drop_newest_row(tlog_summary *s)
 
 static void later_free(tlog_summary *s, tlog_later *l)
 {
-    s->bytes -= l->capnodes * sizeof *l->nodes + l->capvalues * sizeof *l->values;
+    if (!l)
+        return;
+    s->bytes -= sizeof *l + l->capnodes * sizeof *l->nodes + l->capvalues * sizeof *l->values;
     free(l->nodes);
     free(l->values);
-    memset(l, 0, sizeof *l);
+    free(l);
 }
 
 static void group_free(tlog_summary *s, tlog_group *g)
@@ -340,7 +342,8 @@ static void group_free(tlog_summary *s, tlog_group *g)
     if (g->seen)
         s->bytes -= g->capmap * sizeof *g->seen;
     free(g->seen);
-    later_free(s, &g->later);
+    later_free(s, g->later);
+    g->later = NULL;
 }
 
 static bool same_group(const tlog_summary *s, const tlog_group *g, const char *thread,
@@ -954,7 +957,7 @@ static __attribute__((noinline)) bool widen_later(tlog_summary *s, uint32_t r, i
 static inline bool later_total(tlog_summary *s, const tlog_group *g, size_t i, uint64_t v,
                                later_cursor *c)
 {
-    tlog_later_node *w = &g->later.nodes[i];
+    tlog_later_node *w = &g->later->nodes[i];
     if (TLOG_UNLIKELY(v - w->total_lo >= w->total_n) &&
         !widen_later(s, g->map[i], TLOG_ACC_TOTAL, v, w))
         return false;
@@ -966,7 +969,7 @@ static inline bool later_total(tlog_summary *s, const tlog_group *g, size_t i, u
 static inline bool later_value(tlog_summary *s, const tlog_group *g, size_t i, int q,
                                uint64_t v, later_cursor *c)
 {
-    tlog_later_node *w = &g->later.nodes[i];
+    tlog_later_node *w = &g->later->nodes[i];
     unsigned lo = q == TLOG_ACC_COUNT ? w->count_lo : w->self_lo;
     unsigned cap = q == TLOG_ACC_COUNT ? w->count_cap : w->self_cap;
     if ((v > UINT32_MAX || tlog_bucket_of_(v) - lo >= cap) && !widen_later(s, g->map[i], q, v, w))
@@ -984,7 +987,7 @@ static __attribute__((noinline)) bool same_site_title(tlog_summary *s, const tlo
     if (frame_title(s, n->name) != s->hot[g->map[i]].name)
         return false;
     if (n->site)
-        g->later.nodes[i].title = n->name;
+        g->later->nodes[i].title = n->name;
     return true;
 }
 
@@ -994,8 +997,8 @@ static __attribute__((noinline)) bool same_site_title(tlog_summary *s, const tlo
  * addresses noted). */
 static bool put_later(tlog_summary *s, tlog_group *g, const tlog_frame *f)
 {
-    const tlog_later *l = &g->later;
-    if (!l->nnodes || l->nnodes != f->nnodes)
+    const tlog_later *l = g->later;
+    if (!l || !l->nnodes || l->nnodes != f->nnodes)
         return false;
     const tlog_node *nodes = f->nodes;
     bool trusted = s->trust_site_titles;
@@ -1057,7 +1060,7 @@ static inline void count_values(tlog_acc *a, const uint32_t *v, size_t stride, u
 static inline void fetch_later(const tlog_summary *s, const tlog_group *g, size_t i,
                                size_t slot, unsigned last)
 {
-    const tlog_later *l = &g->later;
+    const tlog_later *l = g->later;
     if (i + AHEAD < l->nnodes)
         __builtin_prefetch(&s->hot[g->map[i + AHEAD]], 1);
     if (i + AHEAD / 2 < l->nnodes) {
@@ -1094,7 +1097,7 @@ static inline size_t part_first(const tlog_later *l, unsigned p)
  * holds its values' buckets already. */
 static void count_part(tlog_summary *s, tlog_group *g, unsigned p, unsigned n)
 {
-    tlog_later *l = &g->later;
+    tlog_later *l = g->later;
     if (!n)
         return;
     unsigned last = (unsigned)((l->written - 1) % TLOG_LATER_FRAMES);
@@ -1128,7 +1131,7 @@ static void count_part(tlog_summary *s, tlog_group *g, unsigned p, unsigned n)
  * is written: the frames of a group cost alike, none counts them all. */
 static void count_part_due(tlog_summary *s, tlog_group *g)
 {
-    uint64_t last = g->later.written - 1;
+    uint64_t last = g->later->written - 1;
     count_part(s, g, (unsigned)(last % TLOG_LATER_FRAMES),
                last < TLOG_LATER_FRAMES ? (unsigned)last + 1 : TLOG_LATER_FRAMES);
 }
@@ -1136,8 +1139,8 @@ static void count_part_due(tlog_summary *s, tlog_group *g)
 /* Counts every part's frames waiting, and starts the turn afresh. */
 static void count_later(tlog_summary *s, tlog_group *g)
 {
-    tlog_later *l = &g->later;
-    if (!l->written)
+    tlog_later *l = g->later;
+    if (!l || !l->written)
         return;
     uint64_t last = l->written - 1;
     for (unsigned p = 0; p < TLOG_LATER_FRAMES; p++)
@@ -1173,7 +1176,8 @@ static void stop_later(tlog_summary *s)
 {
     count_all_later(s);
     for (size_t g = 0; g < s->ngroups; g++)
-        s->groups[g].later.nnodes = 0;
+        if (s->groups[g].later)
+            s->groups[g].later->nnodes = 0;
 }
 
 /* After frame f was counted at once in group g: what its nodes' rows let
@@ -1182,7 +1186,14 @@ static void stop_later(tlog_summary *s)
  * nothing lost, when memory runs out. */
 static void plan_later(tlog_summary *s, tlog_group *g, const tlog_frame *f, uint64_t refused)
 {
-    tlog_later *l = &g->later;
+    if (!g->later && !refused) {
+        if (!(g->later = tlog_calloc_(1, sizeof *g->later)))
+            return;
+        s->bytes += sizeof *g->later;
+    }
+    tlog_later *l = g->later;
+    if (!l)
+        return;
     l->nnodes = 0;
     if (refused || !fit(s, (void **)&l->nodes, &l->capnodes, f->nnodes, sizeof *l->nodes))
         return;
@@ -1230,13 +1241,14 @@ static int count_large_frame(tlog_summary *s, uint32_t g, const tlog_frame *f,
         s->nundo = 0;
         if (!count_node(s, grp->root, &f->nodes[0], s->nrows))
             return TLOG_ENOMEM;   /* it counted nothing; its values wait for no one */
-        grp->later.written++;
+        grp->later->written++;
         count_part_due(s, grp);
         atomic_store_explicit(&s->waiting, true, memory_order_relaxed);
         return TLOG_OK;
     }
     count_later(s, grp);
-    grp->later.nnodes = 0;   /* counting may change its rows, and the map */
+    if (grp->later)
+        grp->later->nnodes = 0;   /* counting may change its rows, and the map */
     int rc = count_nodes(s, g, f, refused, true);
     if (rc == TLOG_OK)
         plan_later(s, grp, f, *refused);
@@ -1250,9 +1262,9 @@ static int count_any_frame(tlog_summary *s, uint32_t g, const tlog_frame *f, uin
     tlog_group *grp = &s->groups[g];
     if (f->nnodes >= LATER_FROM)
         return count_large_frame(s, g, f, refused);
-    if (grp->later.nnodes) {
+    if (grp->later && grp->later->nnodes) {
         count_later(s, grp);
-        grp->later.nnodes = 0;
+        grp->later->nnodes = 0;
     }
     return count_frame(s, g, f, refused);
 }
@@ -1727,8 +1739,11 @@ static void release_all(tlog_summary *s)
             free(s->groups[g].window.u.heap);
         free(s->groups[g].map);
         free(s->groups[g].seen);
-        free(s->groups[g].later.nodes);
-        free(s->groups[g].later.values);
+        if (s->groups[g].later) {
+            free(s->groups[g].later->nodes);
+            free(s->groups[g].later->values);
+        }
+        free(s->groups[g].later);
     }
     while (s->arena) {
         tlog_arena_block *next = s->arena->next;

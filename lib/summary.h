@@ -165,7 +165,7 @@ typedef struct tlog_group {
      * address is compared first. */
     const char **seen;
     size_t trusted;
-    tlog_later later;
+    tlog_later *later;       /* NULL until a frame of the group is large */
 } tlog_group;
 
 /* What a title of the frame being added (at `title`) is, as a kept string
