@@ -110,7 +110,7 @@ typedef struct tlog_hitch {
 } tlog_hitch;
 
 /* What counting a frame later needs of one of its nodes (the root
- * aside), as the group's last frame counted now left its row: a frame is
+ * aside), as the group's last frame counted at once left its row: a frame is
  * counted later only where each node has these (summary.c: put_later). */
 typedef struct tlog_later_node {
     uint32_t parent;          /* its parent's node index */
