@@ -950,14 +950,13 @@ static __attribute__((noinline)) bool widen_later(tlog_summary *s, uint32_t r, i
     return true;
 }
 
-/* Puts total v of node i in its slot, after widening its row's histogram
- * where it does not hold v's bucket (most frames' values fall in buckets
- * their rows have seen, but in a frame of many rows some row's seldom
- * does not). */
-static inline bool later_total(tlog_summary *s, const tlog_group *g, size_t i, uint64_t v,
-                               later_cursor *c)
+/* Puts total v of node i (whose plan is w) in its slot, after widening
+ * its row's histogram where it does not hold v's bucket (most frames'
+ * values fall in buckets their rows have seen, but in a frame of many rows
+ * some row's seldom does not). */
+static inline bool later_total(tlog_summary *s, const tlog_group *g, size_t i,
+                               tlog_later_node *w, uint64_t v, later_cursor *c)
 {
-    tlog_later_node *w = &g->later->nodes[i];
     if (TLOG_UNLIKELY(v - w->total_lo >= w->total_n) &&
         !widen_later(s, g->map[i], TLOG_ACC_TOTAL, v, w))
         return false;
@@ -966,10 +965,9 @@ static inline bool later_total(tlog_summary *s, const tlog_group *g, size_t i, u
 }
 
 /* The same for its count or self time (q), which few nodes keep. */
-static inline bool later_value(tlog_summary *s, const tlog_group *g, size_t i, int q,
-                               uint64_t v, later_cursor *c)
+static inline bool later_value(tlog_summary *s, const tlog_group *g, size_t i,
+                               tlog_later_node *w, int q, uint64_t v, later_cursor *c)
 {
-    tlog_later_node *w = &g->later->nodes[i];
     unsigned lo = q == TLOG_ACC_COUNT ? w->count_lo : w->self_lo;
     unsigned cap = q == TLOG_ACC_COUNT ? w->count_cap : w->self_cap;
     if ((v > UINT32_MAX || tlog_bucket_of_(v) - lo >= cap) && !widen_later(s, g->map[i], q, v, w))
@@ -1001,24 +999,26 @@ static bool put_later(tlog_summary *s, tlog_group *g, const tlog_frame *f)
     if (!l || !l->nnodes || l->nnodes != f->nnodes)
         return false;
     const tlog_node *nodes = f->nodes;
+    size_t nnodes = f->nnodes;
+    tlog_later_node *plan = l->nodes;
     bool trusted = s->trust_site_titles;
     unsigned at = (unsigned)(l->written % TLOG_LATER_FRAMES);
     later_cursor c = {l, later_slot(l, 0, at), 0, at};
-    for (size_t i = 1; i < f->nnodes; i++) {
-        if (i + AHEAD < f->nnodes)
+    for (size_t i = 1; i < nnodes; i++) {
+        if (i + AHEAD < nnodes)
             __builtin_prefetch(&nodes[i + AHEAD]);   /* as fetch_ahead */
         const tlog_node *n = &nodes[i];
-        tlog_later_node *w = &l->nodes[i];
+        tlog_later_node *w = &plan[i];
         size_t parent = n->parent ? (size_t)(n->parent - nodes) : i;
         if (parent != w->parent || n->kind != w->kind || (n->flags & ~w->flags) ||
             (trusted ? (n->name != w->title || !w->title) && !same_site_title(s, g, i, n)
                      : frame_title(s, n->name) != w->title))
             return false;
-        if (!later_total(s, g, i, n->total_ns, &c) ||
+        if (!later_total(s, g, i, w, n->total_ns, &c) ||
             (w->count_same ? n->count != w->count_same
-                           : !later_value(s, g, i, TLOG_ACC_COUNT, n->count, &c)) ||
+                           : !later_value(s, g, i, w, TLOG_ACC_COUNT, n->count, &c)) ||
             (w->self_same ? n->self_ns != n->total_ns
-                          : !later_value(s, g, i, TLOG_ACC_SELF, n->self_ns, &c)))
+                          : !later_value(s, g, i, w, TLOG_ACC_SELF, n->self_ns, &c)))
             return false;
     }
     return true;
