@@ -17,9 +17,7 @@ static uint64_t bucket_value(unsigned i)
 {
     if (i < 2 * TLOG_SKETCH_SUB)
         return i;
-    unsigned e = i / TLOG_SKETCH_SUB + 5u;
-    uint64_t low = (uint64_t)(TLOG_SKETCH_SUB + i % TLOG_SKETCH_SUB) << (e - 6u);
-    return low + ((uint64_t)1 << (e - 6u)) / 2;
+    return tlog_bucket_low_(i) + ((uint64_t)1 << (i / TLOG_SKETCH_SUB - 1u)) / 2;
 }
 
 bool tlog_sketch_widen_(size_t *bytes, tlog_sketch *sk, unsigned i)

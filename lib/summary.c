@@ -898,15 +898,6 @@ static inline void later_put(later_cursor *c, uint32_t v)
     }
 }
 
-/* The lowest value of bucket i. */
-static inline uint64_t bucket_low(unsigned i)
-{
-    if (i < 2 * TLOG_SKETCH_SUB)
-        return i;
-    unsigned e = i / TLOG_SKETCH_SUB - 1;
-    return (uint64_t)(i - TLOG_SKETCH_SUB * e) << e;
-}
-
 /* The values a node's slots take (how many a node has). */
 static inline unsigned later_width(const tlog_later_node *w)
 {
@@ -918,9 +909,10 @@ static inline unsigned later_width(const tlog_later_node *w)
 static void note_span(tlog_later_node *w, int q, const tlog_sketch *sk)
 {
     if (q == TLOG_ACC_TOTAL) {
-        uint64_t lo = bucket_low(sk->lo);
-        uint64_t end = sk->lo + sk->cap < TLOG_SKETCH_BUCKETS ? bucket_low(sk->lo + sk->cap)
-                                                              : UINT64_MAX;
+        uint64_t lo = tlog_bucket_low_(sk->lo);
+        uint64_t end = sk->lo + sk->cap < TLOG_SKETCH_BUCKETS
+                           ? tlog_bucket_low_(sk->lo + sk->cap)
+                           : UINT64_MAX;
         if (end > UINT32_MAX)
             end = UINT32_MAX;
         w->total_lo = lo < end ? (uint32_t)lo : 0;
@@ -1086,10 +1078,10 @@ static inline void count_turn(tlog_acc *a, const tlog_later *l, size_t slot, uns
         count_values(a, later_slot(l, slot, 0), LATER_BLOCK, n - before_end, sat);
 }
 
-/* The nodes of part p of a frame counted later. */
-static inline size_t part_first(const tlog_later *l, unsigned p)
+/* The first node of part p of a frame of nnodes nodes counted later. */
+static inline size_t part_first(size_t nnodes, unsigned p)
 {
-    return 1 + (l->nnodes - 1) * p / TLOG_LATER_FRAMES;
+    return 1 + (nnodes - 1) * p / TLOG_LATER_FRAMES;
 }
 
 /* Counts into their rows the values of part p's nodes of the last n frames
@@ -1101,7 +1093,7 @@ static void count_part(tlog_summary *s, tlog_group *g, unsigned p, unsigned n)
     if (!n)
         return;
     unsigned last = (unsigned)((l->written - 1) % TLOG_LATER_FRAMES);
-    size_t from = part_first(l, p), to = part_first(l, p + 1);
+    size_t from = part_first(l->nnodes, p), to = part_first(l->nnodes, p + 1);
     size_t slot = l->part_slot[p], ahead = slot;   /* of nodes i and i + AHEAD / 2 */
     for (size_t j = from; j < from + AHEAD / 2 && j < l->nnodes; j++)
         ahead += later_width(&l->nodes[j]);
@@ -1170,32 +1162,40 @@ void tlog_summary_settle_slow_(const tlog_summary *cs)
     tlog_unlock_(&s->settle_lock);
 }
 
-/* Counts what waits, and forgets what let frames wait: the rows are to
- * change otherwise (a merge). */
-static void stop_later(tlog_summary *s)
+/* Counts what waits in group g, and forgets what let its frames wait:
+ * its rows are to change otherwise (a frame counted at once, a merge). A
+ * group has frames waiting only while it has a plan. */
+static void drop_later(tlog_summary *s, tlog_group *g)
 {
-    count_all_later(s);
-    for (size_t g = 0; g < s->ngroups; g++)
-        if (s->groups[g].later)
-            s->groups[g].later->nnodes = 0;
+    if (!g->later || !g->later->nnodes)
+        return;
+    count_later(s, g);
+    g->later->nnodes = 0;
 }
 
-/* After frame f was counted at once in group g: what its nodes' rows let
- * the frames after it have to be counted later. None where it has nodes
- * left out (past max_rows: a later frame's may not be), and none, with
- * nothing lost, when memory runs out. */
+/* The same for every group, before a merge changes their rows. */
+static void stop_later(tlog_summary *s)
+{
+    for (size_t g = 0; g < s->ngroups; g++)
+        drop_later(s, &s->groups[g]);
+    atomic_store_explicit(&s->waiting, false, memory_order_release);
+}
+
+/* After frame f was counted at once in group g (its plan dropped before):
+ * what its nodes' rows let the frames after it have to be counted later.
+ * None where it has nodes left out (past max_rows: a later frame's may not
+ * be), and none, with nothing lost, when memory runs out. */
 static void plan_later(tlog_summary *s, tlog_group *g, const tlog_frame *f, uint64_t refused)
 {
-    if (!g->later && !refused) {
+    if (refused)
+        return;
+    if (!g->later) {
         if (!(g->later = tlog_calloc_(1, sizeof *g->later)))
             return;
         s->bytes += sizeof *g->later;
     }
     tlog_later *l = g->later;
-    if (!l)
-        return;
-    l->nnodes = 0;
-    if (refused || !fit(s, (void **)&l->nodes, &l->capnodes, f->nnodes, sizeof *l->nodes))
+    if (!fit(s, (void **)&l->nodes, &l->capnodes, f->nnodes, sizeof *l->nodes))
         return;
     size_t slots = 0;
     unsigned part = 0;
@@ -1215,8 +1215,8 @@ static void plan_later(tlog_summary *s, tlog_group *g, const tlog_frame *f, uint
         note_span(w, TLOG_ACC_TOTAL, &x->total.sk);
         note_span(w, TLOG_ACC_COUNT, &y->count.sk);
         note_span(w, TLOG_ACC_SELF, &y->self.sk);
-        while (part < TLOG_LATER_FRAMES && 1 + (f->nnodes - 1) * part / TLOG_LATER_FRAMES == i)
-            l->part_slot[part++] = slots;   /* as part_first */
+        while (part < TLOG_LATER_FRAMES && part_first(f->nnodes, part) == i)
+            l->part_slot[part++] = slots;
         slots += later_width(w);
     }
     size_t blocks = (slots + LATER_BLOCK - 1) / LATER_BLOCK;
@@ -1246,9 +1246,7 @@ static int count_large_frame(tlog_summary *s, uint32_t g, const tlog_frame *f,
         atomic_store_explicit(&s->waiting, true, memory_order_relaxed);
         return TLOG_OK;
     }
-    count_later(s, grp);
-    if (grp->later)
-        grp->later->nnodes = 0;   /* counting may change its rows, and the map */
+    drop_later(s, grp);   /* counting may change its rows, and the map */
     int rc = count_nodes(s, g, f, refused, true);
     if (rc == TLOG_OK)
         plan_later(s, grp, f, *refused);
@@ -1259,13 +1257,9 @@ static int count_large_frame(tlog_summary *s, uint32_t g, const tlog_frame *f,
  * others are counted at once, after what waits. */
 static int count_any_frame(tlog_summary *s, uint32_t g, const tlog_frame *f, uint64_t *refused)
 {
-    tlog_group *grp = &s->groups[g];
     if (f->nnodes >= LATER_FROM)
         return count_large_frame(s, g, f, refused);
-    if (grp->later && grp->later->nnodes) {
-        count_later(s, grp);
-        grp->later->nnodes = 0;
-    }
+    drop_later(s, &s->groups[g]);
     return count_frame(s, g, f, refused);
 }
 
@@ -1739,11 +1733,7 @@ static void release_all(tlog_summary *s)
             free(s->groups[g].window.u.heap);
         free(s->groups[g].map);
         free(s->groups[g].seen);
-        if (s->groups[g].later) {
-            free(s->groups[g].later->nodes);
-            free(s->groups[g].later->values);
-        }
-        free(s->groups[g].later);
+        later_free(s, s->groups[g].later);
     }
     while (s->arena) {
         tlog_arena_block *next = s->arena->next;

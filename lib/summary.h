@@ -261,6 +261,14 @@ static inline unsigned tlog_bucket_of_(uint64_t v)
     unsigned e = (unsigned)(63 - __builtin_clzll(v | TLOG_SKETCH_SUB)) - 6u;
     return TLOG_SKETCH_SUB * e + (unsigned)(v >> e);
 }
+/* The lowest value of bucket i (0 to TLOG_SKETCH_BUCKETS - 1). */
+static inline uint64_t tlog_bucket_low_(unsigned i)
+{
+    if (i < 2 * TLOG_SKETCH_SUB)
+        return i;
+    unsigned e = i / TLOG_SKETCH_SUB - 1u;
+    return (uint64_t)(TLOG_SKETCH_SUB + i % TLOG_SKETCH_SUB) << e;
+}
 /* Widens `sk` to hold bucket i, adding what it takes to *bytes; false when
  * memory ran out (it stays as it was). */
 TLOG_INTERNAL bool tlog_sketch_widen_(size_t *bytes, tlog_sketch *sk, unsigned i);
