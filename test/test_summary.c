@@ -125,6 +125,26 @@ static char *json_of(const tlog_summary *s)
     return read_back(fp);
 }
 
+/* Fails unless both summaries write the same CSV. */
+static void same_csv(const tlog_summary *a, const tlog_summary *b)
+{
+    char *x = csv_of(a), *y = csv_of(b);
+    assert_string_equal(x, y);
+    free(x);
+    free(y);
+}
+
+/* `s` fed with f, and `merged` with a summary of f alone: a frame counted
+ * at once, its group's first. */
+static void add_twice(tlog_summary *s, tlog_summary *merged, const tlog_frame *f)
+{
+    tlog_summary *one = make_summary(NULL);
+    assert_int_equal(tlog_summary_add(s, f), TLOG_OK);
+    assert_int_equal(tlog_summary_add(one, f), TLOG_OK);
+    assert_int_equal(tlog_summary_merge(merged, one), TLOG_OK);
+    tlog_summary_destroy(one);
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -1277,18 +1297,11 @@ static void frames_that_change_shape_count_as_frames_counted_apart(void **state)
         bool huge = k % 7 == 5;   /* 4901 rows and more */
         shaped_frame(log, &t, k, huge ? 70 : 8, huge ? 69 : 10);
         tlog_frame *f = pop(log);
-        tlog_summary *one = make_summary(NULL);
-        assert_int_equal(tlog_summary_add(fed, f), TLOG_OK);
-        assert_int_equal(tlog_summary_add(one, f), TLOG_OK);
-        assert_int_equal(tlog_summary_merge(merged, one), TLOG_OK);
-        tlog_summary_destroy(one);
+        add_twice(fed, merged, f);
         tlog_frame_release(f);
     }
     assert_true(summary_info(fed).rows > 4900);
-    char *x = csv_of(fed), *y = csv_of(merged);
-    assert_string_equal(x, y);
-    free(x);
-    free(y);
+    same_csv(fed, merged);
     /* A leaf called as often in every frame so far, then not. */
     const tlog_stat_row *p0 = stat_child(tlog_summary_root(fed, 0), "P0");
     tlog_stat_info l9 = stat_info(stat_child(p0, "L9")), l5 = stat_info(stat_child(p0, "L5"));
@@ -1501,30 +1514,10 @@ static tlog_log *later_log(bool stats)
     return make_log(&c);
 }
 
-/* Fails unless both summaries write the same CSV. */
-static void same_csv(const tlog_summary *a, const tlog_summary *b)
-{
-    char *x = csv_of(a), *y = csv_of(b);
-    assert_string_equal(x, y);
-    free(x);
-    free(y);
-}
-
-/* `s` fed with f, and `merged` with a summary of f alone: a frame counted
- * at once, its group's first. */
-static void add_twice(tlog_summary *s, tlog_summary *merged, const tlog_frame *f)
-{
-    tlog_summary *one = make_summary(NULL);
-    assert_int_equal(tlog_summary_add(s, f), TLOG_OK);
-    assert_int_equal(tlog_summary_add(one, f), TLOG_OK);
-    assert_int_equal(tlog_summary_merge(merged, one), TLOG_OK);
-    tlog_summary_destroy(one);
-}
-
 /* Large frames like the one before are counted later, and what is read
  * of them is what counting each at once gives, whether read after each
- * frame (a frame waits) or only at the end (columns fill up), from the
- * log's own statistics (titles known by address) or a summary's, through
+ * frame (a frame waits) or only at the end (parts counted after each
+ * frame), from the log's own statistics (titles known by address) or a summary's, through
  * a merge either way, and after a reset; frames that part a count, widen
  * a histogram, go past 2^32 ns, change shape or group, or title a node
  * otherwise (another text, or the same from another call site) come
