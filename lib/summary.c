@@ -981,6 +981,13 @@ static __attribute__((noinline)) bool same_site_title(tlog_summary *s, const tlo
     return true;
 }
 
+/* How many nodes on the node a frame's values are put from asks for:
+ * further than AHEAD, because putting reads only the node's line and the
+ * plan's, in less time than counting a node at once takes, so the lines
+ * must be asked for earlier to come in time (with AHEAD the put waited on
+ * the nodes' lines twice as long). */
+enum { PUT_AHEAD = 128 };
+
 /* Whether frame f has what counting it later needs (above): then its
  * values wait in the group's slots. When it has not, nothing has
  * changed that counting it at once would not (histograms widened, titles'
@@ -997,8 +1004,8 @@ static bool put_later(tlog_summary *s, tlog_group *g, const tlog_frame *f)
     unsigned at = (unsigned)(l->written % TLOG_LATER_FRAMES);
     later_cursor c = {l, later_slot(l, 0, at), 0, at};
     for (size_t i = 1; i < nnodes; i++) {
-        if (i + AHEAD < nnodes)
-            __builtin_prefetch(&nodes[i + AHEAD]);   /* as fetch_ahead */
+        if (i + PUT_AHEAD < nnodes)
+            __builtin_prefetch(&nodes[i + PUT_AHEAD]);
         const tlog_node *n = &nodes[i];
         tlog_later_node *w = &plan[i];
         size_t parent = n->parent ? (size_t)(n->parent - nodes) : i;
@@ -1014,34 +1021,6 @@ static bool put_later(tlog_summary *s, tlog_group *g, const tlog_frame *f)
             return false;
     }
     return true;
-}
-
-/* Counts n values, `stride` apart, in `a`, whose histogram holds their
- * buckets; with `sat`, its buckets saturate. One count a value: counting a
- * run of values of one bucket at once was slower where a row's values
- * spread over many (a branch mispredicted each time the bucket changes). */
-static inline void count_values(tlog_acc *a, const uint32_t *v, size_t stride, unsigned n,
-                                bool sat)
-{
-    uint64_t sum = 0;
-    uint32_t min = UINT32_MAX, max = 0;
-    uint64_t *bins = tlog_bins_(&a->sk);
-    unsigned lo = a->sk.lo;
-    for (unsigned k = 0; k < n; k++, v += stride) {
-        uint32_t x = *v;
-        unsigned b = tlog_bucket_of_(x);
-        assert(b - lo < a->sk.cap);   /* what put_later made sure of */
-        sum += x;
-        min = x < min ? x : min;
-        max = x > max ? x : max;
-        uint64_t *bin = &bins[b - lo];
-        *bin = sat ? tlog_sat_add_(*bin, 1) : *bin + 1;
-    }
-    a->sum = tlog_sat_add_(a->sum, sum);
-    if (min < a->min)
-        a->min = min;
-    if (max > a->max)
-        a->max = max;
 }
 
 /* The lines counting node j's values reads and writes, asked for as
@@ -1063,19 +1042,70 @@ static inline void fetch_later(const tlog_summary *s, const tlog_group *g, size_
     }
 }
 
-/* Counts in `a` the values of slot `slot` of n frames in turn, the last
- * at `last` (the frames before it come before it, round the turn): in the
- * order they lie, which counting does not care for, and in one run where
- * they are all the turn's. */
-static inline void count_turn(tlog_acc *a, const tlog_later *l, size_t slot, unsigned last,
-                              unsigned n, bool sat)
+/* The frames of a turn counted, the last at `last`, n of them: in the
+ * order they lie, which counting does not care for, as at most two runs
+ * of positions, [from[k], to[k]) (the second empty unless they wrap). */
+typedef struct later_runs {
+    unsigned from[2], to[2];
+} later_runs;
+
+static later_runs turn_runs(unsigned last, unsigned n)
 {
     unsigned first = n == TLOG_LATER_FRAMES ? 0 : (last + TLOG_LATER_FRAMES + 1 - n) %
                                                       TLOG_LATER_FRAMES;
     unsigned before_end = TLOG_LATER_FRAMES - first < n ? TLOG_LATER_FRAMES - first : n;
-    count_values(a, later_slot(l, slot, first), LATER_BLOCK, before_end, sat);
-    if (n > before_end)
-        count_values(a, later_slot(l, slot, 0), LATER_BLOCK, n - before_end, sat);
+    return (later_runs){{first, 0}, {first + before_end, n - before_end}};
+}
+
+/* Most lanes count_lanes takes. */
+enum { LANES = 4 };
+
+/* Counts in a[k] the values of slot slot[k] of the frames of `runs`, for
+ * the k below `lanes` (at most LANES), side by side; with `sat`, their
+ * buckets saturate. One count a value: counting a run of values of one
+ * bucket at once was slower where a row's values spread over many (a
+ * branch mispredicted each time the bucket changes). But a row's values
+ * mostly fall in one bucket, and each count of it waits for the last to
+ * be stored: counting four rows' in turn overlaps four such waits. */
+static inline __attribute__((always_inline)) void
+count_lanes(tlog_acc *const *a, const tlog_later *l, const size_t *slot, unsigned lanes,
+            later_runs runs, bool sat)
+{
+    uint64_t sum[LANES], *bins[LANES];
+    uint32_t min[LANES], max[LANES];
+    unsigned lo[LANES];
+    for (unsigned k = 0; k < lanes; k++) {
+        sum[k] = 0;
+        min[k] = UINT32_MAX;
+        max[k] = 0;
+        bins[k] = tlog_bins_(&a[k]->sk);
+        lo[k] = a[k]->sk.lo;
+    }
+    for (int r = 0; r < 2; r++)
+        for (unsigned f = runs.from[r]; f < runs.to[r]; f++)
+            for (unsigned k = 0; k < lanes; k++) {
+                uint32_t x = *later_slot(l, slot[k], f);
+                unsigned b = tlog_bucket_of_(x) - lo[k];
+                assert(b < a[k]->sk.cap);   /* what put_later made sure of */
+                sum[k] += x;
+                min[k] = x < min[k] ? x : min[k];
+                max[k] = x > max[k] ? x : max[k];
+                bins[k][b] = sat ? tlog_sat_add_(bins[k][b], 1) : bins[k][b] + 1;
+            }
+    for (unsigned k = 0; k < lanes; k++) {
+        a[k]->sum = tlog_sat_add_(a[k]->sum, sum[k]);
+        if (min[k] < a[k]->min)
+            a[k]->min = min[k];
+        if (max[k] > a[k]->max)
+            a[k]->max = max[k];
+    }
+}
+
+/* Counts in `a` the values of slot `slot` of the frames of `runs`. */
+static __attribute__((noinline)) void count_one(tlog_acc *a, const tlog_later *l, size_t slot,
+                                               later_runs runs, bool sat)
+{
+    count_lanes(&a, l, &slot, 1, runs, sat);
 }
 
 /* The first node of part p of a frame of nnodes nodes counted later. */
@@ -1086,17 +1116,23 @@ static inline size_t part_first(size_t nnodes, unsigned p)
 
 /* Counts into their rows the values of part p's nodes of the last n frames
  * written (n at most TLOG_LATER_FRAMES). Cannot fail: every histogram
- * holds its values' buckets already. */
+ * holds its values' buckets already. Totals go LANES rows at a time
+ * (count_lanes), where no row's buckets may saturate; the few kept counts
+ * and self times one by one. */
 static void count_part(tlog_summary *s, tlog_group *g, unsigned p, unsigned n)
 {
     tlog_later *l = g->later;
     if (!n)
         return;
     unsigned last = (unsigned)((l->written - 1) % TLOG_LATER_FRAMES);
+    later_runs runs = turn_runs(last, n);
     size_t from = part_first(l->nnodes, p), to = part_first(l->nnodes, p + 1);
     size_t slot = l->part_slot[p], ahead = slot;   /* of nodes i and i + AHEAD / 2 */
     for (size_t j = from; j < from + AHEAD / 2 && j < l->nnodes; j++)
         ahead += later_width(&l->nodes[j]);
+    tlog_acc *lane[LANES];   /* totals waiting to be counted side by side */
+    size_t lane_slot[LANES];
+    unsigned lanes = 0;
     for (size_t i = from; i < to; i++) {
         fetch_later(s, g, i, ahead, last);
         if (i + AHEAD / 2 < l->nnodes)
@@ -1108,12 +1144,24 @@ static void count_part(tlog_summary *s, tlog_group *g, unsigned p, unsigned n)
          * they could. */
         bool sat = x->frames > UINT64_MAX - n;
         x->frames = tlog_sat_add_(x->frames, n);
-        count_turn(&x->total, l, slot++, last, n, sat);
+        if (sat) {
+            count_one(&x->total, l, slot, runs, true);
+        } else {
+            lane[lanes] = &x->total;
+            lane_slot[lanes] = slot;
+            if (++lanes == LANES) {
+                count_lanes(lane, l, lane_slot, LANES, runs, false);
+                lanes = 0;
+            }
+        }
+        slot++;
         if (!w->count_same)
-            count_turn(&s->rows[r].count, l, slot++, last, n, sat);
+            count_one(&s->rows[r].count, l, slot++, runs, sat);
         if (!w->self_same)
-            count_turn(&s->rows[r].self, l, slot++, last, n, sat);
+            count_one(&s->rows[r].self, l, slot++, runs, sat);
     }
+    for (unsigned k = 0; k < lanes; k++)
+        count_one(lane[k], l, lane_slot[k], runs, false);
 }
 
 /* After frame `written - 1` was written: its part is counted, all the
