@@ -10,7 +10,8 @@
 /* From this baseline on, a pair's uncertainty (tens of ns) is below 1e-4
  * of it and the rate is kept between resolves; a conversion before that
  * measures the rate again, over whatever baseline the process has by then.
- * The rate is measured again at every resolve, over an ever longer one. */
+ * A resolve measures it again over an ever longer one, once that has grown
+ * by a 64th (settled_rate_due). */
 #define TLOG_MIN_BASELINE_NS 1000000
 
 /* The shortest baseline any conversion uses (an error near 1e-3): only a
@@ -28,6 +29,7 @@ static struct {
     uint64_t tick0;
     _Atomic uint64_t rate_bits;
     _Atomic bool rate_settled;   /* measured over TLOG_MIN_BASELINE_NS or more */
+    _Atomic uint64_t measured;   /* the counter when the rate last was */
 } hw = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static pthread_once_t hw_once = PTHREAD_ONCE_INIT;
@@ -93,12 +95,29 @@ static uint64_t rate_to_bits(double rate)
     return bits;
 }
 
+/* Whether the settled rate is to be measured again: once its baseline has
+ * grown by a 64th since it last was. The rate so keeps getting more
+ * precise as the process runs, while a resolve seldom pays for a
+ * measurement (a lock and five reads of CLOCK_MONOTONIC, about a tenth of
+ * resolving a frame of ten rows). */
+static bool settled_rate_due(void)
+{
+    uint64_t last = atomic_load_explicit(&hw.measured, memory_order_relaxed) - hw.tick0;
+    return tlog_clock_now_() - hw.tick0 >= last + last / 64;
+}
+
 static double hw_measure(void)
 {
     pthread_once(&hw_once, hw_start);
     if (!TLOG_CLOCK_NEEDS_CALIBRATION)
         return 1.0;
+    if (atomic_load_explicit(&hw.rate_settled, memory_order_acquire) && !settled_rate_due())
+        return bits_to_rate(atomic_load_explicit(&hw.rate_bits, memory_order_relaxed));
     tlog_lock_(&hw.lock, TLOG_LOCK_CLOCK);
+    if (atomic_load_explicit(&hw.rate_settled, memory_order_relaxed) && !settled_rate_due()) {
+        tlog_unlock_(&hw.lock);   /* another thread measured it meanwhile */
+        return bits_to_rate(atomic_load_explicit(&hw.rate_bits, memory_order_relaxed));
+    }
     int64_t mono = 0;
     uint64_t tick = 0;
     read_pair(&mono, &tick);
@@ -106,8 +125,9 @@ static double hw_measure(void)
         read_pair(&mono, &tick);
     double rate = (double)(mono - hw.mono0) / (double)(tick - hw.tick0);
     atomic_store_explicit(&hw.rate_bits, rate_to_bits(rate), memory_order_relaxed);
+    atomic_store_explicit(&hw.measured, tick, memory_order_relaxed);
     if (mono - hw.mono0 >= TLOG_MIN_BASELINE_NS)
-        atomic_store_explicit(&hw.rate_settled, true, memory_order_relaxed);
+        atomic_store_explicit(&hw.rate_settled, true, memory_order_release);
     tlog_unlock_(&hw.lock);
     return rate;
 }
