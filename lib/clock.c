@@ -98,12 +98,20 @@ static uint64_t rate_to_bits(double rate)
 /* Whether the settled rate is to be measured again: once its baseline has
  * grown by a 64th since it last was. The rate so keeps getting more
  * precise as the process runs, while a resolve seldom pays for a
- * measurement (a lock and five reads of CLOCK_MONOTONIC, about a tenth of
- * resolving a frame of ten rows). */
+ * measurement (a lock and five reads of CLOCK_MONOTONIC, some 100 ns). */
 static bool settled_rate_due(void)
 {
     uint64_t last = atomic_load_explicit(&hw.measured, memory_order_relaxed) - hw.tick0;
     return tlog_clock_now_() - hw.tick0 >= last + last / 64;
+}
+
+/* The rate last measured, in *rate, where it is settled and not due. */
+static bool rate_kept(double *rate)
+{
+    if (!atomic_load_explicit(&hw.rate_settled, memory_order_acquire) || settled_rate_due())
+        return false;
+    *rate = bits_to_rate(atomic_load_explicit(&hw.rate_bits, memory_order_relaxed));
+    return true;
 }
 
 static double hw_measure(void)
@@ -111,19 +119,20 @@ static double hw_measure(void)
     pthread_once(&hw_once, hw_start);
     if (!TLOG_CLOCK_NEEDS_CALIBRATION)
         return 1.0;
-    if (atomic_load_explicit(&hw.rate_settled, memory_order_acquire) && !settled_rate_due())
-        return bits_to_rate(atomic_load_explicit(&hw.rate_bits, memory_order_relaxed));
+    double rate;
+    if (rate_kept(&rate))
+        return rate;
     tlog_lock_(&hw.lock, TLOG_LOCK_CLOCK);
-    if (atomic_load_explicit(&hw.rate_settled, memory_order_relaxed) && !settled_rate_due()) {
+    if (rate_kept(&rate)) {
         tlog_unlock_(&hw.lock);   /* another thread measured it meanwhile */
-        return bits_to_rate(atomic_load_explicit(&hw.rate_bits, memory_order_relaxed));
+        return rate;
     }
     int64_t mono = 0;
     uint64_t tick = 0;
     read_pair(&mono, &tick);
     while (mono - hw.mono0 < TLOG_FIRST_BASELINE_NS || tick == hw.tick0)
         read_pair(&mono, &tick);
-    double rate = (double)(mono - hw.mono0) / (double)(tick - hw.tick0);
+    rate = (double)(mono - hw.mono0) / (double)(tick - hw.tick0);
     atomic_store_explicit(&hw.rate_bits, rate_to_bits(rate), memory_order_relaxed);
     atomic_store_explicit(&hw.measured, tick, memory_order_relaxed);
     if (mono - hw.mono0 >= TLOG_MIN_BASELINE_NS)
