@@ -18,9 +18,9 @@
  * of the pass are taken back (from a note of what subtracting them cannot
  * restore), and the rows it made, newest first. A large frame like the
  * last of its group is counted later, a part of its rows after each frame
- * (see "Counting frames later"), which readers make up for first. Merging summaries makes
- * and widens everything first, then adds; its counts saturate, as sums
- * do, rather than wrap.
+ * (see "Counting frames later"), which readers make up for first.
+ * Merging summaries makes and widens everything first, then adds; its
+ * counts saturate, as sums do, rather than wrap.
  */
 #include <assert.h>
 #include <stdlib.h>

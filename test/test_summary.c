@@ -1514,11 +1514,22 @@ static tlog_log *later_log(bool stats)
     return make_log(&c);
 }
 
+/* A large frame recorded in `log` with event e, fed to `s` and, by a
+ * summary of it alone, to `merged` (add_twice). */
+static void later_add_twice(tlog_log *log, uint64_t *t, enum later_event e, tlog_summary *s,
+                            tlog_summary *merged)
+{
+    later_frame(log, t, e);
+    tlog_frame *f = pop(log);
+    add_twice(s, merged, f);
+    tlog_frame_release(f);
+}
+
 /* Large frames like the one before are counted later, and what is read
  * of them is what counting each at once gives, whether read after each
  * frame (a frame waits) or only at the end (parts counted after each
- * frame), from the log's own statistics (titles known by address) or a summary's, through
- * a merge either way, and after a reset; frames that part a count, widen
+ * frame), from the log's own statistics (titles known by address) or a
+ * summary's, through a merge either way, and after a reset; frames that part a count, widen
  * a histogram, go past 2^32 ns, change shape or group, or title a node
  * otherwise (another text, or the same from another call site) come
  * between. */
@@ -1571,12 +1582,8 @@ static void large_frames_counted_later_match_frames_counted_at_once(void **state
     /* Emptied while frames wait, then fed afresh. */
     assert_int_equal(tlog_summary_reset(last), TLOG_OK);
     tlog_summary *fresh = make_summary(NULL);
-    for (int k = 0; k < 5; k++) {
-        later_frame(log, &t, LATER_PLAIN);
-        tlog_frame *f = pop(log);
-        add_twice(last, fresh, f);
-        tlog_frame_release(f);
-    }
+    for (int k = 0; k < 5; k++)
+        later_add_twice(log, &t, LATER_PLAIN, last, fresh);
     same_csv(last, fresh);
     assert_int_equal(summary_info(last).frames, 5);
     tlog_summary *summaries[] = {each, last, merged, fed, copy, twice, fresh};
@@ -1596,10 +1603,7 @@ static void a_long_run_of_large_frames_counts_each_once(void **state)
     tlog_summary *s = make_summary(NULL), *merged = make_summary(NULL);
     uint64_t t = 0;
     for (int k = 1; k <= 150; k++) {
-        later_frame(log, &t, k % 40 == 0 ? LATER_SPREAD : LATER_PLAIN);
-        tlog_frame *f = pop(log);
-        add_twice(s, merged, f);
-        tlog_frame_release(f);
+        later_add_twice(log, &t, k % 40 == 0 ? LATER_SPREAD : LATER_PLAIN, s, merged);
         if (k == 45 || k == 117 || k == 150)
             same_csv(s, merged);
     }
@@ -1633,12 +1637,8 @@ static void large_frames_counted_later_into_saturated_rows(void **state)
     assert_int_equal(summary_info(s).frames, UINT64_MAX);
     tlog_summary *merged = make_summary(NULL);
     assert_int_equal(tlog_summary_merge(merged, s), TLOG_OK);
-    for (int k = 0; k < 5; k++) {
-        later_frame(log, &t, LATER_PLAIN);
-        f = pop(log);
-        add_twice(s, merged, f);
-        tlog_frame_release(f);
-    }
+    for (int k = 0; k < 5; k++)
+        later_add_twice(log, &t, LATER_PLAIN, s, merged);
     same_csv(s, merged);
     tlog_stat_info i = stat_info(stat_child(stat_child(tlog_summary_root(s, 0), "P1"), "L1"));
     assert_int_equal(i.frames, UINT64_MAX);
@@ -1673,12 +1673,8 @@ static void readers_together_read_the_frames_waiting(void **state)
     tlog_log *log = later_log(false);
     tlog_summary *s = make_summary(NULL), *merged = make_summary(NULL);
     uint64_t t = 0;
-    for (int k = 0; k < 9; k++) {
-        later_frame(log, &t, LATER_PLAIN);
-        tlog_frame *f = pop(log);
-        add_twice(s, merged, f);
-        tlog_frame_release(f);
-    }
+    for (int k = 0; k < 9; k++)
+        later_add_twice(log, &t, LATER_PLAIN, s, merged);
     char *want = csv_of(merged);
     pthread_t th[READERS];
     reader_arg args[READERS];
