@@ -44,6 +44,15 @@
 #define MEMO_PROBES 8
 #define MEMO_FROM 64
 
+/* What an add of a frame like its group's last never runs (a new group, a
+ * roll back, a hitch kept) or runs apart (a large frame), out of the add's
+ * own code. In a frame loop, recording and resolving a frame push the
+ * add's lines out of the instruction cache before the next add: with these
+ * inline, the lines it runs were spread over 8 KiB, and a 10-row frame's
+ * statistics cost about a fifth more. */
+#define RARE __attribute__((noinline, cold))
+#define APART __attribute__((noinline))
+
 /* ------------------------------------------------------------------------ */
 /* Rows                                                                     */
 /* ------------------------------------------------------------------------ */
@@ -376,8 +385,8 @@ uint32_t tlog_summary_find_group_(const tlog_summary *s, const char *thread, con
 }
 
 /* The group of (thread, root title), made with its root row if new. */
-static int group_for(tlog_summary *s, const char *thread, const tlog_node *root,
-                     uint32_t *out)
+static RARE int group_for(tlog_summary *s, const char *thread, const tlog_node *root,
+                          uint32_t *out)
 {
     uint32_t g = tlog_summary_find_group_(s, thread, root->name);
     if (g != NONE) {
@@ -411,7 +420,7 @@ static int group_for(tlog_summary *s, const char *thread, const tlog_node *root,
 }
 
 /* Takes back what a failed add or merge made. */
-static void roll_back(tlog_summary *s, size_t nrows, size_t ngroups)
+static RARE void roll_back(tlog_summary *s, size_t nrows, size_t ngroups)
 {
     while (s->ngroups > ngroups) {
         tlog_group *g = &s->groups[--s->ngroups];
@@ -1278,8 +1287,8 @@ static void plan_later(tlog_summary *s, tlog_group *g, const tlog_frame *f, uint
 
 /* A large frame: later when it can be (above), else at once, after what
  * waits. */
-static int count_large_frame(tlog_summary *s, uint32_t g, const tlog_frame *f,
-                             uint64_t *refused)
+static APART int count_large_frame(tlog_summary *s, uint32_t g, const tlog_frame *f,
+                                   uint64_t *refused)
 {
     tlog_group *grp = &s->groups[g];
     s->adds++;
@@ -1315,7 +1324,7 @@ static int count_any_frame(tlog_summary *s, uint32_t g, const tlog_frame *f, uin
 /* Hitches                                                                  */
 /* ------------------------------------------------------------------------ */
 
-static void keep_hitch(tlog_summary *s, const tlog_hitch *h)
+static RARE void keep_hitch(tlog_summary *s, const tlog_hitch *h)
 {
     size_t max = s->cfg.max_hitches;
     if (s->nhitches == max) {
