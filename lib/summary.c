@@ -673,11 +673,12 @@ static void remember_title(tlog_summary *s, const char *title, const char *kept)
     }
 }
 
-/* A memo of twice as many entries as there are kept strings (a frame's
- * titles are mostly those of rows), made or remade before an add; false
- * when memory ran out. */
-static bool memo_room(tlog_summary *s)
+/* Starts a new add of the memo (entries of earlier adds are free), with
+ * twice as many entries as there are kept strings (a frame's titles are
+ * mostly those of rows), made or remade first; false when memory ran out. */
+static bool memo_begin(tlog_summary *s)
 {
+    s->adds++;
     size_t have = s->memo ? s->memo_mask + 1 : 0, want = MEMO_MIN;
     while (want < 2 * s->nkept)
         want *= 2;
@@ -828,8 +829,7 @@ static __attribute__((noinline)) int count_small(tlog_summary *s, uint32_t g,
 static __attribute__((noinline)) int count_large(tlog_summary *s, uint32_t g,
                                                  const tlog_frame *f, uint64_t *refused)
 {
-    s->adds++;
-    if (!memo_room(s))
+    if (!memo_begin(s))
         return TLOG_ENOMEM;
     return count_nodes(s, g, f, refused, true);
 }
@@ -1291,8 +1291,7 @@ static APART int count_large_frame(tlog_summary *s, uint32_t g, const tlog_frame
                                    uint64_t *refused)
 {
     tlog_group *grp = &s->groups[g];
-    s->adds++;
-    if (!memo_room(s))
+    if (!memo_begin(s))
         return TLOG_ENOMEM;
     if (put_later(s, grp, f)) {
         s->nundo = 0;
