@@ -334,7 +334,9 @@ static void later_free(tlog_summary *s, tlog_later *l)
 {
     if (!l)
         return;
-    s->bytes -= sizeof *l + l->capnodes * sizeof *l->nodes + l->capvalues * sizeof *l->values;
+    s->bytes -= sizeof *l + l->capnodes * sizeof *l->nodes + l->capvalues * sizeof *l->values +
+                l->capaccs * sizeof *l->accs;
+    free(l->accs);
     free(l->nodes);
     free(l->values);
     free(l);
@@ -1032,25 +1034,6 @@ static bool put_later(tlog_summary *s, tlog_group *g, const tlog_frame *f)
     return true;
 }
 
-/* The lines counting node j's values reads and writes, asked for as
- * fetch_ahead does: its row's AHEAD nodes on (j = i + AHEAD), and half as
- * far (j = i + AHEAD / 2, whose values start at slot `slot`), the
- * histogram line of the total of the frame at `last` (by then its row's
- * line has come). */
-static inline void fetch_later(const tlog_summary *s, const tlog_group *g, size_t i,
-                               size_t slot, unsigned last)
-{
-    const tlog_later *l = g->later;
-    if (i + AHEAD < l->nnodes)
-        __builtin_prefetch(&s->hot[g->map[i + AHEAD]], 1);
-    if (i + AHEAD / 2 < l->nnodes) {
-        const tlog_acc *a = &s->hot[g->map[i + AHEAD / 2]].total;
-        unsigned k = tlog_bucket_of_(*later_slot(l, slot, last)) - a->sk.lo;
-        if (a->sk.cap > 1 && k < a->sk.cap)
-            __builtin_prefetch(&a->sk.u.heap[k], 1);
-    }
-}
-
 /* The frames of a turn counted, the last at `last`, n of them: in the
  * order they lie, which counting does not care for, as at most two runs
  * of positions, [from[k], to[k]) (the second empty unless they wrap). */
@@ -1066,55 +1049,116 @@ static later_runs turn_runs(unsigned last, unsigned n)
     return (later_runs){{first, 0}, {first + before_end, n - before_end}};
 }
 
-/* Most lanes count_lanes takes. */
-enum { LANES = 4 };
-
-/* Counts in a[k] the values of slot slot[k] of the frames of `runs`, for
- * the k below `lanes` (at most LANES), side by side; with `sat`, their
- * buckets saturate. One count a value: counting a run of values of one
- * bucket at once was slower where a row's values spread over many (a
- * branch mispredicted each time the bucket changes). But a row's values
- * mostly fall in one bucket, and each count of it waits for the last to
- * be stored: counting four rows' in turn overlaps four such waits. */
-static inline __attribute__((always_inline)) void
-count_lanes(tlog_acc *const *a, const tlog_later *l, const size_t *slot, unsigned lanes,
-            later_runs runs, bool sat)
+/* Counts in `a` the values of slot `slot` of the frames of `runs`; with
+ * `sat`, its buckets saturate. */
+static __attribute__((noinline)) void count_slot(tlog_acc *a, const tlog_later *l, size_t slot,
+                                                later_runs runs, bool sat)
 {
-    uint64_t sum[LANES], *bins[LANES];
-    uint32_t min[LANES], max[LANES];
-    unsigned lo[LANES];
-    for (unsigned k = 0; k < lanes; k++) {
-        sum[k] = 0;
-        min[k] = UINT32_MAX;
-        max[k] = 0;
-        bins[k] = tlog_bins_(&a[k]->sk);
-        lo[k] = a[k]->sk.lo;
+    uint64_t sum = 0, *bins = tlog_bins_(&a->sk);
+    uint32_t min = UINT32_MAX, max = 0;
+    for (int r = 0; r < 2; r++)
+        for (unsigned f = runs.from[r]; f < runs.to[r]; f++) {
+            uint32_t x = *later_slot(l, slot, f);
+            unsigned b = tlog_bucket_of_(x) - a->sk.lo;
+            assert(b < a->sk.cap);   /* what put_later made sure of */
+            sum += x;
+            min = x < min ? x : min;
+            max = x > max ? x : max;
+            bins[b] = sat ? tlog_sat_add_(bins[b], 1) : bins[b] + 1;
+        }
+    a->sum = tlog_sat_add_(a->sum, sum);
+    if (min < a->min)
+        a->min = min;
+    if (max > a->max)
+        a->max = max;
+}
+
+/* A block's sums and extremes of the frames counted, slot by slot. */
+typedef struct block_sums {
+    uint64_t sum[LATER_BLOCK];
+    uint32_t min[LATER_BLOCK], max[LATER_BLOCK];
+} block_sums;
+
+static inline const uint32_t *block_values(const tlog_later *l, size_t block)
+{
+    return l->values + block * TLOG_LATER_FRAMES * LATER_BLOCK;
+}
+
+/* The sums and extremes of the sixteen slots of block `block` at once,
+ * frame after frame: a line each, which the compiler counts in vectors. */
+static void sum_block(const tlog_later *l, size_t block, later_runs runs, block_sums *out)
+{
+    const uint32_t *values = block_values(l, block);
+    block_sums t;
+    for (unsigned k = 0; k < LATER_BLOCK; k++) {
+        t.sum[k] = 0;
+        t.min[k] = UINT32_MAX;
+        t.max[k] = 0;
     }
     for (int r = 0; r < 2; r++)
-        for (unsigned f = runs.from[r]; f < runs.to[r]; f++)
-            for (unsigned k = 0; k < lanes; k++) {
-                uint32_t x = *later_slot(l, slot[k], f);
-                unsigned b = tlog_bucket_of_(x) - lo[k];
-                assert(b < a[k]->sk.cap);   /* what put_later made sure of */
-                sum[k] += x;
-                min[k] = x < min[k] ? x : min[k];
-                max[k] = x > max[k] ? x : max[k];
-                bins[k][b] = sat ? tlog_sat_add_(bins[k][b], 1) : bins[k][b] + 1;
+        for (unsigned f = runs.from[r]; f < runs.to[r]; f++) {
+            const uint32_t *x = values + f * LATER_BLOCK;
+            for (unsigned k = 0; k < LATER_BLOCK; k++) {
+                t.sum[k] += x[k];
+                t.min[k] = x[k] < t.min[k] ? x[k] : t.min[k];
+                t.max[k] = x[k] > t.max[k] ? x[k] : t.max[k];
             }
-    for (unsigned k = 0; k < lanes; k++) {
-        a[k]->sum = tlog_sat_add_(a[k]->sum, sum[k]);
-        if (min[k] < a[k]->min)
-            a[k]->min = min[k];
-        if (max[k] > a[k]->max)
-            a[k]->max = max[k];
+        }
+    *out = t;
+}
+
+/* Most lines of a slot's histogram asked for ahead (four took the
+ * counting of a frame of 100,000 rows as far as eight). */
+enum { FETCH_LINES = 4 };
+
+/* Asks for the lines of the histograms of a block's slots (acc[k - k0],
+ * k0 to k1 - 1) that its values will be counted in: those from the
+ * bucket of their least to that of their greatest. */
+static void fetch_block(tlog_acc *const *acc, unsigned k0, unsigned k1, const block_sums *t)
+{
+    for (unsigned k = k0; k < k1; k++) {
+        const tlog_acc *a = acc[k - k0];
+        if (!a || a->sk.cap < 2)
+            continue;
+        const char *first = (const char *)&a->sk.u.heap[tlog_bucket_of_(t->min[k]) - a->sk.lo];
+        const char *last = (const char *)&a->sk.u.heap[tlog_bucket_of_(t->max[k]) - a->sk.lo];
+        for (unsigned n = 0; n < FETCH_LINES && first <= last; n++, first += 64)
+            __builtin_prefetch(first, 1);
     }
 }
 
-/* Counts in `a` the values of slot `slot` of the frames of `runs`. */
-static __attribute__((noinline)) void count_one(tlog_acc *a, const tlog_later *l, size_t slot,
-                                               later_runs runs, bool sat)
+/* Counts slots k0 to k1 - 1 of block `block` of the frames of `runs`, slot
+ * k into acc[k - k0], none of whose buckets may saturate, its sums and
+ * extremes `t`: each value's bucket, the slots of a frame in turn, each
+ * count to a histogram of its own, so that none waits for the one before
+ * it to be stored. */
+static void count_block(tlog_acc *const *acc, const tlog_later *l, size_t block, unsigned k0,
+                        unsigned k1, later_runs runs, const block_sums *t)
 {
-    count_lanes(&a, l, &slot, 1, runs, sat);
+    const uint32_t *values = block_values(l, block);
+    uint64_t *bins[LATER_BLOCK];
+    unsigned lo[LATER_BLOCK];
+    for (unsigned k = k0; k < k1; k++) {
+        bins[k] = tlog_bins_(&acc[k - k0]->sk);
+        lo[k] = acc[k - k0]->sk.lo;
+    }
+    for (int r = 0; r < 2; r++)
+        for (unsigned f = runs.from[r]; f < runs.to[r]; f++) {
+            const uint32_t *x = values + f * LATER_BLOCK;
+            for (unsigned k = k0; k < k1; k++) {
+                unsigned b = tlog_bucket_of_(x[k]) - lo[k];
+                assert(b < acc[k - k0]->sk.cap);   /* what put_later made sure of */
+                bins[k][b]++;
+            }
+        }
+    for (unsigned k = k0; k < k1; k++) {
+        tlog_acc *a = acc[k - k0];
+        a->sum = tlog_sat_add_(a->sum, t->sum[k]);
+        if (t->min[k] < a->min)
+            a->min = t->min[k];
+        if (t->max[k] > a->max)
+            a->max = t->max[k];
+    }
 }
 
 /* The first node of part p of a frame of nnodes nodes counted later. */
@@ -1123,11 +1167,17 @@ static inline size_t part_first(size_t nnodes, unsigned p)
     return 1 + (nnodes - 1) * p / TLOG_LATER_FRAMES;
 }
 
+static inline size_t part_end_slot(const tlog_later *l, unsigned p)
+{
+    return p + 1 < TLOG_LATER_FRAMES ? l->part_slot[p + 1] : l->slots;
+}
+
 /* Counts into their rows the values of part p's nodes of the last n frames
  * written (n at most TLOG_LATER_FRAMES). Cannot fail: every histogram
- * holds its values' buckets already. Totals go LANES rows at a time
- * (count_lanes), where no row's buckets may saturate; the few kept counts
- * and self times one by one. */
+ * holds its values' buckets already. First the rows' frames and each
+ * slot's quantity, node after node; then the slots block by block. A
+ * slot of a row whose buckets could saturate (after 2^64 frames) is
+ * counted on its own at once. */
 static void count_part(tlog_summary *s, tlog_group *g, unsigned p, unsigned n)
 {
     tlog_later *l = g->later;
@@ -1136,16 +1186,12 @@ static void count_part(tlog_summary *s, tlog_group *g, unsigned p, unsigned n)
     unsigned last = (unsigned)((l->written - 1) % TLOG_LATER_FRAMES);
     later_runs runs = turn_runs(last, n);
     size_t from = part_first(l->nnodes, p), to = part_first(l->nnodes, p + 1);
-    size_t slot = l->part_slot[p], ahead = slot;   /* of nodes i and i + AHEAD / 2 */
-    for (size_t j = from; j < from + AHEAD / 2 && j < l->nnodes; j++)
-        ahead += later_width(&l->nodes[j]);
-    tlog_acc *lane[LANES];   /* totals waiting to be counted side by side */
-    size_t lane_slot[LANES];
-    unsigned lanes = 0;
+    size_t first = l->part_slot[p], end = part_end_slot(l, p);
+    tlog_acc **acc = l->accs;   /* by slot from the part's first */
+    size_t slot = 0;
     for (size_t i = from; i < to; i++) {
-        fetch_later(s, g, i, ahead, last);
-        if (i + AHEAD / 2 < l->nnodes)
-            ahead += later_width(&l->nodes[i + AHEAD / 2]);
+        if (i + AHEAD < to)
+            __builtin_prefetch(&s->hot[g->map[i + AHEAD]], 1);
         const tlog_later_node *w = &l->nodes[i];
         uint32_t r = g->map[i];
         tlog_row_hot *x = &s->hot[r];
@@ -1153,24 +1199,41 @@ static void count_part(tlog_summary *s, tlog_group *g, unsigned p, unsigned n)
          * they could. */
         bool sat = x->frames > UINT64_MAX - n;
         x->frames = tlog_sat_add_(x->frames, n);
-        if (sat) {
-            count_one(&x->total, l, slot, runs, true);
-        } else {
-            lane[lanes] = &x->total;
-            lane_slot[lanes] = slot;
-            if (++lanes == LANES) {
-                count_lanes(lane, l, lane_slot, LANES, runs, false);
-                lanes = 0;
-            }
-        }
-        slot++;
+        acc[slot++] = &x->total;
         if (!w->count_same)
-            count_one(&s->rows[r].count, l, slot++, runs, sat);
+            acc[slot++] = &s->rows[r].count;
         if (!w->self_same)
-            count_one(&s->rows[r].self, l, slot++, runs, sat);
+            acc[slot++] = &s->rows[r].self;
+        if (TLOG_UNLIKELY(sat))
+            for (size_t k = slot - later_width(w); k < slot; k++) {
+                count_slot(acc[k], l, first + k, runs, true);
+                acc[k] = NULL;
+            }
     }
-    for (unsigned k = 0; k < lanes; k++)
-        count_one(lane[k], l, lane_slot[k], runs, false);
+    size_t b0 = first / LATER_BLOCK, b1 = (end + LATER_BLOCK - 1) / LATER_BLOCK;
+    block_sums sums[2];
+    sum_block(l, b0, runs, &sums[0]);
+    for (size_t b = b0; b < b1; b++) {
+        size_t lo = b * LATER_BLOCK;   /* the block's first slot */
+        unsigned k0 = b == b0 ? (unsigned)(first - lo) : 0;
+        unsigned k1 = b + 1 == b1 ? (unsigned)(end - lo) : LATER_BLOCK;
+        const block_sums *t = &sums[(b - b0) % 2];
+        if (b + 1 < b1) {   /* the next block's lines, while this one counts */
+            block_sums *next = &sums[(b + 1 - b0) % 2];
+            sum_block(l, b + 1, runs, next);
+            fetch_block(acc + (lo + LATER_BLOCK - first), 0,
+                        b + 2 == b1 ? (unsigned)(end - lo - LATER_BLOCK) : LATER_BLOCK, next);
+        }
+        /* Runs of slots to count, around those counted on their own. */
+        for (unsigned k = k0; k < k1;) {
+            unsigned run = k;
+            while (run < k1 && acc[lo + run - first])
+                run++;
+            if (run > k)
+                count_block(acc + (lo + k - first), l, b, k, run, runs, t);
+            k = run + 1;
+        }
+    }
 }
 
 /* After frame `written - 1` was written: its part is counted, all the
@@ -1276,11 +1339,21 @@ static void plan_later(tlog_summary *s, tlog_group *g, const tlog_frame *f, uint
             l->part_slot[part++] = slots;
         slots += later_width(w);
     }
+    l->slots = slots;   /* no plan yet: nnodes is 0 */
+    size_t widest = 0;
+    for (unsigned p = 0; p < TLOG_LATER_FRAMES; p++)
+        if (part_end_slot(l, p) - l->part_slot[p] > widest)
+            widest = part_end_slot(l, p) - l->part_slot[p];
     size_t blocks = (slots + LATER_BLOCK - 1) / LATER_BLOCK;
     if (!fit(s, (void **)&l->values, &l->capvalues, blocks * LATER_BLOCK * TLOG_LATER_FRAMES,
-             sizeof *l->values))
+             sizeof *l->values) ||
+        !fit(s, (void **)&l->accs, &l->capaccs, widest, sizeof *l->accs))
         return;
-    l->slots = slots;
+    /* The last block's slots past the frame's: counted beside the others
+     * (in vectors), never read. */
+    size_t tail = blocks * LATER_BLOCK - slots;
+    for (unsigned f = 0; tail && f < TLOG_LATER_FRAMES; f++)
+        memset(later_slot(l, slots, f), 0, tail * sizeof *l->values);
     l->nnodes = f->nnodes;
     l->written = 0;
 }
