@@ -1694,6 +1694,42 @@ static void readers_together_read_the_frames_waiting(void **state)
     tlog_destroy(log);
 }
 
+/* The same where a frame's rows are saturated but for the few it has
+ * that earlier frames did not: blocks of slots counted in part on their
+ * own (saturating), in part side by side. */
+static void large_frames_counted_later_into_partly_saturated_rows(void **state)
+{
+    (void)state;
+    rng_state = 61;
+    tlog_log *log = later_log(false);
+    uint64_t t = 0;
+    later_frame(log, &t, LATER_PLAIN);
+    tlog_frame *f = pop(log);
+    tlog_summary *s = make_summary(NULL);
+    assert_int_equal(tlog_summary_add(s, f), TLOG_OK);
+    tlog_frame_release(f);
+    for (int k = 0; k < 64; k++) {
+        tlog_summary *twice = make_summary(NULL);
+        assert_int_equal(tlog_summary_merge(twice, s), TLOG_OK);
+        assert_int_equal(tlog_summary_merge(twice, s), TLOG_OK);
+        tlog_summary_destroy(s);
+        s = twice;
+    }
+    tlog_summary *merged = make_summary(NULL);
+    assert_int_equal(tlog_summary_merge(merged, s), TLOG_OK);
+    for (int k = 0; k < 40; k++)
+        later_add_twice(log, &t, LATER_INNER, s, merged);
+    same_csv(s, merged);
+    tlog_stat_info leaf = stat_info(stat_child(stat_child(tlog_summary_root(s, 0), "P5"), "L2"));
+    tlog_stat_info inner = stat_info(
+        stat_child(stat_child(stat_child(tlog_summary_root(s, 0), "P5"), "L2"), "Inner"));
+    assert_int_equal(leaf.frames, UINT64_MAX);
+    assert_int_equal(inner.frames, 40);
+    tlog_summary_destroy(s);
+    tlog_summary_destroy(merged);
+    tlog_destroy(log);
+}
+
 /* An add of a large frame that runs out of memory while it would be
  * counted later (a histogram to widen) or counted at once (rows to make)
  * changes nothing, and the frames after it count as they would have: the
@@ -2836,6 +2872,7 @@ int main(void)
         cmocka_unit_test(large_frames_counted_later_match_frames_counted_at_once),
         cmocka_unit_test(a_long_run_of_large_frames_counts_each_once),
         cmocka_unit_test(large_frames_counted_later_into_saturated_rows),
+        cmocka_unit_test(large_frames_counted_later_into_partly_saturated_rows),
         cmocka_unit_test(readers_together_read_the_frames_waiting),
         cmocka_unit_test(a_large_add_out_of_memory_changes_nothing),
         cmocka_unit_test(stream_read_back_gives_the_same_statistics),
