@@ -747,10 +747,10 @@ static inline void fetch_ahead(const tlog_summary *s, const tlog_frame *f, const
                                size_t i)
 {
     if (i + AHEAD < f->nnodes) {
-        __builtin_prefetch(&f->nodes[i + AHEAD]);   /* the line counting reads */
+        tlog_prefetch_(&f->nodes[i + AHEAD]);   /* the line counting reads */
         uint32_t r = map[i + AHEAD];
         if (r < s->nrows)
-            __builtin_prefetch(&s->hot[r]);
+            tlog_prefetch_(&s->hot[r]);
     }
     if (i + AHEAD / 2 < f->nnodes) {
         uint32_t r = map[i + AHEAD / 2];
@@ -758,7 +758,7 @@ static inline void fetch_ahead(const tlog_summary *s, const tlog_frame *f, const
             const tlog_acc *a = &s->hot[r].total;
             unsigned k = tlog_bucket_of_(f->nodes[i + AHEAD / 2].total_ns) - a->sk.lo;
             if (a->sk.cap > 1 && k < a->sk.cap)
-                __builtin_prefetch(&a->sk.u.heap[k]);
+                tlog_prefetch_(&a->sk.u.heap[k]);
         }
     }
 }
@@ -905,7 +905,7 @@ static inline void later_put(later_cursor *c, uint32_t v)
         c->at += (TLOG_LATER_FRAMES - 1) * LATER_BLOCK;   /* the next block's */
         size_t ahead = c->slot + LATER_AHEAD * LATER_BLOCK;
         if (ahead < c->l->slots)
-            __builtin_prefetch(later_slot(c->l, ahead, c->frame), 1);
+            tlog_prefetch_write_(later_slot(c->l, ahead, c->frame));
     }
 }
 
@@ -1016,7 +1016,7 @@ static bool put_later(tlog_summary *s, tlog_group *g, const tlog_frame *f)
     later_cursor c = {l, later_slot(l, 0, at), 0, at};
     for (size_t i = 1; i < nnodes; i++) {
         if (i + PUT_AHEAD < nnodes)
-            __builtin_prefetch(&nodes[i + PUT_AHEAD]);
+            tlog_prefetch_(&nodes[i + PUT_AHEAD]);
         const tlog_node *n = &nodes[i];
         tlog_later_node *w = &plan[i];
         size_t parent = n->parent ? (size_t)(n->parent - nodes) : i;
@@ -1100,7 +1100,7 @@ static void fetch_block(tlog_acc *const *acc, unsigned k0, unsigned k1, const bl
         const char *first = (const char *)&a->sk.u.heap[tlog_bucket_of_(t->lo[k]) - a->sk.lo];
         const char *last = (const char *)&a->sk.u.heap[tlog_bucket_of_(t->hi[k]) - a->sk.lo];
         for (unsigned n = 0; n < FETCH_LINES && first <= last; n++, first += 64)
-            __builtin_prefetch(first, 1);
+            tlog_prefetch_write_(first);
     }
 }
 
@@ -1197,7 +1197,7 @@ static void walk_rows(tlog_summary *s, tlog_group *g, part_walk *pw, size_t upto
     for (; pw->slot < upto && pw->i < pw->to; pw->i++) {
         size_t i = pw->i;
         if (i + AHEAD < pw->to)
-            __builtin_prefetch(&s->hot[g->map[i + AHEAD]], 1);
+            tlog_prefetch_write_(&s->hot[g->map[i + AHEAD]]);
         const tlog_later_node *w = &l->nodes[i];
         uint32_t r = g->map[i];
         tlog_row_hot *x = &s->hot[r];
