@@ -334,9 +334,7 @@ static void later_free(tlog_summary *s, tlog_later *l)
 {
     if (!l)
         return;
-    s->bytes -= sizeof *l + l->capnodes * sizeof *l->nodes + l->capvalues * sizeof *l->values +
-                l->capaccs * sizeof *l->accs;
-    free(l->accs);
+    s->bytes -= sizeof *l + l->capnodes * sizeof *l->nodes + l->capvalues * sizeof *l->values;
     free(l->nodes);
     free(l->values);
     free(l);
@@ -1084,9 +1082,12 @@ enum { LANES = 4 };
 
 /* Counts in a[k] the values of slot k of a block (`values`, its first
  * slot's) of the frames of `runs`, for k below `lanes` (at most LANES),
- * side by side; with `sat`, their buckets saturate. A row's values mostly
- * fall in one bucket, and each count of it waits for the last to be
- * stored: counting four rows' in turn overlaps four such waits. */
+ * side by side; with `sat`, their buckets saturate. One count a value:
+ * counting a run of values of one bucket at once was slower where a row's
+ * values spread over many (a branch mispredicted each time the bucket
+ * changes). But a row's values mostly fall in one bucket, and each count
+ * of it waits for the last to be stored: counting four rows' in turn
+ * overlaps four such waits. */
 static inline __attribute__((always_inline)) void
 count_lanes(tlog_acc *const *a, const uint32_t *values, unsigned lanes, later_runs runs, bool sat)
 {
@@ -1152,23 +1153,29 @@ static inline size_t part_end_slot(const tlog_later *l, unsigned p)
     return p + 1 < TLOG_LATER_FRAMES ? l->part_slot[p + 1] : l->slots;
 }
 
+/* The quantities of the slots a part's counting has walked to and not
+ * yet counted, by slot modulo WALK_SLOTS: the walk goes at most two blocks
+ * and a node's slots ahead of the block counted. */
+enum { WALK_SLOTS = 4 * LATER_BLOCK };
+
 /* Where counting a part has come in its rows: the next node, its first
- * slot (from the part's first) and the part's end. */
+ * slot and the part's end, and each slot's quantity. */
 typedef struct part_walk {
     size_t i, to, slot;
+    tlog_acc *acc[WALK_SLOTS];
 } part_walk;
 
 /* Walks the part's rows until the slots before `upto` have their
- * quantities in l->accs: adds each row's frames (n), and counts at once a
+ * quantities in pw->acc: adds each row's frames (n), and counts at once a
  * slot of a row whose buckets could saturate (after 2^64 frames), its
  * entry NULL then. Each row's line is asked for AHEAD nodes on: the
  * walk goes block by block beside the counting, whose work hides the
  * lines' coming. */
 static void walk_rows(tlog_summary *s, tlog_group *g, part_walk *pw, size_t upto, unsigned n,
-                      later_runs runs, size_t first)
+                      later_runs runs)
 {
     tlog_later *l = g->later;
-    tlog_acc **acc = l->accs;
+    tlog_acc **acc = pw->acc;
     for (; pw->slot < upto && pw->i < pw->to; pw->i++) {
         size_t i = pw->i;
         if (i + AHEAD < pw->to)
@@ -1182,15 +1189,15 @@ static void walk_rows(tlog_summary *s, tlog_group *g, part_walk *pw, size_t upto
         x->frames = tlog_sat_add_(x->frames, n);
         size_t slot = pw->slot;
         fetch_bins(&x->total.sk);
-        acc[slot++] = &x->total;
+        acc[slot++ % WALK_SLOTS] = &x->total;
         if (!w->count_same)
-            acc[slot++] = &s->rows[r].count;
+            acc[slot++ % WALK_SLOTS] = &s->rows[r].count;
         if (!w->self_same)
-            acc[slot++] = &s->rows[r].self;
+            acc[slot++ % WALK_SLOTS] = &s->rows[r].self;
         if (TLOG_UNLIKELY(sat))
             for (size_t k = pw->slot; k < slot; k++) {
-                count_saturating(acc[k], l, first + k, runs);
-                acc[k] = NULL;
+                count_saturating(acc[k % WALK_SLOTS], l, k, runs);
+                acc[k % WALK_SLOTS] = NULL;
             }
         pw->slot = slot;
     }
@@ -1209,21 +1216,22 @@ static void count_part(tlog_summary *s, tlog_group *g, unsigned p, unsigned n)
     unsigned last = (unsigned)((l->written - 1) % TLOG_LATER_FRAMES);
     later_runs runs = turn_runs(last, n);
     size_t first = l->part_slot[p], end = part_end_slot(l, p);
-    tlog_acc **acc = l->accs;   /* by slot from the part's first */
-    part_walk pw = {part_first(l->nnodes, p), part_first(l->nnodes, p + 1), 0};
+    part_walk pw = {.i = part_first(l->nnodes, p), .to = part_first(l->nnodes, p + 1),
+                    .slot = first};
     size_t b0 = first / LATER_BLOCK, b1 = (end + LATER_BLOCK - 1) / LATER_BLOCK;
     for (size_t b = b0; b < b1; b++) {
         size_t lo = b * LATER_BLOCK;   /* the block's first slot */
         unsigned k0 = b == b0 ? (unsigned)(first - lo) : 0;
         unsigned k1 = b + 1 == b1 ? (unsigned)(end - lo) : LATER_BLOCK;
-        walk_rows(s, g, &pw, lo + 2 * LATER_BLOCK - first, n, runs, first);
+        walk_rows(s, g, &pw, lo + 2 * LATER_BLOCK, n, runs);
+        tlog_acc **acc = &pw.acc[lo % WALK_SLOTS];   /* the block's, together */
         /* Runs of slots to count, around those counted on their own. */
         for (unsigned k = k0; k < k1;) {
             unsigned run = k;
-            while (run < k1 && acc[lo + run - first])
+            while (run < k1 && acc[run])
                 run++;
             if (run > k)
-                count_block(acc + (lo + k - first), l, b, k, run, runs);
+                count_block(acc + k, l, b, k, run, runs);
             k = run + 1;
         }
     }
@@ -1332,16 +1340,11 @@ static void plan_later(tlog_summary *s, tlog_group *g, const tlog_frame *f, uint
             l->part_slot[part++] = slots;
         slots += later_width(w);
     }
-    l->slots = slots;   /* no plan yet: nnodes is 0 */
-    size_t widest = 0;
-    for (unsigned p = 0; p < TLOG_LATER_FRAMES; p++)
-        if (part_end_slot(l, p) - l->part_slot[p] > widest)
-            widest = part_end_slot(l, p) - l->part_slot[p];
     size_t blocks = (slots + LATER_BLOCK - 1) / LATER_BLOCK;
     if (!fit(s, (void **)&l->values, &l->capvalues, blocks * LATER_BLOCK * TLOG_LATER_FRAMES,
-             sizeof *l->values) ||
-        !fit(s, (void **)&l->accs, &l->capaccs, widest, sizeof *l->accs))
+             sizeof *l->values))
         return;
+    l->slots = slots;
     l->nnodes = f->nnodes;
     l->written = 0;
 }

@@ -139,8 +139,6 @@ typedef struct tlog_later {
     size_t nnodes, capnodes;
     size_t slots;
     uint32_t *values;         /* TLOG_LATER_FRAMES values a slot */
-    tlog_acc **accs;          /* while a part is counted: each slot's */
-    size_t capaccs;
     size_t capvalues;
     uint64_t written;         /* frames whose values were written */
     size_t part_slot[TLOG_LATER_FRAMES];   /* each part's first slot */
