@@ -29,7 +29,9 @@
  * (sixteen frames a run) the first frames of a log, while histograms still
  * widen to the spread of their rows' timings. A summary counts frames that
  * large in parts, a part after each frame (summary.c: counting later), so
- * every frame of a run pays alike.
+ * every frame of a run pays alike. At 100,000 rows a fourth line times the
+ * add of frames of two shapes in turn, which are counted at once: what a
+ * frame that large costs when it is not like the one before.
  *
  * Usage: bench_stats [runs]   (default 11)
  */
@@ -221,6 +223,43 @@ static double add_memory_cost(floors *fl, const shape *sh)
     return (now_ns() - t0) / sh->frames;
 }
 
+/* Frames as large as those counted later (4,096 rows or more), but of two
+ * shapes in turn (one more parent and its children every other frame):
+ * each is then counted at once, the add's worst case at that size. Prints
+ * the add against recording + resolving the frame of `sh`. */
+enum { LATER_FROM_ROWS = 4096 };
+
+static void measure_two_shapes(tlog_log *plain, tlog_frame *const *f, const shape *sh)
+{
+    shape other = *sh;
+    other.parents++;
+    tlog_frame *g[DISTINCT];
+    for (int k = 0; k < DISTINCT; k++) {
+        if (k % 2 == 0) {
+            g[k] = f[k];
+            continue;
+        }
+        record(plain, &other);
+        g[k] = tlog_frame_pop(plain);
+    }
+    tlog_summary *s = NULL;
+    tlog_summary_create(NULL, &s);
+    for (int k = 0; k < DISTINCT; k++)   /* the rows of both shapes */
+        tlog_summary_add(s, g[k]);
+    double ns[64], ratio[64];
+    for (int k = 0; k < runs; k++) {
+        double off = record_and_resolve(plain, sh);
+        ns[k] = add_cost(s, g, sh);
+        ratio[k] = ns[k] / off;
+    }
+    printf("             frames of two shapes in turn, each counted at once: add %.0f ns/frame: "
+           "+%.1f%%\n",
+           median(ns, runs), 100 * median(ratio, runs));
+    for (int k = 1; k < DISTINCT; k += 2)
+        tlog_frame_release(g[k]);
+    tlog_summary_destroy(s);
+}
+
 /* Made once, for the largest frame, before any log: memory of its own
  * (mapped apart from the heap), which the logs' allocations never meet. */
 static floors the_floors;
@@ -314,6 +353,8 @@ static void measure(const shape *sh)
            "lines a row) +%.1f%%, the add %.2f of it\n",
            100 * median(ratio_line, runs), 100 * median(ratio_mem, runs),
            median(add_mem, runs));
+    if (fi.nodes >= LATER_FROM_ROWS)
+        measure_two_shapes(plain, f, sh);
     for (int k = 0; k < DISTINCT; k++)
         tlog_frame_release(f[k]);
     tlog_summary_destroy(s);
