@@ -1613,16 +1613,11 @@ static void a_long_run_of_large_frames_counts_each_once(void **state)
     tlog_destroy(log);
 }
 
-/* Rows whose frames saturated (merged summaries of 2^64 frames and more)
- * stay saturated when large frames are counted later into them, buckets
- * too, as when the frames are merged in one by one. */
-static void large_frames_counted_later_into_saturated_rows(void **state)
+/* A summary of a large plain frame recorded in `log`, merged into itself
+ * until its rows have seen 2^64 frames and more (saturated). */
+static tlog_summary *saturated_summary(tlog_log *log, uint64_t *t)
 {
-    (void)state;
-    rng_state = 59;
-    tlog_log *log = later_log(false);
-    uint64_t t = 0;
-    later_frame(log, &t, LATER_PLAIN);
+    later_frame(log, t, LATER_PLAIN);
     tlog_frame *f = pop(log);
     tlog_summary *s = make_summary(NULL);
     assert_int_equal(tlog_summary_add(s, f), TLOG_OK);
@@ -1635,6 +1630,19 @@ static void large_frames_counted_later_into_saturated_rows(void **state)
         s = twice;
     }
     assert_int_equal(summary_info(s).frames, UINT64_MAX);
+    return s;
+}
+
+/* Rows whose frames saturated (merged summaries of 2^64 frames and more)
+ * stay saturated when large frames are counted later into them, buckets
+ * too, as when the frames are merged in one by one. */
+static void large_frames_counted_later_into_saturated_rows(void **state)
+{
+    (void)state;
+    rng_state = 59;
+    tlog_log *log = later_log(false);
+    uint64_t t = 0;
+    tlog_summary *s = saturated_summary(log, &t);
     tlog_summary *merged = make_summary(NULL);
     assert_int_equal(tlog_summary_merge(merged, s), TLOG_OK);
     for (int k = 0; k < 5; k++)
@@ -1642,6 +1650,31 @@ static void large_frames_counted_later_into_saturated_rows(void **state)
     same_csv(s, merged);
     tlog_stat_info i = stat_info(stat_child(stat_child(tlog_summary_root(s, 0), "P1"), "L1"));
     assert_int_equal(i.frames, UINT64_MAX);
+    tlog_summary_destroy(s);
+    tlog_summary_destroy(merged);
+    tlog_destroy(log);
+}
+
+/* The same where a frame's rows are saturated but for the few it has
+ * that earlier frames did not: blocks of slots counted in part on their
+ * own (saturating), in part side by side. */
+static void large_frames_counted_later_into_partly_saturated_rows(void **state)
+{
+    (void)state;
+    rng_state = 61;
+    tlog_log *log = later_log(false);
+    uint64_t t = 0;
+    tlog_summary *s = saturated_summary(log, &t);
+    tlog_summary *merged = make_summary(NULL);
+    assert_int_equal(tlog_summary_merge(merged, s), TLOG_OK);
+    for (int k = 0; k < 40; k++)
+        later_add_twice(log, &t, LATER_INNER, s, merged);
+    same_csv(s, merged);
+    tlog_stat_info leaf = stat_info(stat_child(stat_child(tlog_summary_root(s, 0), "P5"), "L2"));
+    tlog_stat_info inner = stat_info(
+        stat_child(stat_child(stat_child(tlog_summary_root(s, 0), "P5"), "L2"), "Inner"));
+    assert_int_equal(leaf.frames, UINT64_MAX);
+    assert_int_equal(inner.frames, 40);
     tlog_summary_destroy(s);
     tlog_summary_destroy(merged);
     tlog_destroy(log);
@@ -1689,42 +1722,6 @@ static void readers_together_read_the_frames_waiting(void **state)
         free(args[i].csv);
     }
     free(want);
-    tlog_summary_destroy(s);
-    tlog_summary_destroy(merged);
-    tlog_destroy(log);
-}
-
-/* The same where a frame's rows are saturated but for the few it has
- * that earlier frames did not: blocks of slots counted in part on their
- * own (saturating), in part side by side. */
-static void large_frames_counted_later_into_partly_saturated_rows(void **state)
-{
-    (void)state;
-    rng_state = 61;
-    tlog_log *log = later_log(false);
-    uint64_t t = 0;
-    later_frame(log, &t, LATER_PLAIN);
-    tlog_frame *f = pop(log);
-    tlog_summary *s = make_summary(NULL);
-    assert_int_equal(tlog_summary_add(s, f), TLOG_OK);
-    tlog_frame_release(f);
-    for (int k = 0; k < 64; k++) {
-        tlog_summary *twice = make_summary(NULL);
-        assert_int_equal(tlog_summary_merge(twice, s), TLOG_OK);
-        assert_int_equal(tlog_summary_merge(twice, s), TLOG_OK);
-        tlog_summary_destroy(s);
-        s = twice;
-    }
-    tlog_summary *merged = make_summary(NULL);
-    assert_int_equal(tlog_summary_merge(merged, s), TLOG_OK);
-    for (int k = 0; k < 40; k++)
-        later_add_twice(log, &t, LATER_INNER, s, merged);
-    same_csv(s, merged);
-    tlog_stat_info leaf = stat_info(stat_child(stat_child(tlog_summary_root(s, 0), "P5"), "L2"));
-    tlog_stat_info inner = stat_info(
-        stat_child(stat_child(stat_child(tlog_summary_root(s, 0), "P5"), "L2"), "Inner"));
-    assert_int_equal(leaf.frames, UINT64_MAX);
-    assert_int_equal(inner.frames, 40);
     tlog_summary_destroy(s);
     tlog_summary_destroy(merged);
     tlog_destroy(log);
