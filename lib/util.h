@@ -31,8 +31,6 @@ static inline bool tlog_grow_(void **items, size_t *cap, size_t need, size_t siz
 #define TLOG_GROW(items, cap, need) \
     tlog_grow_((void **)&(items), &(cap), (need), sizeof *(items))
 
-/* a + b, or UINT64_MAX where that does not fit: counts that must never
- * wrap to small ones. */
 /* Asks for the cache line at p ahead of its use: to read it, or to write
  * it (tlog_prefetch_write_). GCC 12 drops prefetches whose line nothing
  * in its view uses, in some loops and not others (its RTL passes, after
@@ -50,6 +48,8 @@ static inline void tlog_prefetch_write_(const void *p)
     __asm__ volatile("" : : "r"(p));
 }
 
+/* a + b, or UINT64_MAX where that does not fit: counts that must never
+ * wrap to small ones. */
 static inline uint64_t tlog_sat_add_(uint64_t a, uint64_t b)
 {
     return a + b < a ? UINT64_MAX : a + b;
