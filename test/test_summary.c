@@ -1633,6 +1633,22 @@ static tlog_summary *saturated_summary(tlog_log *log, uint64_t *t)
     return s;
 }
 
+/* A saturated summary (saturated_summary) that `frames` large frames with
+ * event e recorded in `log` were then added to, checked against a merge
+ * of it that took each of them through a summary of its own (add_twice). */
+static tlog_summary *later_into_saturated(tlog_log *log, enum later_event e, int frames)
+{
+    uint64_t t = 0;
+    tlog_summary *s = saturated_summary(log, &t);
+    tlog_summary *merged = make_summary(NULL);
+    assert_int_equal(tlog_summary_merge(merged, s), TLOG_OK);
+    for (int k = 0; k < frames; k++)
+        later_add_twice(log, &t, e, s, merged);
+    same_csv(s, merged);
+    tlog_summary_destroy(merged);
+    return s;
+}
+
 /* Rows whose frames saturated (merged summaries of 2^64 frames and more)
  * stay saturated when large frames are counted later into them, buckets
  * too, as when the frames are merged in one by one. */
@@ -1641,17 +1657,10 @@ static void large_frames_counted_later_into_saturated_rows(void **state)
     (void)state;
     rng_state = 59;
     tlog_log *log = later_log(false);
-    uint64_t t = 0;
-    tlog_summary *s = saturated_summary(log, &t);
-    tlog_summary *merged = make_summary(NULL);
-    assert_int_equal(tlog_summary_merge(merged, s), TLOG_OK);
-    for (int k = 0; k < 5; k++)
-        later_add_twice(log, &t, LATER_PLAIN, s, merged);
-    same_csv(s, merged);
+    tlog_summary *s = later_into_saturated(log, LATER_PLAIN, 5);
     tlog_stat_info i = stat_info(stat_child(stat_child(tlog_summary_root(s, 0), "P1"), "L1"));
     assert_int_equal(i.frames, UINT64_MAX);
     tlog_summary_destroy(s);
-    tlog_summary_destroy(merged);
     tlog_destroy(log);
 }
 
@@ -1663,20 +1672,13 @@ static void large_frames_counted_later_into_partly_saturated_rows(void **state)
     (void)state;
     rng_state = 61;
     tlog_log *log = later_log(false);
-    uint64_t t = 0;
-    tlog_summary *s = saturated_summary(log, &t);
-    tlog_summary *merged = make_summary(NULL);
-    assert_int_equal(tlog_summary_merge(merged, s), TLOG_OK);
-    for (int k = 0; k < 40; k++)
-        later_add_twice(log, &t, LATER_INNER, s, merged);
-    same_csv(s, merged);
+    tlog_summary *s = later_into_saturated(log, LATER_INNER, 40);
     tlog_stat_info leaf = stat_info(stat_child(stat_child(tlog_summary_root(s, 0), "P5"), "L2"));
     tlog_stat_info inner = stat_info(
         stat_child(stat_child(stat_child(tlog_summary_root(s, 0), "P5"), "L2"), "Inner"));
     assert_int_equal(leaf.frames, UINT64_MAX);
     assert_int_equal(inner.frames, 40);
     tlog_summary_destroy(s);
-    tlog_summary_destroy(merged);
     tlog_destroy(log);
 }
 
