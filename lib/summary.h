@@ -131,14 +131,15 @@ typedef struct tlog_later_node {
 #define TLOG_LATER_FRAMES 32u
 
 /* A group's frames counted later: each one's values of the kept
- * quantities, node after node, in `slots` slots (summary.c: later_slot),
- * the last TLOG_LATER_FRAMES frames' in turn. Its nodes are counted in
+ * quantities, node after node, in `slots` slots of a run of its own
+ * (summary.c: later_run), the last TLOG_LATER_FRAMES frames' in turn. Its nodes are counted in
  * TLOG_LATER_FRAMES parts, one after each frame (summary.c: count_part). */
 typedef struct tlog_later {
     tlog_later_node *nodes;   /* by node index; nnodes 0: none is */
     size_t nnodes, capnodes;
     size_t slots;
-    uint32_t *values;         /* TLOG_LATER_FRAMES values a slot */
+    size_t stride;            /* values from a run to the next: slots, rounded up */
+    uint32_t *values;         /* TLOG_LATER_FRAMES runs */
     size_t capvalues;
     uint64_t written;         /* frames whose values were written */
     size_t part_slot[TLOG_LATER_FRAMES];   /* each part's first slot */
