@@ -1206,8 +1206,9 @@ static void walk_rows(tlog_summary *s, tlog_group *g, part_walk *pw, size_t upto
 /* Counts into their rows the values of part p's nodes of the last n frames
  * written (n at most TLOG_LATER_FRAMES). Cannot fail: every histogram
  * holds its values' buckets already. Block by block: the rows of this
- * block and the next are walked (their histograms' lines asked for), and
- * this one's values counted. */
+ * block and the next are walked (their histograms' lines asked for), the
+ * lines of the block after the next asked for, and this one's values
+ * counted. */
 static void count_part(tlog_summary *s, tlog_group *g, unsigned p, unsigned n)
 {
     tlog_later *l = g->later;
