@@ -1138,8 +1138,7 @@ static void count_block(tlog_acc *const *acc, const tlog_later *l, size_t block,
 static __attribute__((noinline)) void count_saturating(tlog_acc *a, const tlog_later *l,
                                                        size_t slot, later_runs runs)
 {
-    count_lanes(&a, block_values(l, slot / LATER_BLOCK) + slot % LATER_BLOCK, l->stride, 1, runs,
-                true);
+    count_lanes(&a, l->values + slot, l->stride, 1, runs, true);   /* in the first run */
 }
 
 /* The first node of part p of a frame of nnodes nodes counted later. */

@@ -132,8 +132,9 @@ typedef struct tlog_later_node {
 
 /* A group's frames counted later: each one's values of the kept
  * quantities, node after node, in `slots` slots of a run of its own
- * (summary.c: later_run), the last TLOG_LATER_FRAMES frames' in turn. Its nodes are counted in
- * TLOG_LATER_FRAMES parts, one after each frame (summary.c: count_part). */
+ * (summary.c: later_run), the last TLOG_LATER_FRAMES frames' in turn. Its
+ * nodes are counted in TLOG_LATER_FRAMES parts, one after each frame
+ * (summary.c: count_part). */
 typedef struct tlog_later {
     tlog_later_node *nodes;   /* by node index; nnodes 0: none is */
     size_t nnodes, capnodes;
